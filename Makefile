@@ -1,0 +1,40 @@
+# Two commands for a new user (README):  make run  |  make test
+PYTHON ?= python3
+VENV   := .venv
+STAMP  := $(VENV)/.installed
+SOURCES := $(shell find src probe -name '*.py' -o -name '*.c' -o -name '*.h' -o -name meson.build) \
+           pyproject.toml meson.build meson.options
+PROBE_SRC := $(filter-out probe/main.c,$(wildcard probe/*.c))
+SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+
+.PHONY: run test probe-test pytest lint clean
+
+run: $(STAMP)
+	$(VENV)/bin/latscope quick
+
+$(STAMP): $(SOURCES)
+	@test -d $(VENV) || $(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/python -m pip install -q --upgrade pip
+	$(VENV)/bin/python -m pip install -q '.[test]'
+	@touch $@
+
+test: probe-test pytest
+
+# C unit tests and the probe itself under AddressSanitizer + UndefinedBehaviorSanitizer
+probe-test:
+	@mkdir -p build/san
+	$(CC) -std=c11 -O1 -g -Wall -Wextra -Werror -D_GNU_SOURCE $(SAN) -o build/san/test-probe \
+	    probe/tests/test_main.c $(PROBE_SRC) -lpthread -lm
+	$(CC) -std=c11 -O1 -g -Wall -Wextra -Werror -D_GNU_SOURCE $(SAN) -o build/san/latscope-probe \
+	    probe/main.c $(PROBE_SRC) -lpthread -lm
+	ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 build/san/test-probe
+
+pytest: $(STAMP) probe-test
+	LATSCOPE_SAN_PROBE=$(CURDIR)/build/san/latscope-probe $(VENV)/bin/python -m pytest -q tests
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check src tests bench
+	$(VENV)/bin/ruff format --check src tests bench
+
+clean:
+	rm -rf build $(VENV)

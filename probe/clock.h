@@ -1,0 +1,76 @@
+/* latscope-probe: clocks.  Samples are raw ticks; ns_per_tick converts them. */
+#ifndef LATSCOPE_CLOCK_H
+#define LATSCOPE_CLOCK_H
+
+#include <stdint.h>
+#include <time.h>
+
+enum clock_kind { CLK_TSC = 0, CLK_MONO_RAW = 1, CLK_MONO = 2 };
+
+struct clock_info {
+    enum clock_kind kind;
+    const char *name;
+    double ns_per_tick;   /* 1.0 for the POSIX clocks */
+    double overhead_ns;   /* median of back-to-back start/end reads */
+    double resolution_ns; /* smallest non-zero step seen */
+    double getres_ns;     /* clock_getres() (POSIX clocks), 0 for tsc */
+    double calib_ppm;     /* TSC: estimated calibration uncertainty, parts per million */
+    double calib_ms;      /* TSC: calibration interval */
+    int invariant;        /* TSC: invariant (constant + nonstop) */
+};
+
+extern enum clock_kind g_clock;
+
+#if defined(__x86_64__) || defined(__i386__)
+#define HAVE_TSC 1
+static inline uint64_t tsc_start(void) {
+    uint32_t lo, hi;
+    /* lfence before: earlier instructions have completed; after: later ones wait. */
+    __asm__ __volatile__("lfence\n\trdtsc\n\tlfence" : "=a"(lo), "=d"(hi)::"memory");
+    return ((uint64_t)hi << 32) | lo;
+}
+static inline uint64_t tsc_end(void) {
+    uint32_t lo, hi, aux;
+    /* rdtscp waits for earlier instructions; lfence keeps later ones from starting. */
+    __asm__ __volatile__("rdtscp\n\tlfence" : "=a"(lo), "=d"(hi), "=c"(aux)::"memory");
+    return ((uint64_t)hi << 32) | lo;
+}
+#else
+#define HAVE_TSC 0
+static inline uint64_t tsc_start(void) { return 0; }
+static inline uint64_t tsc_end(void) { return 0; }
+#endif
+
+static inline uint64_t posix_now(clockid_t id) {
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Read the chosen clock at the start / end of a timed region. */
+static inline uint64_t clk_start(void) {
+    switch (g_clock) {
+    case CLK_TSC: return tsc_start();
+    case CLK_MONO_RAW: return posix_now(CLOCK_MONOTONIC_RAW);
+    default: return posix_now(CLOCK_MONOTONIC);
+    }
+}
+static inline uint64_t clk_end(void) {
+    switch (g_clock) {
+    case CLK_TSC: return tsc_end();
+    case CLK_MONO_RAW: return posix_now(CLOCK_MONOTONIC_RAW);
+    default: return posix_now(CLOCK_MONOTONIC);
+    }
+}
+
+const char *clock_name(enum clock_kind k);
+int clock_parse(const char *s, enum clock_kind *out); /* "auto" picks the default; -1 bad */
+int tsc_invariant(void);     /* 1 if the CPU says the TSC is invariant */
+/* Select, calibrate and characterise a clock; exits 3 if tsc is asked for and unusable. */
+void clock_setup(enum clock_kind k, struct clock_info *info);
+/* Exposed for tests. */
+double clock_tsc_calibrate(double interval_ms, double *ppm);
+double clock_measure_overhead(int reps);
+double clock_measure_resolution(int reps);
+
+#endif

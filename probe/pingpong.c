@@ -1,0 +1,280 @@
+/* latscope-probe: the ping-pong driver (see pingpong.h). */
+#include "pingpong.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char *const mode_choices[] = {"processes", "threads", NULL};
+
+const struct pdef pp_params[] = {
+    {"mode", P_ENUM, "processes", NULL,
+     "the two parties: two processes (fork) or two threads of one process", mode_choices, 0, 0,
+     NULL},
+    {"cpus", P_CPUS, "none", "cpu",
+     "placement A,B: initiator on CPU A, responder on CPU B (A=B: same CPU); none: unpinned",
+     NULL, 0, 0, NULL},
+    {"size", P_SIZE, "8", "bytes", "message size, each way", NULL, 1, 1 << 20, NULL},
+};
+const int pp_nparams = PP_NPARAMS;
+
+const struct coldef pp_columns[] = {
+    {"rtt", "round trip: initiator sends, responder answers; timed by the initiator",
+     "round_trip", NULL},
+    {"oneway", "initiator to responder, from the shared clock (responder's receive time minus "
+               "the initiator's stamp)",
+     "one_way_shared_clock", NULL},
+};
+const int pp_ncolumns = PP_NCOLUMNS;
+
+int pp_err(struct pp_ctx *pp, int side, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(pp->err[side], sizeof pp->err[side], fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int pp_read_full(int fd, void *buf, size_t len) {
+    unsigned char *p = buf;
+    while (len) {
+        ssize_t r = read(fd, p, len);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            return -1;
+        }
+        if (r == 0) {
+            errno = EPIPE;
+            return -1;
+        }
+        p += r;
+        len -= (size_t)r;
+    }
+    return 0;
+}
+
+int pp_write_full(int fd, const void *buf, size_t len) {
+    const unsigned char *p = buf;
+    while (len) {
+        ssize_t w = write(fd, p, len);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            return -1;
+        }
+        p += w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+/* The responder's failure: tell the initiator through shared memory and stop. */
+static void peer_fail(struct pp_ctx *pp, const char *what) {
+    snprintf(pp->sh->errmsg, sizeof pp->sh->errmsg, "peer: %s", what);
+    __atomic_store_n(&pp->sh->peer_failed, 1, __ATOMIC_SEQ_CST);
+}
+
+static void responder_loop(struct pp_ctx *pp) {
+    struct runctx *ctx = pp->run;
+    uint64_t total = (uint64_t)(ctx->n + ctx->warmup);
+    uint64_t warm = (uint64_t)ctx->warmup;
+    for (uint64_t i = 0; i < total; i++) {
+        if (pp->m->recv(pp, 1)) {
+            peer_fail(pp, pp->err[1]);
+            return;
+        }
+        uint64_t t = clk_end();
+        if (i >= warm) pp->sh->oneway[i - warm] = (int64_t)(t - pp->sh->stamp);
+        if (pp->m->send(pp, 1)) {
+            peer_fail(pp, pp->err[1]);
+            return;
+        }
+        pp->sh->done = i + 1;
+    }
+}
+
+static int responder_start(struct pp_ctx *pp) {
+    if (pp->cpu[1] >= 0) {
+        int e = pin_to_cpu(pp->cpu[1]);
+        if (e) {
+            char m[128];
+            snprintf(m, sizeof m, "cannot pin the responder to CPU %d: %s", pp->cpu[1],
+                     strerror(e));
+            peer_fail(pp, m);
+            return -1;
+        }
+    }
+    if (pp->m->side_init) pp->m->side_init(pp, 1);
+    if (pp->err[1][0]) {
+        peer_fail(pp, pp->err[1]);
+        return -1;
+    }
+    return 0;
+}
+
+static void *responder_thread(void *arg) {
+    struct pp_ctx *pp = arg;
+    if (responder_start(pp) == 0) responder_loop(pp);
+    return NULL;
+}
+
+static struct pp_ctx *teardown_pp;
+static void teardown_cb(void *arg) {
+    struct pp_ctx *pp = arg;
+    if (pp->m->teardown) pp->m->teardown(pp);
+}
+
+void pingpong_run(struct runctx *ctx, const struct pp_mech *m) {
+    struct pp_ctx *pp = xcalloc(1, sizeof *pp);
+    pp->m = m;
+    pp->run = ctx;
+    pp->processes = !strcmp(param(ctx, "mode")->s, "processes");
+    pp->cpu[0] = param(ctx, "cpus")->cpu[0];
+    pp->cpu[1] = param(ctx, "cpus")->cpu[1];
+    pp->size = (size_t)param(ctx, "size")->i;
+    for (int i = 0; i < 8; i++) pp->fd[i] = -1;
+    snprintf(pp->name, sizeof pp->name, "latscope-%d-%s", (int)getpid(), m->name);
+
+    if (pp->processes && !m->processes_ok)
+        die(EXIT_BADINPUT, "%s works between threads only; use -p mode=threads", m->name);
+    if (!pp->processes && !m->threads_ok)
+        die(EXIT_BADINPUT, "%s works between processes only; use -p mode=processes", m->name);
+    if (m->has_size && pp->size > m->max_size)
+        die(EXIT_BADINPUT, "parameter size=%zu: %s carries at most %zu bytes per message",
+            pp->size, m->name, m->max_size);
+    for (int s = 0; s < 2; s++) {
+        if (pp->cpu[s] >= 0 && !cpu_exists(pp->cpu[s]))
+            die(EXIT_BADINPUT, "CPU %d does not exist or is not available to this process "
+                "(this machine has %d CPUs, numbered from 0)", pp->cpu[s], cpu_count_conf());
+    }
+
+    /* Everything the two sides share, allocated and touched before the first sample. */
+    size_t shbytes = sizeof(struct pp_shared) + (size_t)ctx->n * sizeof(int64_t);
+    void *map = mmap(NULL, shbytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (map == MAP_FAILED) die(EXIT_FAIL, "cannot map %zu bytes of shared memory", shbytes);
+    memset(map, 0, shbytes);
+    pp->sh = map;
+    for (int s = 0; s < 2; s++) {
+        pp->buf[s] = xcalloc(1, pp->size + 64);
+        memset(pp->buf[s], 's' + s, pp->size);
+    }
+    supervisor_peer_error(&pp->sh->peer_failed, pp->sh->errmsg);
+
+    struct column *rtt = add_column(ctx, "rtt", pp_columns[0].desc, "round_trip", 2);
+    add_column(ctx, "oneway", pp_columns[1].desc, "one_way_shared_clock", 1);
+    if (!m->blocking) {
+        /* Spinning peers on two CPUs switch nothing; on one CPU they need the scheduler. */
+        int same = pp->cpu[0] >= 0 && pp->cpu[0] == pp->cpu[1];
+        ctx->cols[0].context_switches = same ? 2 : (pp->cpu[0] >= 0 ? 0 : -1);
+        ctx->cols[1].context_switches = same ? 1 : (pp->cpu[0] >= 0 ? 0 : -1);
+    }
+    ctx->t_start = alloc_samples((size_t)ctx->n);
+
+    if (m->setup) m->setup(pp);
+    teardown_pp = pp;
+    int th = cleanup_push(teardown_cb, pp);
+
+    if (pp->cpu[0] >= 0) {
+        int e = pin_to_cpu(pp->cpu[0]);
+        if (e) die(EXIT_UNSUPPORTED, "cannot pin to CPU %d: %s", pp->cpu[0], strerror(e));
+    }
+
+    pid_t child = 0;
+    pthread_t thr;
+    int kh = -1;
+    if (pp->processes) {
+        pid_t parent = getpid();
+        child = fork();
+        if (child < 0) die(EXIT_FAIL, "fork failed: %s", strerror(errno));
+        if (child == 0) {
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            if (getppid() != parent) _exit(EXIT_FAIL);
+            if (responder_start(pp) == 0) responder_loop(pp);
+            _exit(pp->sh->peer_failed ? EXIT_FAIL : EXIT_OK);
+        }
+        kh = cleanup_kill(child);
+        supervisor_watch_peer(child, ctx->peer_timeout);
+    } else {
+        if (pthread_create(&thr, NULL, responder_thread, pp) != 0)
+            die(EXIT_FAIL, "cannot start the responder thread");
+        supervisor_watch_peer(0, ctx->peer_timeout);
+    }
+    if (m->side_init) m->side_init(pp, 0);
+    if (pp->err[0][0]) die(EXIT_FAIL, "%s", pp->err[0]);
+
+    uint64_t total = (uint64_t)(ctx->n + ctx->warmup);
+    uint64_t warm = (uint64_t)ctx->warmup;
+    uint64_t t0 = 0;
+    int64_t *rt = rtt->data;
+    for (uint64_t i = 0; i < total; i++) {
+        if (g_stop) die(EXIT_INTERRUPTED, "interrupted; nothing was written");
+        uint64_t a = clk_start();
+        pp->sh->stamp = a;
+        if (m->send(pp, 0)) {
+            if (pp->sh->peer_failed) die(EXIT_FAIL, "%s", pp->sh->errmsg);
+            die(EXIT_FAIL, "%s", pp->err[0]);
+        }
+        if (m->recv(pp, 0)) {
+            if (pp->sh->peer_failed) die(EXIT_FAIL, "%s", pp->sh->errmsg);
+            die(EXIT_FAIL, "%s", pp->err[0]);
+        }
+        uint64_t b = clk_end();
+        if (i >= warm) {
+            if (i == warm) t0 = a;
+            rt[i - warm] = (int64_t)(b - a);
+            ctx->t_start[i - warm] = (int64_t)(a - t0);
+        }
+        progress_set(ctx, i + 1);
+    }
+
+    if (pp->processes) {
+        int st = 0;
+        if (!supervisor_unwatch_peer(&st)) {
+            while (waitpid(child, &st, 0) < 0 && errno == EINTR) {
+            }
+        }
+        cleanup_cancel(kh);
+        if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0))
+            die(EXIT_FAIL, "%s", pp->sh->errmsg[0] ? pp->sh->errmsg : "the peer failed");
+    } else {
+        supervisor_unwatch_peer(NULL);
+        pthread_join(thr, NULL);
+        if (pp->sh->peer_failed) die(EXIT_FAIL, "%s", pp->sh->errmsg);
+    }
+    memcpy(ctx->cols[1].data, pp->sh->oneway, (size_t)ctx->n * sizeof(int64_t));
+    cleanup_cancel(th);
+    if (m->teardown) m->teardown(pp);
+
+    struct jbuf *j = &ctx->meta;
+    jb_init(j);
+    jb_obj(j, NULL);
+    jb_str(j, "mechanism", m->name);
+    jb_str(j, "mode", pp->processes ? "processes" : "threads");
+    jb_arr(j, "cpus");
+    jb_int(j, NULL, pp->cpu[0]);
+    jb_int(j, NULL, pp->cpu[1]);
+    jb_end_arr(j);
+    const char *placement = pp->cpu[0] < 0 || pp->cpu[1] < 0 ? "unpinned"
+                            : pp->cpu[0] == pp->cpu[1]     ? "same_cpu"
+                                                           : "different_cpus";
+    jb_str(j, "placement", placement);
+    jb_int(j, "message_bytes", (long long)pp->size);
+    jb_bool(j, "blocking", m->blocking);
+    jb_str(j, "timed_region", m->timed);
+    jb_obj(j, "latencies");
+    jb_str(j, "rtt", "round trip (initiator -> responder -> initiator), timed by the initiator");
+    jb_str(j, "oneway", "one-way initiator -> responder from the shared clock; "
+                        "the rtt/2 estimate is derived by the lab");
+    jb_end_obj(j);
+    jb_str(j, "context_switches",
+           m->blocking ? "rtt: 2 (each direction wakes a sleeping receiver: a switch on its "
+                         "CPU); oneway: 1"
+                       : "rtt: 0 on two CPUs (both spin), 2 on one CPU; oneway: half of that");
+    jb_end_obj(j);
+    (void)teardown_pp;
+}

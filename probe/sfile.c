@@ -1,0 +1,235 @@
+/* latscope-probe: the sample file writer (format: docs/sample-format.md). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+uint32_t crc32_update(uint32_t crc, const void *data, size_t len) {
+    static uint32_t table[256];
+    static int init = 0;
+    if (!init) {
+        for (uint32_t i = 0; i < 256; i++) {
+            uint32_t c = i;
+            for (int k = 0; k < 8; k++) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+            table[i] = c;
+        }
+        init = 1;
+    }
+    const unsigned char *p = data;
+    crc = ~crc;
+    while (len--) crc = table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
+    return ~crc;
+}
+
+static int write_all(int fd, const void *buf, size_t len) {
+    const char *p = buf;
+    while (len) {
+        ssize_t w = write(fd, p, len);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            return -1;
+        }
+        p += w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+int sfile_write_raw(const char *path, const char *header_json, int ncols, int64_t **cols,
+                    uint64_t nrows) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) return -1;
+    char line[128];
+    int len;
+    uint32_t crc = 0;
+    len = snprintf(line, sizeof line, "LATSCOPE-SAMPLES %d\n", SAMPLE_FORMAT_VERSION);
+    if (write_all(fd, line, (size_t)len)) goto fail;
+    if (write_all(fd, header_json, strlen(header_json)) || write_all(fd, "\n", 1)) goto fail;
+    len = snprintf(line, sizeof line, "DATA %d %llu\n", ncols, (unsigned long long)nrows);
+    if (write_all(fd, line, (size_t)len)) goto fail;
+    for (int c = 0; c < ncols; c++) {
+        /* little-endian int64, column after column (x86_64 and aarch64 are little-endian) */
+        size_t bytes = (size_t)nrows * sizeof(int64_t);
+        crc = crc32_update(crc, cols[c], bytes);
+        if (write_all(fd, cols[c], bytes)) goto fail;
+    }
+    len = snprintf(line, sizeof line, "\nEND %llu %08x\n", (unsigned long long)nrows, crc);
+    if (write_all(fd, line, (size_t)len)) goto fail;
+    if (fsync(fd) != 0 && errno != EINVAL) goto fail;
+    if (close(fd) != 0) return -1;
+    return 0;
+fail: {
+    int e = errno;
+    close(fd);
+    unlink(path);
+    errno = e;
+    return -1;
+}
+}
+
+static void iso_utc(char *buf, size_t len) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    struct tm tm;
+    gmtime_r(&ts.tv_sec, &tm);
+    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static void env_basics(struct jbuf *j) {
+    struct utsname u;
+    char buf[512];
+    jb_obj(j, "env");
+    if (uname(&u) == 0) {
+        jb_str(j, "sysname", u.sysname);
+        jb_str(j, "release", u.release);
+        jb_str(j, "version", u.version);
+        jb_str(j, "machine", u.machine);
+        jb_str(j, "hostname", u.nodename);
+    }
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    const char *model = NULL;
+    if (f) {
+        char line[1024];
+        while (fgets(line, sizeof line, f)) {
+            if (!strncmp(line, "model name", 10) || !strncmp(line, "Model", 5)) {
+                char *colon = strchr(line, ':');
+                if (colon) {
+                    colon += 2;
+                    colon[strcspn(colon, "\n")] = 0;
+                    snprintf(buf, sizeof buf, "%s", colon);
+                    model = buf;
+                    break;
+                }
+            }
+        }
+        fclose(f);
+    }
+    jb_str(j, "cpu_model", model);
+    jb_int(j, "cpus_online", sysconf(_SC_NPROCESSORS_ONLN));
+    char cs[128];
+    jb_str(j, "clocksource",
+           read_line_file("/sys/devices/system/clocksource/clocksource0/current_clocksource", cs,
+                          sizeof cs) == 0
+               ? cs
+               : NULL);
+    jb_int(j, "pid", getpid());
+    jb_int(j, "uid", getuid());
+    jb_int(j, "euid", geteuid());
+    jb_end_obj(j);
+}
+
+static const char *type_name(enum ptype t) {
+    switch (t) {
+    case P_INT: return "int";
+    case P_SIZE: return "size";
+    case P_ENUM: return "enum";
+    case P_STR: return "string";
+    case P_PATH: return "path";
+    case P_CPUS: return "cpus";
+    case P_CPU: return "cpu";
+    case P_BOOL: return "bool";
+    }
+    return "string";
+}
+const char *param_type_name(enum ptype t) { return type_name(t); }
+
+void sfile_write(struct runctx *ctx, const char *path, int argc, char **argv,
+                 const char *started_utc) {
+    struct jbuf j;
+    jb_init(&j);
+    char finished[64];
+    iso_utc(finished, sizeof finished);
+    jb_obj(&j, NULL);
+    jb_str(&j, "format", "latscope-samples");
+    jb_int(&j, "format_version", SAMPLE_FORMAT_VERSION);
+    jb_obj(&j, "probe");
+    jb_str(&j, "version", PROBE_VERSION);
+#ifdef __VERSION__
+    jb_str(&j, "compiler", __VERSION__);
+#endif
+    jb_end_obj(&j);
+    jb_str(&j, "benchmark", ctx->b->name);
+    jb_obj(&j, "params");
+    for (int k = 0; k < ctx->b->nparams; k++) {
+        const struct pdef *d = &ctx->b->params[k];
+        const struct pval *v = &ctx->pv[k];
+        switch (d->type) {
+        case P_INT:
+        case P_SIZE:
+        case P_CPU: jb_int(&j, d->name, v->i); break;
+        case P_BOOL: jb_bool(&j, d->name, (int)v->i); break;
+        default: jb_str(&j, d->name, v->s);
+        }
+    }
+    jb_end_obj(&j);
+    jb_int(&j, "n", ctx->n);
+    jb_int(&j, "warmup", ctx->warmup);
+    jb_obj(&j, "clock");
+    jb_str(&j, "name", ctx->clk.name);
+    jb_num(&j, "ns_per_tick", ctx->clk.ns_per_tick);
+    jb_num(&j, "overhead_ns", ctx->clk.overhead_ns);
+    jb_num(&j, "resolution_ns", ctx->clk.resolution_ns);
+    jb_num(&j, "getres_ns", ctx->clk.getres_ns);
+    jb_bool(&j, "tsc_invariant", ctx->clk.invariant);
+    if (ctx->clk.kind == CLK_TSC) {
+        jb_num(&j, "calibration_ms", ctx->clk.calib_ms);
+        jb_num(&j, "calibration_ppm", ctx->clk.calib_ppm);
+        jb_str(&j, "calibrated_against", "CLOCK_MONOTONIC_RAW");
+    }
+    jb_end_obj(&j);
+    jb_arr(&j, "columns");
+    jb_obj(&j, NULL);
+    jb_str(&j, "name", "t_start");
+    jb_str(&j, "unit", "ticks");
+    jb_str(&j, "kind", "time");
+    jb_str(&j, "description", "start of the iteration, since the start of the first recorded one");
+    jb_end_obj(&j);
+    for (int c = 0; c < ctx->ncols; c++) {
+        jb_obj(&j, NULL);
+        jb_str(&j, "name", ctx->cols[c].name);
+        jb_str(&j, "unit", "ticks");
+        jb_str(&j, "kind", "duration");
+        jb_str(&j, "latency", ctx->cols[c].latency);
+        if (ctx->cols[c].context_switches >= 0)
+            jb_int(&j, "context_switches", ctx->cols[c].context_switches);
+        else
+            jb_null(&j, "context_switches");
+        jb_str(&j, "description", ctx->cols[c].desc);
+        jb_end_obj(&j);
+    }
+    jb_end_arr(&j);
+    jb_json(&j, "bench", ctx->meta.len ? ctx->meta.s : "{}");
+    env_basics(&j);
+    jb_str(&j, "started_utc", started_utc);
+    jb_str(&j, "finished_utc", finished);
+    jb_arr(&j, "argv");
+    for (int i = 0; i < argc; i++) jb_str(&j, NULL, argv[i]);
+    jb_end_arr(&j);
+    jb_str(&j, "byte_order", "little");
+    jb_end_obj(&j);
+
+    int64_t *cols[MAX_COLS + 1];
+    cols[0] = ctx->t_start;
+    for (int c = 0; c < ctx->ncols; c++) cols[c + 1] = ctx->cols[c].data;
+
+    size_t plen = strlen(path);
+    char *tmp = xcalloc(plen + 32, 1);
+    snprintf(tmp, plen + 32, "%s.tmp.%d", path, (int)getpid());
+    int h = cleanup_unlink(tmp);
+    if (sfile_write_raw(tmp, j.s, ctx->ncols + 1, cols, (uint64_t)ctx->n) != 0)
+        die(EXIT_FAIL, "cannot write the sample file %s: %s", path, strerror(errno));
+    if (rename(tmp, path) != 0)
+        die(EXIT_FAIL, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
+    cleanup_cancel(h);
+    free(tmp);
+    jb_free(&j);
+}
+
+void iso_utc_now(char *buf, size_t len) { iso_utc(buf, len); }

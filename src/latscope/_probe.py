@@ -1,0 +1,173 @@
+"""Finding and running the measurement engine `latscope-probe`.
+
+The probe's command line and its `--list` catalogue are the contract between the engine and
+the lab (docs/probe-cli.md): nothing about benchmarks or parameters is declared here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import threading
+from collections.abc import Callable, Mapping
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from .errors import BadInput, Interrupted, LatscopeError, MeasurementFailed, Unsupported
+
+PROBE_NAME = "latscope-probe"
+
+
+def probe_path() -> str:
+    """The probe executable: $LATSCOPE_PROBE, the one shipped in the package, or on PATH."""
+    env = os.environ.get("LATSCOPE_PROBE")
+    if env:
+        if not os.access(env, os.X_OK):
+            raise Unsupported(f"LATSCOPE_PROBE={env} is not an executable file")
+        return env
+    shipped = Path(__file__).resolve().parent / "_bin" / PROBE_NAME
+    if shipped.is_file() and os.access(shipped, os.X_OK):
+        return str(shipped)
+    found = shutil.which(PROBE_NAME)
+    if found:
+        return found
+    raise Unsupported(
+        "latscope-probe was not found: install latscope with 'pip install .' (it builds the "
+        "probe) or set LATSCOPE_PROBE to its path"
+    )
+
+
+@lru_cache(maxsize=4)
+def _catalogue_for(path: str) -> dict[str, Any]:
+    try:
+        out = subprocess.run([path, "--list"], capture_output=True, text=True, timeout=30)
+    except OSError as e:
+        raise Unsupported(f"cannot run {path}: {e.strerror}") from None
+    if out.returncode != 0:
+        raise Unsupported(f"{path} --list failed: {out.stderr.strip()}")
+    return json.loads(out.stdout)
+
+
+def catalogue() -> dict[str, Any]:
+    """The probe's JSON catalogue of benchmarks, parameters, columns and clocks."""
+    return _catalogue_for(probe_path())
+
+
+def benchmark(name: str) -> dict[str, Any]:
+    for b in catalogue()["benchmarks"]:
+        if b["name"] == name:
+            return b
+    known = ", ".join(b["name"] for b in catalogue()["benchmarks"])
+    raise BadInput(f"unknown benchmark '{name}' (known: {known}); see 'latscope list'")
+
+
+def clocks() -> list[dict[str, Any]]:
+    """Overhead and resolution of every clock on this machine (runs the probe)."""
+    out = subprocess.run([probe_path(), "--clocks"], capture_output=True, text=True, timeout=60)
+    if out.returncode != 0:
+        raise Unsupported(out.stderr.strip() or "latscope-probe --clocks failed")
+    return json.loads(out.stdout)
+
+
+_EXIT = {1: MeasurementFailed, 2: BadInput, 3: Unsupported}
+
+
+def _error_line(stderr: str) -> str:
+    lines = [ln for ln in stderr.strip().splitlines() if ln.strip()]
+    msg = lines[-1] if lines else "latscope-probe failed without a message"
+    for prefix in ("latscope-probe: error: ", "latscope-probe: "):
+        if msg.startswith(prefix):
+            return msg[len(prefix) :]
+    return msg
+
+
+def probe_args(
+    bench: str,
+    params: Mapping[str, Any],
+    out: str | os.PathLike[str],
+    n: int | None = None,
+    warmup: int | None = None,
+    clock: str | None = None,
+    peer_timeout: float | None = None,
+) -> list[str]:
+    args = [probe_path(), bench]
+    for k, v in params.items():
+        if isinstance(v, bool):
+            v = "true" if v else "false"
+        args += ["-p", f"{k}={v}"]
+    if n is not None:
+        args += ["-n", str(n)]
+    if warmup is not None:
+        args += ["--warmup", str(warmup)]
+    if clock is not None:
+        args += ["--clock", clock]
+    if peer_timeout is not None:
+        args += ["--peer-timeout", str(peer_timeout)]
+    args += ["-o", str(out)]
+    return args
+
+
+def run_probe(
+    args: list[str],
+    progress: Callable[[int, int], None] | None = None,
+) -> list[str]:
+    """Run the probe; report progress; map its exit code to an exception.
+
+    Returns the probe's warning lines.  Ctrl-C is passed on to the probe, which cleans up its
+    peers and files itself; then Interrupted is raised.
+    """
+    rfd, wfd = os.pipe()
+    full = args[:1] + args[1:] + ["--progress-fd", str(wfd)]
+    try:
+        proc = subprocess.Popen(
+            full, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, pass_fds=(wfd,)
+        )
+    except OSError as e:
+        os.close(rfd)
+        os.close(wfd)
+        raise Unsupported(f"cannot start the probe: {e.strerror}") from None
+    os.close(wfd)
+    stderr_chunks: list[str] = []
+
+    def pump_stderr() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            stderr_chunks.append(line)
+
+    t = threading.Thread(target=pump_stderr, daemon=True)
+    t.start()
+    interrupted = False
+    try:
+        with os.fdopen(rfd, "r") as pf:
+            for line in pf:
+                parts = line.split()
+                if progress and len(parts) == 3 and parts[0] == "progress":
+                    progress(int(parts[1]), int(parts[2]))
+        rc = proc.wait()
+    except KeyboardInterrupt:
+        interrupted = True
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+        try:
+            rc = proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            rc = proc.wait()
+    t.join(timeout=2)
+    stderr = "".join(stderr_chunks)
+    if interrupted or rc in (130, -signal.SIGINT, -signal.SIGTERM):
+        raise Interrupted()
+    if rc != 0:
+        exc = _EXIT.get(rc)
+        if exc is None:
+            raise LatscopeError(f"latscope-probe ended with status {rc}: {_error_line(stderr)}", 1)
+        raise exc(_error_line(stderr))
+    return [
+        ln.split("warning: ", 1)[1]
+        for ln in stderr.splitlines()
+        if "warning: " in ln and ln.startswith("latscope-probe")
+    ]

@@ -1,0 +1,315 @@
+"""The `latscope` command line."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+from rich.console import Console
+from rich.table import Table
+
+from . import __version__
+from .errors import BadInput, Interrupted, LatscopeError
+
+console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
+
+EPILOG = """\
+examples:
+  latscope quick                              a default set of benchmarks, with summaries
+  latscope list                               benchmarks, parameters, defaults, units
+  latscope run syscall                        a null system call (getppid), per call
+  latscope run file -p cache=drop -p dir=/var/tmp   cold page cache (needs root)
+  latscope run pipe -p cpus=0,0 -n 100000     pipe ping-pong, both on CPU 0
+  latscope show last                          the latest run again
+  latscope export last --csv samples.csv      every sample, for your own tools
+
+runs are kept in a store: $LATSCOPE_STORE, or --store DIR, or ~/.local/share/latscope
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        err_console.print(f"latscope: error: {message} (see 'latscope --help')")
+        raise SystemExit(2)
+
+
+def _params(items: Sequence[str] | None) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for it in items or []:
+        if "=" not in it or it.startswith("="):
+            raise BadInput(f"-p {it}: write parameters as key=value")
+        k, v = it.split("=", 1)
+        if k in out:
+            raise BadInput(f"-p {k}: given twice")
+        out[k] = v
+    return out
+
+
+def _store_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--store",
+        metavar="DIR",
+        help="where runs are kept (default: $LATSCOPE_STORE or ~/.local/share/latscope)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = _Parser(
+        prog="latscope",
+        description="Measure what operating-system primitives cost, with every sample "
+        "recorded and honest statistics.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument("--version", action="version", version=f"latscope {__version__}")
+    sub = ap.add_subparsers(dest="cmd", metavar="COMMAND", parser_class=_Parser)
+
+    sub.add_parser("list", help="the benchmarks, their parameters and columns")
+    sub.add_parser("clocks", help="each clock's overhead and resolution on this machine")
+
+    r = sub.add_parser(
+        "run",
+        help="run one benchmark and print its summary",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="examples:\n  latscope run syscall -p op=read0\n"
+        "  latscope run file -p cache=fadvise -p size=64k -n 5000\n"
+        "  latscope run pipe -p mode=threads -p cpus=0,1\n",
+    )
+    r.add_argument("bench", metavar="BENCH", help="benchmark name (see 'latscope list')")
+    r.add_argument("-p", dest="params", action="append", metavar="KEY=VALUE",
+                   help="a benchmark parameter; repeatable")
+    r.add_argument("-n", type=int, metavar="N", help="recorded iterations (default: per benchmark)")
+    r.add_argument("--warmup", type=int, metavar="W",
+                   help="iterations run and discarded first (default: n/10, 10..1000)")
+    r.add_argument("--clock", choices=["auto", "tsc", "mono_raw", "mono"],
+                   help="clock (default auto: tsc where invariant, else mono_raw)")
+    r.add_argument("--quiet", action="store_true", help="no progress bar")
+    _store_arg(r)
+
+    q = sub.add_parser("quick", help="a default set of benchmarks, summaries printed")
+    q.add_argument("--quiet", action="store_true", help="no progress bar")
+    _store_arg(q)
+
+    s = sub.add_parser("show", help="a kept run's summary and metadata")
+    s.add_argument("run", metavar="RUN", help="run id (or unique part of it, or 'last')")
+    _store_arg(s)
+
+    e = sub.add_parser(
+        "export",
+        help="write a run's samples to CSV or Parquet",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="example:\n  latscope export last --csv pipe.csv\n",
+    )
+    e.add_argument("run", metavar="RUN", help="run id (or unique part of it, or 'last')")
+    g = e.add_mutually_exclusive_group(required=True)
+    g.add_argument("--csv", metavar="FILE", help="write CSV (one row per iteration, ns)")
+    g.add_argument("--parquet", metavar="FILE", help="write Parquet")
+    _store_arg(e)
+    return ap
+
+
+# ------------------------------------------------------------------------------- commands
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from . import _probe
+
+    cat = _probe.catalogue()
+    feats = cat.get("features", {})
+    console.print(
+        f"[bold]latscope-probe {cat['probe_version']}[/bold] — sample format "
+        f"{cat['sample_format_version']}; ZeroMQ: "
+        f"{'built in' if feats.get('zmq') else 'not built with ZeroMQ'}"
+    )
+    t = Table(show_lines=True, title="benchmarks")
+    t.add_column("benchmark", style="bold")
+    t.add_column("what it measures")
+    t.add_column("parameters (default)")
+    t.add_column("columns")
+    for b in cat["benchmarks"]:
+        ps = []
+        for p in b["params"]:
+            d = p["default"] if p["default"] != "" else "auto"
+            extra = f" [{'|'.join(p['choices'])}]" if p.get("choices") else ""
+            unit = f" {p['unit']}" if p.get("unit") and p["type"] in ("int", "size") else ""
+            ps.append(f"{p['name']}={d}{unit}{extra}")
+        what = b["summary"]
+        if not b["available"]:
+            what += f"\n[red]unavailable: {b['unavailable_reason']}[/red]"
+        if b.get("needs"):
+            what += f"\n[dim]needs {b['needs']}[/dim]"
+        mech = b.get("mechanism")
+        if mech:
+            modes = [m for m in ("threads", "processes") if mech.get(m)]
+            what += f"\n[dim]between {' or '.join(modes)}[/dim]"
+        cols = ", ".join(c["name"] + (f" (if {c['when']})" if c.get("when") else "")
+                         for c in b["columns"])
+        n_note = f"\n[dim]n={b['default_n']}" + (
+            f", {b['default_n_note']}" if b.get("default_n_note") else "") + "[/dim]"
+        t.add_row(b["name"], what, "\n".join(ps) + n_note, cols)
+    console.print(t)
+    console.print("clocks: " + ", ".join(
+        c["name"] + (" (default)" if c["default"] else "") + ("" if c["available"] else " (unavailable)")
+        for c in cat["clocks"]))
+    console.print("[dim]details of a parameter: latscope-probe --list (JSON)[/dim]")
+    return 0
+
+
+def cmd_clocks(args: argparse.Namespace) -> int:
+    from . import _probe
+    from .units import fmt
+
+    t = Table(title="clocks on this machine")
+    for c in ("clock", "overhead (median back-to-back)", "resolution (smallest step)",
+              "clock_getres", "tick"):
+        t.add_column(c, justify="right" if c != "clock" else "left")
+    for c in _probe.clocks():
+        t.add_row(c["name"], fmt(c["overhead_ns"]), fmt(c["resolution_ns"]),
+                  fmt(c["getres_ns"]) if c["getres_ns"] else "—",
+                  f"{c['ns_per_tick']:.6g} ns")
+    console.print(t)
+    return 0
+
+
+def _progress_runner(quiet: bool, label: str):
+    """A rich progress bar fed by the probe's progress lines (outside its timed regions)."""
+    from contextlib import contextmanager
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    @contextmanager
+    def cm():
+        if quiet or not err_console.is_terminal:
+            yield None
+            return
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                      TimeElapsedColumn(), console=err_console, transient=True) as prog:
+            task = prog.add_task(label, total=None)
+
+            def cb(done: int, total: int) -> None:
+                prog.update(task, completed=done, total=total)
+
+            yield cb
+
+    return cm()
+
+
+def run_and_print(bench: str, params: dict[str, Any], args: argparse.Namespace,
+                  n: int | None = None) -> Any:
+    from .report_text import print_run
+    from .run import measure
+    from .store import Store
+
+    st = Store(args.store)
+    with _progress_runner(getattr(args, "quiet", False), f"{bench} {_pstr(params)}") as cb:
+        run = measure(bench, params, n=n if n is not None else getattr(args, "n", None),
+                      warmup=getattr(args, "warmup", None), clock=getattr(args, "clock", None),
+                      store=st, progress=cb)
+    print_run(console, run)
+    console.print(f"[dim]run {run.id} kept in {st.root}[/dim]")
+    return run
+
+
+def _pstr(params: dict[str, Any]) -> str:
+    return " ".join(f"{k}={v}" for k, v in params.items())
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    run_and_print(args.bench, _params(args.params), args)
+    return 0
+
+
+def cmd_quick(args: argparse.Namespace) -> int:
+    from .store import Store
+
+    plan: list[tuple[str, dict[str, Any], int]] = [
+        ("syscall", {"op": "getppid"}, 100000),
+        ("syscall", {"op": "read0"}, 100000),
+        ("file", {"cache": "warm"}, 10000),
+        ("file", {"cache": "fadvise"}, 2000),
+        ("pipe", {"cpus": "0,0"}, 20000),
+    ]
+    if (os.cpu_count() or 1) >= 2:
+        plan.append(("pipe", {"cpus": "0,1"}, 20000))
+    console.print(f"[bold]latscope quick[/bold]: {len(plan)} runs, kept in {Store(args.store).root}")
+    for bench, params, n in plan:
+        console.rule(f"{bench} {_pstr(params)}")
+        run_and_print(bench, params, args, n=n)
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from .report_text import print_run
+    from .run import load
+    from .store import Store
+
+    run = load(args.run, Store(args.store))
+    print_run(console, run, details=True)
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from .run import load
+    from .store import Store
+
+    run = load(args.run, Store(args.store))
+    target = Path(args.csv or args.parquet)
+    if target.is_dir():
+        raise BadInput(f"{target} is a directory; give a file name")
+    if not target.parent.exists():
+        raise BadInput(f"{target.parent} does not exist")
+    tmp = target.with_name(f".{target.name}.tmp.{os.getpid()}")
+    try:
+        if args.csv:
+            run.samples.write_csv(tmp)
+        else:
+            run.samples.write_parquet(tmp)
+        os.replace(tmp, target)
+    except OSError as e:
+        raise BadInput(f"cannot write {target}: {e.strerror}") from None
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    console.print(f"wrote {run.n} rows × {len(run.samples.columns)} columns "
+                  f"(durations in ns, t_start_s in s) to {target}")
+    return 0
+
+
+COMMANDS = {
+    "list": cmd_list,
+    "clocks": cmd_clocks,
+    "run": cmd_run,
+    "quick": cmd_quick,
+    "show": cmd_show,
+    "export": cmd_export,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not args.cmd:
+        parser.print_help()
+        return 2
+    try:
+        return COMMANDS[args.cmd](args)
+    except Interrupted as e:
+        err_console.print(f"latscope: {e.message}")
+        return 130
+    except KeyboardInterrupt:
+        err_console.print("latscope: interrupted")
+        return 130
+    except LatscopeError as e:
+        err_console.print(f"latscope: error: {e.message}")
+        return e.exit_code
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,126 @@
+"""The terminal summary of a run (rich)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from .units import fmt, pick_unit
+
+LATENCY_NAMES = {
+    "call": "per call",
+    "round_trip": "round trip",
+    "one_way_shared_clock": "one-way, shared clock",
+    "one_way_rtt_half": "one-way est. = RTT/2",
+}
+
+
+def latency_label(col: dict[str, Any]) -> str:
+    name = LATENCY_NAMES.get(col.get("latency") or "", col.get("latency") or "")
+    cs = col.get("context_switches")
+    if cs is not None and col.get("latency") != "call":
+        name += f", {cs} ctx sw"
+    return name
+
+
+def params_line(meta: dict[str, Any]) -> str:
+    return " ".join(f"{k}={v}" for k, v in meta["params"].items() if v not in ("", None))
+
+
+def print_run(console: Console, run: Any, details: bool = False) -> None:
+    meta = run.meta
+    clk = meta["clock"]
+    console.print(
+        f"[bold]{meta['benchmark']}[/bold] {params_line(meta)}  —  n={meta['n']} after "
+        f"{meta['warmup']} warm-up iterations"
+    )
+    console.print(
+        f"clock [bold]{clk['name']}[/bold]: overhead {fmt(clk['overhead_ns'])} (not subtracted "
+        f"below), resolution {fmt(clk['resolution_ns'])}"
+    )
+    summ = run.summary()
+    cols = {c["name"]: c for c in meta["columns"]}
+    t = Table(title=f"run {run.id}", title_justify="left")
+    t.add_column("column", style="bold")
+    t.add_column("latency")
+    for h in ("n", "min", "p50", "95% CI of p50", "mean", "std", "p95", "p99", "p99.9", "max"):
+        t.add_column(h, justify="right")
+    warnings: list[str] = []
+    for row in summ.iter_rows(named=True):
+        c = row["column"]
+        colmeta = cols.get(c, {"latency": "one_way_rtt_half"} if c == "rtt/2" else {})
+        unit = pick_unit([row["p50_ns"]])
+        ci = (
+            f"{fmt(row['p50_ci_low_ns'], unit)} – {fmt(row['p50_ci_high_ns'], unit)}"
+            if row["p50_ci_low_ns"] is not None
+            else "—"
+        )
+        t.add_row(
+            c,
+            latency_label(colmeta),
+            str(row["n"]),
+            fmt(row["min_ns"], unit),
+            fmt(row["p50_ns"], unit),
+            ci,
+            fmt(row["mean_ns"], unit),
+            fmt(row["std_ns"], unit),
+            fmt(row["p95_ns"], unit),
+            fmt(row["p99_ns"], unit),
+            fmt(row["p99.9_ns"], unit),
+            fmt(row["max_ns"], unit),
+        )
+        if row["p50_ns"] < 10 * clk["resolution_ns"]:
+            warnings.append(
+                f"{c}: the median ({fmt(row['p50_ns'])}) is shorter than 10× the clock's "
+                f"resolution ({fmt(clk['resolution_ns'])}); read its distribution with care, "
+                "or time batches (see the batch figure)"
+            )
+        if row["min_ns"] < 0:
+            warnings.append(
+                f"{c}: negative values: the two CPUs' clocks disagree; use --clock mono_raw "
+                "or pin both parties to one CPU"
+            )
+    console.print(t)
+    methods = {r["ci_method"] for r in summ.iter_rows(named=True) if r["ci_method"]}
+    ess = ", ".join(f"{r['column']} {r['ess']:.0f}" for r in summ.iter_rows(named=True)
+                    if r["ess"] is not None)
+    if methods:
+        console.print(f"[dim]interval: {'; '.join(sorted(methods))}; effective sample size: "
+                      f"{ess}[/dim]")
+    bench = meta.get("bench", {})
+    batch = bench.get("batch")
+    if batch:
+        med = summ.filter(summ["column"] == "call")["p50_ns"][0]
+        per = batch["per_call_median_ns"]
+        console.print(
+            f"batch figure: {fmt(per)} per call ({batch['calls_per_batch']} calls × "
+            f"{batch['batches']} batches, median); per-call median minus clock overhead: "
+            f"{fmt(med - clk['overhead_ns'])} (ratio {(med - clk['overhead_ns']) / per:.2f})"
+        )
+    if "placement" in bench:
+        console.print(
+            f"placement: {bench['placement'].replace('_', ' ')} (cpus "
+            f"{','.join(str(c) for c in bench['cpus'])}), {bench['mode']}, "
+            f"{bench['message_bytes']} B messages; rtt/2 is an estimate of the one-way time"
+        )
+    fs = bench.get("filesystem")
+    if fs:
+        console.print(
+            f"file: {bench['path']} on {fs.get('type')} ({fs.get('source')} at "
+            f"{fs.get('mountpoint')}), {bench['size_bytes']} bytes, cache={bench['cache']}"
+        )
+        console.print(f"[dim]{bench.get('note')}[/dim]")
+    for w in meta.get("run", {}).get("probe_warnings", []) or []:
+        warnings.append(w)
+    for w in warnings:
+        console.print(f"[yellow]warning:[/yellow] {w}")
+    if details:
+        env = meta.get("env", {})
+        console.print(
+            f"[dim]measured {meta.get('started_utc')} on {env.get('hostname')}: "
+            f"{env.get('cpu_model')}, {env.get('cpus_online')} CPUs, kernel "
+            f"{env.get('release')}, clocksource {env.get('clocksource')}; probe "
+            f"{meta['probe']['version']}[/dim]"
+        )

@@ -1,0 +1,164 @@
+"""Runs: measuring one benchmark with the probe, keeping it in the store, reading it back."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+from collections.abc import Callable, Mapping
+from datetime import datetime, timezone
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from . import __version__, _probe, samples
+from .errors import BadInput
+from .store import RUN_FILE, SAMPLES_FILE, Store
+
+# The figures of the summary table, in order.
+SUMMARY_FIELDS = ("n", "min", "p50", "mean", "std", "p95", "p99", "p99.9", "max")
+
+
+class Run:
+    """One benchmark run: its samples (polars), its summary (polars) and its metadata (dict).
+
+    `samples` has one row per recorded iteration: `iteration`, `t_start_s` (seconds since the
+    first recorded iteration) and one `<column>_ns` per timed column, in nanoseconds.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        p = Path(path)
+        if p.is_dir():
+            self.dir: Path | None = p
+            self.sample_path = p / SAMPLES_FILE
+            run_meta = json.loads((p / RUN_FILE).read_text()) if (p / RUN_FILE).exists() else {}
+        else:
+            self.dir = None
+            self.sample_path = p
+            run_meta = {}
+        self._file = samples.load(self.sample_path)
+        self.id: str = run_meta.get("id") or self.sample_path.stem
+        self.meta: dict[str, Any] = {**self._file.header, "run": run_meta}
+
+    def __repr__(self) -> str:
+        return f"<latscope.Run {self.id} {self.benchmark} n={self.n}>"
+
+    @property
+    def benchmark(self) -> str:
+        return str(self.meta["benchmark"])
+
+    @property
+    def n(self) -> int:
+        return int(self.meta["n"])
+
+    @property
+    def columns(self) -> list[str]:
+        """The timed columns (durations), in the order they were measured."""
+        return self._file.duration_columns
+
+    @property
+    def derived_columns(self) -> list[str]:
+        """Columns computed by the lab: rtt/2, the one-way estimate of a round trip."""
+        return ["rtt/2"] if "rtt" in self.columns else []
+
+    @property
+    def clock(self) -> dict[str, Any]:
+        return dict(self.meta["clock"])
+
+    def values(self, column: str) -> np.ndarray:
+        """One timed column in nanoseconds (float64), in iteration order."""
+        if column == "rtt/2" and "rtt" in self.columns:
+            return self._file.ns("rtt") / 2.0
+        if column not in self.columns:
+            raise BadInput(
+                f"run {self.id} has no column '{column}' (it has: {', '.join(self.columns)})"
+            )
+        return self._file.ns(column)
+
+    def times_s(self) -> np.ndarray:
+        """Start of each iteration, seconds since the first recorded one."""
+        return self._file.ns("t_start") / 1e9
+
+    @cached_property
+    def samples(self) -> pl.DataFrame:
+        data: dict[str, Any] = {
+            "iteration": np.arange(self.n, dtype=np.int64),
+            "t_start_s": self.times_s(),
+        }
+        for c in self.columns:
+            data[f"{c}_ns"] = self.values(c)
+        return pl.DataFrame(data)
+
+    def summary(self, confidence: float = 0.95) -> pl.DataFrame:
+        """One row per timed column: n, min, p50, mean, std, p95, p99, p99.9, max (ns) and
+        the confidence interval of the median, with its method and effective sample size."""
+        from .summary import column_summary
+
+        rows = [
+            {"column": c, **column_summary(self.values(c), confidence=confidence)}
+            for c in self.columns + self.derived_columns
+        ]
+        return pl.DataFrame(rows)
+
+
+def _now_utc() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def measure(
+    bench: str,
+    params: Mapping[str, Any] | None = None,
+    n: int | None = None,
+    warmup: int | None = None,
+    clock: str | None = None,
+    store: str | os.PathLike[str] | Store | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    tags: Mapping[str, Any] | None = None,
+    env: Mapping[str, Any] | None = None,
+) -> Run:
+    """Run one benchmark in the probe and keep the result in the store."""
+    params = dict(params or {})
+    _probe.benchmark(bench)  # unknown benchmark: a clear error before anything is created
+    if n is not None and n <= 0:
+        raise BadInput(f"-n {n}: the number of iterations must be positive")
+    if warmup is not None and warmup < 0:
+        raise BadInput(f"--warmup {warmup}: must be 0 or more")
+    st = store if isinstance(store, Store) else Store(store)
+    run_id, partial = st.begin(bench)
+    ok = False
+    try:
+        out = partial / SAMPLES_FILE
+        args = _probe.probe_args(bench, params, out, n=n, warmup=warmup, clock=clock)
+        warnings = _probe.run_probe(args, progress=progress)
+        meta = {
+            "id": run_id,
+            "created_utc": _now_utc(),
+            "benchmark": bench,
+            "params_given": {k: str(v) for k, v in params.items()},
+            "command": " ".join(shlex.quote(a) for a in [os.path.basename(sys.argv[0])] + sys.argv[1:]),
+            "probe_command": " ".join(shlex.quote(a) for a in args[1:]),
+            "latscope_version": __version__,
+            "probe_warnings": warnings,
+            "tags": dict(tags or {}),
+            "env": dict(env) if env else None,
+            "status": "complete",
+        }
+        final = st.commit(run_id, partial, meta)
+        ok = True
+    finally:
+        if not ok:
+            st.abandon(partial)
+    return Run(final)
+
+
+def load(ref: str | os.PathLike[str], store: str | os.PathLike[str] | Store | None = None) -> Run:
+    """A run by id (or unique prefix, or 'last') from the store, or from a path."""
+    p = Path(ref)
+    if p.is_file():
+        return Run(p)
+    st = store if isinstance(store, Store) else Store(store)
+    return Run(st.resolve(str(ref)))

@@ -1,0 +1,104 @@
+"""Reading the probe's sample files (format: docs/sample-format.md).
+
+A file is: a magic line, one line of JSON (the header), a DATA line, the samples as
+little-endian int64 in clock ticks (one column after another), and an END line with the row
+count and a CRC-32 of the samples.  A file without its END line was cut short and is refused.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .errors import BadInput
+
+MAGIC = b"LATSCOPE-SAMPLES "
+SUPPORTED_VERSIONS = (1,)
+
+
+class SampleFormatError(BadInput):
+    """The file is not a complete latscope sample file."""
+
+
+@dataclass
+class SampleFile:
+    path: Path
+    header: dict[str, Any]
+    ticks: dict[str, np.ndarray]  # column name -> int64 ticks (t_start included)
+
+    @property
+    def ns_per_tick(self) -> float:
+        return float(self.header["clock"]["ns_per_tick"])
+
+    @property
+    def duration_columns(self) -> list[str]:
+        return [c["name"] for c in self.header["columns"] if c.get("kind") == "duration"]
+
+    def ns(self, name: str) -> np.ndarray:
+        """A column converted to nanoseconds (float64)."""
+        return self.ticks[name].astype(np.float64) * self.ns_per_tick
+
+
+def _fail(path: Path, why: str) -> SampleFormatError:
+    return SampleFormatError(f"{path}: {why}")
+
+
+def load(path: str | os.PathLike[str]) -> SampleFile:
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except FileNotFoundError:
+        raise BadInput(f"{p}: no such file") from None
+    except IsADirectoryError:
+        raise BadInput(f"{p}: is a directory, not a sample file") from None
+    except PermissionError:
+        raise BadInput(f"{p}: permission denied") from None
+    if not raw.startswith(MAGIC):
+        raise _fail(p, "not a latscope sample file (no LATSCOPE-SAMPLES line)")
+    nl1 = raw.find(b"\n")
+    try:
+        version = int(raw[len(MAGIC) : nl1])
+    except ValueError:
+        raise _fail(p, "damaged first line") from None
+    if version not in SUPPORTED_VERSIONS:
+        raise _fail(
+            p, f"sample format version {version}; this latscope reads {SUPPORTED_VERSIONS}"
+        )
+    nl2 = raw.find(b"\n", nl1 + 1)
+    if nl2 < 0:
+        raise _fail(p, "truncated in the header")
+    try:
+        header = json.loads(raw[nl1 + 1 : nl2])
+    except json.JSONDecodeError:
+        raise _fail(p, "damaged header (not JSON)") from None
+    nl3 = raw.find(b"\n", nl2 + 1)
+    data_line = raw[nl2 + 1 : nl3].split() if nl3 > 0 else []
+    if len(data_line) != 3 or data_line[0] != b"DATA":
+        raise _fail(p, "truncated or damaged before the samples")
+    ncols, nrows = int(data_line[1]), int(data_line[2])
+    start = nl3 + 1
+    nbytes = ncols * nrows * 8
+    end = start + nbytes
+    trailer = raw[end:]
+    if len(raw) < end or not trailer.startswith(b"\nEND "):
+        raise _fail(p, "truncated: the END line is missing (the run did not finish writing)")
+    parts = trailer[1:].split()
+    if len(parts) != 3 or int(parts[1]) != nrows:
+        raise _fail(p, "damaged END line")
+    crc = zlib.crc32(raw[start:end]) & 0xFFFFFFFF
+    if f"{crc:08x}" != parts[2].decode():
+        raise _fail(p, "checksum mismatch: the samples were altered or damaged")
+    cols = header.get("columns", [])
+    if len(cols) != ncols:
+        raise _fail(p, f"header names {len(cols)} columns but the data has {ncols}")
+    order = "<" if header.get("byte_order", "little") == "little" else ">"
+    data = np.frombuffer(raw, dtype=np.dtype(f"{order}i8"), count=ncols * nrows, offset=start)
+    data = data.reshape(ncols, nrows)
+    ticks = {c["name"]: data[i] for i, c in enumerate(cols)}
+    return SampleFile(path=p, header=header, ticks=ticks)

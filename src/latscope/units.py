@@ -1,0 +1,44 @@
+"""Units: every number a user sees carries one, chosen to fit the values."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+_UNITS = (("ns", 1.0), ("µs", 1e3), ("ms", 1e6), ("s", 1e9))
+
+
+def pick_unit(values_ns: Iterable[float | None]) -> tuple[str, float]:
+    """The unit in which the typical (median of given) value reads between 1 and 1000."""
+    vals = sorted(abs(v) for v in values_ns if v is not None and math.isfinite(v) and v != 0)
+    if not vals:
+        return "ns", 1.0
+    ref = vals[len(vals) // 2]
+    unit = _UNITS[0]
+    for u in _UNITS:
+        if ref >= u[1]:
+            unit = u
+    return unit
+
+
+def fmt(value_ns: float | None, unit: tuple[str, float] | None = None, digits: int = 4) -> str:
+    """Format a nanosecond value with its unit, e.g. '1.234 µs'."""
+    if value_ns is None or (isinstance(value_ns, float) and not math.isfinite(value_ns)):
+        return "—"
+    name, scale = unit if unit else pick_unit([value_ns])
+    v = value_ns / scale
+    return f"{_sig(v, digits)} {name}"
+
+
+def fmt_bare(value_ns: float | None, unit: tuple[str, float], digits: int = 4) -> str:
+    if value_ns is None or (isinstance(value_ns, float) and not math.isfinite(value_ns)):
+        return "—"
+    return _sig(value_ns / unit[1], digits)
+
+
+def _sig(v: float, digits: int) -> str:
+    if v == 0:
+        return "0"
+    mag = math.floor(math.log10(abs(v)))
+    decimals = max(0, digits - 1 - mag)
+    return f"{v:.{decimals}f}"
