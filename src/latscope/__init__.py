@@ -1,3 +1,64 @@
-"""latscope: measure what operating-system primitives cost, and tell the truth about the numbers."""
+"""latscope: measure what operating-system primitives cost, and tell the truth about the numbers.
+
+    >>> import latscope
+    >>> r = latscope.run("pipe", cpus="0,1", n=10000)
+    >>> r.summary()          # polars DataFrame, one row per timed column
+    >>> r.samples            # polars DataFrame, one row per iteration (ns)
+    >>> r.meta["clock"]      # dict: the clock, its overhead and resolution, ...
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from .runs import Run
+    from .store import Store
+
+__all__ = ["__version__", "run", "load", "benchmarks", "Run"]
+
+
+def run(
+    bench: str,
+    params: dict[str, Any] | None = None,
+    *,
+    n: int | None = None,
+    warmup: int | None = None,
+    clock: str | None = None,
+    store: str | os.PathLike[str] | Store | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    **kw: Any,
+) -> Run:
+    """Run benchmark `bench` (parameters as a dict and/or keywords) and keep it in the store.
+
+    Raises latscope.errors.LatscopeError (with .exit_code) on bad input or failure."""
+    from .runs import measure
+
+    return measure(bench, {**(params or {}), **kw}, n=n, warmup=warmup, clock=clock,
+                   store=store, progress=progress)
+
+
+def load(ref: str | os.PathLike[str], store: str | os.PathLike[str] | Store | None = None) -> Run:
+    """A kept run by id (or unique part of it, or 'last'), or a sample file by path."""
+    from .runs import load as _load
+
+    return _load(ref, store)
+
+
+def benchmarks() -> list[dict[str, Any]]:
+    """The probe's catalogue of benchmarks (parameters, defaults, units, columns)."""
+    from . import _probe
+
+    return list(_probe.catalogue()["benchmarks"])
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Run":
+        from .runs import Run
+
+        return Run
+    raise AttributeError(name)

@@ -15,8 +15,16 @@ from rich.table import Table
 from . import __version__
 from .errors import BadInput, Interrupted, LatscopeError
 
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+def _console(stderr: bool = False) -> Console:
+    c = Console(stderr=stderr, highlight=False)
+    if not c.is_terminal and c.width < 132:
+        # logs and pipes: wide enough for the summary table without wrapping numbers
+        c = Console(stderr=stderr, highlight=False, width=132)
+    return c
+
+
+console = _console()
+err_console = _console(stderr=True)
 
 EPILOG = """\
 examples:
@@ -202,7 +210,7 @@ def _progress_runner(quiet: bool, label: str):
 def run_and_print(bench: str, params: dict[str, Any], args: argparse.Namespace,
                   n: int | None = None) -> Any:
     from .report_text import print_run
-    from .run import measure
+    from .runs import measure
     from .store import Store
 
     st = Store(args.store)
@@ -245,7 +253,7 @@ def cmd_quick(args: argparse.Namespace) -> int:
 
 def cmd_show(args: argparse.Namespace) -> int:
     from .report_text import print_run
-    from .run import load
+    from .runs import load
     from .store import Store
 
     run = load(args.run, Store(args.store))
@@ -254,7 +262,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from .run import load
+    from .runs import load
     from .store import Store
 
     run = load(args.run, Store(args.store))

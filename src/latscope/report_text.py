@@ -7,7 +7,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from .units import fmt, pick_unit
+from .units import fmt, fmt_bare, pick_unit
 
 LATENCY_NAMES = {
     "call": "per call",
@@ -45,15 +45,17 @@ def print_run(console: Console, run: Any, details: bool = False) -> None:
     t = Table(title=f"run {run.id}", title_justify="left")
     t.add_column("column", style="bold")
     t.add_column("latency")
-    for h in ("n", "min", "p50", "95% CI of p50", "mean", "std", "p95", "p99", "p99.9", "max"):
-        t.add_column(h, justify="right")
+    t.add_column("n", justify="right")
+    t.add_column("unit")
+    for h in ("min", "p50", "95% CI of p50", "mean", "std", "p95", "p99", "p99.9", "max"):
+        t.add_column(h, justify="right", style="bold" if h == "p50" else None)
     warnings: list[str] = []
     for row in summ.iter_rows(named=True):
         c = row["column"]
         colmeta = cols.get(c, {"latency": "one_way_rtt_half"} if c == "rtt/2" else {})
         unit = pick_unit([row["p50_ns"]])
         ci = (
-            f"{fmt(row['p50_ci_low_ns'], unit)} – {fmt(row['p50_ci_high_ns'], unit)}"
+            f"{fmt_bare(row['p50_ci_low_ns'], unit)}–{fmt_bare(row['p50_ci_high_ns'], unit)}"
             if row["p50_ci_low_ns"] is not None
             else "—"
         )
@@ -61,15 +63,16 @@ def print_run(console: Console, run: Any, details: bool = False) -> None:
             c,
             latency_label(colmeta),
             str(row["n"]),
-            fmt(row["min_ns"], unit),
-            fmt(row["p50_ns"], unit),
+            unit[0],
+            fmt_bare(row["min_ns"], unit),
+            fmt_bare(row["p50_ns"], unit),
             ci,
-            fmt(row["mean_ns"], unit),
-            fmt(row["std_ns"], unit),
-            fmt(row["p95_ns"], unit),
-            fmt(row["p99_ns"], unit),
-            fmt(row["p99.9_ns"], unit),
-            fmt(row["max_ns"], unit),
+            fmt_bare(row["mean_ns"], unit),
+            fmt_bare(row["std_ns"], unit),
+            fmt_bare(row["p95_ns"], unit),
+            fmt_bare(row["p99_ns"], unit),
+            fmt_bare(row["p99.9_ns"], unit),
+            fmt_bare(row["max_ns"], unit),
         )
         if row["p50_ns"] < 10 * clk["resolution_ns"]:
             warnings.append(

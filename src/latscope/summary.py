@@ -1,4 +1,9 @@
-"""The per-column summary printed after a run (median and its interval lead)."""
+"""The per-column summary printed after a run: the median and its interval lead.
+
+The interval's method follows the data (analysis/intervals.py): exact order statistics when
+the samples are close to independent, a block bootstrap when they are autocorrelated; the
+effective sample size is reported beside it.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +13,10 @@ import numpy as np
 
 
 def column_summary(x: np.ndarray, confidence: float = 0.95) -> dict[str, Any]:
-    from .analysis.intervals import quantile_interval
+    from .analysis.intervals import confidence_intervals
 
     q = np.percentile(x, [50, 95, 99, 99.9])
-    ci = quantile_interval(x, 0.5, confidence=confidence)
+    iv = confidence_intervals(x, level=confidence)
     return {
         "n": int(x.size),
         "min_ns": float(x.min()),
@@ -22,8 +27,8 @@ def column_summary(x: np.ndarray, confidence: float = 0.95) -> dict[str, Any]:
         "p99_ns": float(q[2]),
         "p99.9_ns": float(q[3]),
         "max_ns": float(x.max()),
-        "p50_ci_low_ns": ci.low,
-        "p50_ci_high_ns": ci.high,
-        "ci_method": ci.method,
-        "ess": ci.ess,
+        "p50_ci_low_ns": iv.median.low,
+        "p50_ci_high_ns": iv.median.high,
+        "ci_method": iv.median.method,
+        "ess": float(iv.ess),
     }
