@@ -197,8 +197,9 @@ static void check_output(const char *out) {
     if (slash == dir) dir[1] = 0;
     else if (slash) *slash = 0;
     else strcpy(dir, ".");
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-        die(EXIT_BADINPUT, "-o %s: the directory %s does not exist", out, dir);
+    if (stat(dir, &st) != 0)
+        die(EXIT_BADINPUT, "-o %s: the directory %s: %s", out, dir, strerror(errno));
+    if (!S_ISDIR(st.st_mode)) die(EXIT_BADINPUT, "-o %s: %s is not a directory", out, dir);
     if (access(dir, W_OK) != 0)
         die(EXIT_BADINPUT, "-o %s: the directory %s is not writable", out, dir);
 }

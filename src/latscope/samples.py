@@ -86,7 +86,7 @@ def load(path: str | os.PathLike[str]) -> SampleFile:
     nbytes = ncols * nrows * 8
     end = start + nbytes
     trailer = raw[end:]
-    if len(raw) < end or not trailer.startswith(b"\nEND "):
+    if len(raw) < end or not trailer.startswith(b"\nEND ") or not trailer.endswith(b"\n"):
         raise _fail(p, "truncated: the END line is missing (the run did not finish writing)")
     parts = trailer[1:].split()
     if len(parts) != 3 or int(parts[1]) != nrows:

@@ -1,0 +1,60 @@
+"""Shared fixtures: the probe binary, a private store, and a CLI runner."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def _installed_probe() -> str:
+    from latscope import _probe
+
+    return _probe.probe_path()
+
+
+@pytest.fixture(scope="session")
+def probe() -> str:
+    """The probe under test: the sanitizer build when the Makefile provides one."""
+    san = os.environ.get("LATSCOPE_SAN_PROBE")
+    if san and os.access(san, os.X_OK):
+        return san
+    return _installed_probe()
+
+
+@pytest.fixture()
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    d = tmp_path / "store"
+    monkeypatch.setenv("LATSCOPE_STORE", str(d))
+    return d
+
+
+class CLI:
+    def __init__(self, store: Path) -> None:
+        self.store = store
+
+    def __call__(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "LATSCOPE_STORE": str(self.store), "COLUMNS": "200"}
+        return subprocess.run(
+            [sys.executable, "-m", "latscope.cli", *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=env,
+        )
+
+
+@pytest.fixture()
+def cli(store: Path) -> CLI:
+    return CLI(store)
+
+
+def run_probe(probe: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "ASAN_OPTIONS": "detect_leaks=0"}
+    return subprocess.run([probe, *args], capture_output=True, text=True, timeout=timeout, env=env)
+
+
+is_root = os.geteuid() == 0

@@ -1,0 +1,150 @@
+"""The latscope CLI and Python API: runs kept in the store, found by id, exported; bad input
+gets one line and a non-zero exit, never a traceback; Ctrl-C leaves nothing behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import latscope
+from latscope.errors import BadInput
+from latscope.store import Store
+
+
+def one_error_line(r: subprocess.CompletedProcess[str], code: int, words: str) -> None:
+    assert r.returncode == code, (r.returncode, r.stdout, r.stderr)
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1, r.stderr
+    assert lines[0].startswith("latscope: error: ")
+    assert words in lines[0]
+    assert "Traceback" not in r.stderr + r.stdout
+
+
+def test_list(cli) -> None:
+    r = cli("list")
+    assert r.returncode == 0, r.stderr
+    for name in ("syscall", "file", "pipe", "cache=warm", "clocks:"):
+        assert name in r.stdout
+
+
+def test_run_show_export(cli, store: Path, tmp_path: Path) -> None:
+    r = cli("run", "syscall", "-n", "3000", "-p", "op=read0")
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    for word in ("syscall", "op=read0", "clock", "overhead", "resolution", "p50",
+                 "95% CI of p50", "p99.9", "batch figure", "effective sample size"):
+        assert word in out, word
+    runs = Store(store).list_meta()
+    assert len(runs) == 1
+    rid = runs[0]["id"]
+    assert f"run {rid} kept in {store}" in out
+    s = cli("show", rid[:17])
+    assert s.returncode == 0 and rid in s.stdout and "kernel" in s.stdout
+    csv = tmp_path / "s.csv"
+    e = cli("export", "last", "--csv", str(csv))
+    assert e.returncode == 0, e.stderr
+    df = pl.read_csv(csv)
+    assert df.columns == ["iteration", "t_start_s", "call_ns"] and df.height == 3000
+    pq = tmp_path / "s.parquet"
+    assert cli("export", rid, "--parquet", str(pq)).returncode == 0
+    assert pl.read_parquet(pq).height == 3000
+
+
+def test_pipe_summary_names_latencies(cli) -> None:
+    r = cli("run", "pipe", "-n", "2000", "-p", "cpus=0,0")
+    assert r.returncode == 0, r.stderr
+    for word in ("round trip", "one-way, shared clock", "RTT/2", "same cpu"):
+        assert word in r.stdout, word
+
+
+@pytest.mark.parametrize(
+    "args,code,words",
+    [
+        (("run", "nosuch"), 2, "unknown benchmark 'nosuch'"),
+        (("run", "syscall", "-p", "bogus=1"), 2, "no parameter 'bogus'"),
+        (("run", "syscall", "-p", "novalue"), 2, "key=value"),
+        (("run", "syscall", "-n", "0"), 2, "-n 0"),
+        (("run", "syscall", "-n", "many"), 2, "invalid int value"),
+        (("run", "file", "-p", "dir=/nonexistent/dir"), 2, "dir=/nonexistent/dir"),
+        (("run", "pipe", "-p", "cpus=0,512"), 2, "CPU 512 does not exist"),
+        (("show", "no-such-run"), 2, "no run 'no-such-run'"),
+        (("export", "no-such-run", "--csv", "x.csv"), 2, "no run"),
+    ],
+)
+def test_bad_input_one_line(cli, store: Path, args: tuple[str, ...], code: int,
+                            words: str) -> None:
+    r = cli(*args)
+    one_error_line(r, code, words)
+    partial = [p for p in (store / "runs").glob(".partial-*")] if (store / "runs").exists() else []
+    assert partial == []
+
+
+def test_show_a_truncated_or_foreign_file(cli, tmp_path: Path) -> None:
+    f = tmp_path / "foreign.lss"
+    f.write_text("hello\n")
+    one_error_line(cli("show", str(f)), 2, "not a latscope sample file")
+
+
+def test_export_refuses_a_directory(cli, tmp_path: Path) -> None:
+    assert cli("run", "syscall", "-n", "100").returncode == 0
+    one_error_line(cli("export", "last", "--csv", str(tmp_path)), 2, "is a directory")
+
+
+def test_api(store: Path) -> None:
+    r = latscope.run("pipe", cpus="0,0", mode="threads", n=500, store=store)
+    assert isinstance(r.samples, pl.DataFrame)
+    assert r.samples.columns == ["iteration", "t_start_s", "rtt_ns", "oneway_ns"]
+    s = r.summary()
+    assert s["column"].to_list() == ["rtt", "oneway", "rtt/2"]
+    row = s.row(0, named=True)
+    assert row["p50_ci_low_ns"] <= row["p50_ns"] <= row["p50_ci_high_ns"]
+    assert row["min_ns"] <= row["p50_ns"] <= row["max_ns"]
+    assert r.meta["benchmark"] == "pipe" and r.meta["clock"]["overhead_ns"] > 0
+    again = latscope.load(r.id, store=store)
+    assert again.n == 500 and again.meta["run"]["id"] == r.id
+    with pytest.raises(BadInput):
+        latscope.run("pipe", n=-1, store=store)
+    names = [b["name"] for b in latscope.benchmarks()]
+    assert "pipe" in names
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for task in Path(f"/proc/{pid}/task").glob("*/children"):
+        out += [int(x) for x in task.read_text().split()]
+    return out
+
+
+def test_ctrl_c_leaves_nothing(store: Path, tmp_path: Path) -> None:
+    env = {**os.environ, "LATSCOPE_STORE": str(store)}
+    p = subprocess.Popen(
+        [sys.executable, "-m", "latscope.cli", "run", "pipe", "-n", "50000000", "--quiet"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        start_new_session=True,
+    )
+    # wait until the probe and its peer are running
+    deadline = time.time() + 30
+    probe_pid = None
+    while time.time() < deadline:
+        kids = _children(p.pid)
+        if kids and _children(kids[0]):
+            probe_pid = kids[0]
+            break
+        time.sleep(0.1)
+    assert probe_pid, "the probe did not start"
+    peer = _children(probe_pid)[0]
+    os.killpg(p.pid, signal.SIGINT)  # what Ctrl-C does: the whole foreground group
+    out, err = p.communicate(timeout=20)
+    assert p.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err
+    assert not Path(f"/proc/{probe_pid}").exists() or "zombie" in Path(
+        f"/proc/{probe_pid}/status").read_text()
+    assert not Path(f"/proc/{peer}").exists()
+    assert list((store / "runs").iterdir()) == []
