@@ -38,8 +38,18 @@ def test_run_show_export(cli, store: Path, tmp_path: Path) -> None:
     r = cli("run", "syscall", "-n", "3000", "-p", "op=read0")
     assert r.returncode == 0, r.stderr
     out = r.stdout
-    for word in ("syscall", "op=read0", "clock", "overhead", "resolution", "p50",
-                 "95% CI of p50", "p99.9", "batch figure", "effective sample size"):
+    for word in (
+        "syscall",
+        "op=read0",
+        "clock",
+        "overhead",
+        "resolution",
+        "p50",
+        "95% CI of p50",
+        "p99.9",
+        "batch figure",
+        "effective sample size",
+    ):
         assert word in out, word
     runs = Store(store).list_meta()
     assert len(runs) == 1
@@ -78,8 +88,7 @@ def test_pipe_summary_names_latencies(cli) -> None:
         (("export", "no-such-run", "--csv", "x.csv"), 2, "no run"),
     ],
 )
-def test_bad_input_one_line(cli, store: Path, args: tuple[str, ...], code: int,
-                            words: str) -> None:
+def test_bad_input_one_line(cli, store: Path, args: tuple[str, ...], code: int, words: str) -> None:
     r = cli(*args)
     one_error_line(r, code, words)
     partial = [p for p in (store / "runs").glob(".partial-*")] if (store / "runs").exists() else []
@@ -126,7 +135,10 @@ def test_ctrl_c_leaves_nothing(store: Path, tmp_path: Path) -> None:
     env = {**os.environ, "LATSCOPE_STORE": str(store)}
     p = subprocess.Popen(
         [sys.executable, "-m", "latscope.cli", "run", "pipe", "-n", "50000000", "--quiet"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
         start_new_session=True,
     )
     # wait until the probe and its peer are running
@@ -144,7 +156,9 @@ def test_ctrl_c_leaves_nothing(store: Path, tmp_path: Path) -> None:
     out, err = p.communicate(timeout=20)
     assert p.returncode == 130, err
     assert "interrupted" in err and "Traceback" not in err
-    assert not Path(f"/proc/{probe_pid}").exists() or "zombie" in Path(
-        f"/proc/{probe_pid}/status").read_text()
+    assert (
+        not Path(f"/proc/{probe_pid}").exists()
+        or "zombie" in Path(f"/proc/{probe_pid}/status").read_text()
+    )
     assert not Path(f"/proc/{peer}").exists()
     assert list((store / "runs").iterdir()) == []

@@ -12,13 +12,20 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import is_root, run_probe
 
+from conftest import is_root, run_probe
 from latscope import samples
 
 
-def measure(probe: str, tmp_path: Path, bench: str, *params: str, n: int = 300,
-            warmup: int | None = 17, clock: str | None = None) -> samples.SampleFile:
+def measure(
+    probe: str,
+    tmp_path: Path,
+    bench: str,
+    *params: str,
+    n: int = 300,
+    warmup: int | None = 17,
+    clock: str | None = None,
+) -> samples.SampleFile:
     out = tmp_path / f"{bench}-{len(list(tmp_path.iterdir()))}.lss"
     args = [bench, "-n", str(n), "-o", str(out)]
     if warmup is not None:
@@ -96,8 +103,9 @@ def test_warmup_default_and_pinning(probe: str, tmp_path: Path) -> None:
         (("cache=fadvise", "size=64k"), ["open", "write", "read", "close"]),
     ],
 )
-def test_file_variants(probe: str, tmp_path: Path, params: tuple[str, ...],
-                       cols: list[str]) -> None:
+def test_file_variants(
+    probe: str, tmp_path: Path, params: tuple[str, ...], cols: list[str]
+) -> None:
     d = tmp_path / "target"
     d.mkdir()
     sf = measure(probe, tmp_path, "file", f"dir={d}", *params, n=50, warmup=3)
@@ -107,8 +115,9 @@ def test_file_variants(probe: str, tmp_path: Path, params: tuple[str, ...],
     assert list(d.iterdir()) == []  # the test file is removed
 
 
-def test_file_default_dir_is_private_and_removed(probe: str, tmp_path: Path,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_file_default_dir_is_private_and_removed(
+    probe: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     tmpdir = tmp_path / "tmpdir"
     tmpdir.mkdir()
     monkeypatch.setenv("TMPDIR", str(tmpdir))
@@ -122,8 +131,18 @@ def test_file_on_tmpfs(probe: str, tmp_path: Path) -> None:
     sf = measure(probe, tmp_path, "file", "dir=/dev/shm", n=20, warmup=2)
     assert sf.header["bench"]["filesystem"]["type"] == "tmpfs"
     # tmpfs has O_DIRECT since Linux 6.6; before, the probe must refuse it with one line
-    r = run_probe(probe, "file", "-p", "dir=/dev/shm", "-p", "cache=direct", "-n", "5",
-                  "-o", str(tmp_path / "x.lss"))
+    r = run_probe(
+        probe,
+        "file",
+        "-p",
+        "dir=/dev/shm",
+        "-p",
+        "cache=direct",
+        "-n",
+        "5",
+        "-o",
+        str(tmp_path / "x.lss"),
+    )
     if r.returncode == 3:
         assert "does not support O_DIRECT" in r.stderr
         assert not (tmp_path / "x.lss").exists()
@@ -133,16 +152,25 @@ def test_file_on_tmpfs(probe: str, tmp_path: Path) -> None:
 
 
 def test_direct_needs_aligned_size(probe: str, tmp_path: Path) -> None:
-    bad(probe, tmp_path, "file", "-p", "cache=direct", "-p", "size=1000", "-n", "5",
-        words="multiple of 4096")
+    bad(
+        probe,
+        tmp_path,
+        "file",
+        "-p",
+        "cache=direct",
+        "-p",
+        "size=1000",
+        "-n",
+        "5",
+        words="multiple of 4096",
+    )
 
 
 def test_file_direct_on_a_disk_filesystem(probe: str, tmp_path: Path) -> None:
     d = tmp_path / "direct"
     d.mkdir()
     out = tmp_path / "d.lss"
-    r = run_probe(probe, "file", "-p", f"dir={d}", "-p", "cache=direct", "-n", "20",
-                  "-o", str(out))
+    r = run_probe(probe, "file", "-p", f"dir={d}", "-p", "cache=direct", "-n", "20", "-o", str(out))
     if r.returncode == 3:  # the filesystem under tmp_path has no O_DIRECT: said clearly
         assert "O_DIRECT" in r.stderr and len(r.stderr.strip().splitlines()) == 1
         return
@@ -150,8 +178,10 @@ def test_file_direct_on_a_disk_filesystem(probe: str, tmp_path: Path) -> None:
     assert samples.load(out).header["params"]["cache"] == "direct"
 
 
-@pytest.mark.skipif(not is_root, reason="cache=drop needs root; the non-root path is tested "
-                    "in test_drop_without_root")
+@pytest.mark.skipif(
+    not is_root,
+    reason="cache=drop needs root; the non-root path is tested in test_drop_without_root",
+)
 def test_file_drop_as_root(probe: str, tmp_path: Path) -> None:
     sf = measure(probe, tmp_path, "file", "cache=drop", n=5, warmup=1)
     assert sf.header["params"]["cache"] == "drop"
@@ -166,8 +196,7 @@ def test_pipe(probe: str, tmp_path: Path, mode: str, cpus: str) -> None:
     assert sf.duration_columns == ["rtt", "oneway"]
     b = sf.header["bench"]
     assert b["mode"] == mode and b["mechanism"] == "pipe"
-    assert b["placement"] == {"0,0": "same_cpu", "0,1": "different_cpus",
-                              "none": "unpinned"}[cpus]
+    assert b["placement"] == {"0,0": "same_cpu", "0,1": "different_cpus", "none": "unpinned"}[cpus]
     rtt, one = sf.ns("rtt"), sf.ns("oneway")
     # one-way is part of the round trip (same clock on both sides)
     assert np.median(one) < np.median(rtt)
@@ -207,8 +236,16 @@ def test_bad_n(probe: str, tmp_path: Path, n: str) -> None:
 
 
 def test_missing_dir(probe: str, tmp_path: Path) -> None:
-    bad(probe, tmp_path, "file", "-p", f"dir={tmp_path}/nope", "-n", "5",
-        words="No such file or directory")
+    bad(
+        probe,
+        tmp_path,
+        "file",
+        "-p",
+        f"dir={tmp_path}/nope",
+        "-n",
+        "5",
+        words="No such file or directory",
+    )
 
 
 def test_readonly_dir(probe: str, tmp_path: Path) -> None:
@@ -217,8 +254,9 @@ def test_readonly_dir(probe: str, tmp_path: Path) -> None:
     if is_root:
         if shutil.which("mount") is None:
             pytest.skip("no mount command")
-        m = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=1m", "none", str(d)],
-                           capture_output=True)
+        m = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "ro,size=1m", "none", str(d)], capture_output=True
+        )
         if m.returncode != 0:
             pytest.skip("cannot mount a read-only tmpfs here")
         try:
@@ -237,13 +275,33 @@ def test_symlink_instead_of_test_file(probe: str, tmp_path: Path) -> None:
     victim = tmp_path / "victim"
     victim.write_text("precious")
     (d / "t.dat").symlink_to(victim)
-    bad(probe, tmp_path, "file", "-p", f"dir={d}", "-p", "file=t.dat", "-n", "5",
-        words="symbolic link")
+    bad(
+        probe,
+        tmp_path,
+        "file",
+        "-p",
+        f"dir={d}",
+        "-p",
+        "file=t.dat",
+        "-n",
+        "5",
+        words="symbolic link",
+    )
     assert victim.read_text() == "precious"
     (d / "t.dat").unlink()
     (d / "t.dat").write_text("mine")
-    bad(probe, tmp_path, "file", "-p", f"dir={d}", "-p", "file=t.dat", "-n", "5",
-        words="will not overwrite")
+    bad(
+        probe,
+        tmp_path,
+        "file",
+        "-p",
+        f"dir={d}",
+        "-p",
+        "file=t.dat",
+        "-n",
+        "5",
+        words="will not overwrite",
+    )
     assert (d / "t.dat").read_text() == "mine"
 
 

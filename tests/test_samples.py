@@ -6,8 +6,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import run_probe
 
+from conftest import run_probe
 from latscope import samples
 
 

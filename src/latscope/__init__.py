@@ -1,10 +1,10 @@
 """latscope: measure what operating-system primitives cost, and tell the truth about the numbers.
 
-    >>> import latscope
-    >>> r = latscope.run("pipe", cpus="0,1", n=10000)
-    >>> r.summary()          # polars DataFrame, one row per timed column
-    >>> r.samples            # polars DataFrame, one row per iteration (ns)
-    >>> r.meta["clock"]      # dict: the clock, its overhead and resolution, ...
+>>> import latscope
+>>> r = latscope.run("pipe", cpus="0,1", n=10000)
+>>> r.summary()          # polars DataFrame, one row per timed column
+>>> r.samples            # polars DataFrame, one row per iteration (ns)
+>>> r.meta["clock"]      # dict: the clock, its overhead and resolution, ...
 """
 
 from __future__ import annotations
@@ -38,8 +38,15 @@ def run(
     Raises latscope.errors.LatscopeError (with .exit_code) on bad input or failure."""
     from .runs import measure
 
-    return measure(bench, {**(params or {}), **kw}, n=n, warmup=warmup, clock=clock,
-                   store=store, progress=progress)
+    return measure(
+        bench,
+        {**(params or {}), **kw},
+        n=n,
+        warmup=warmup,
+        clock=clock,
+        store=store,
+        progress=progress,
+    )
 
 
 def load(ref: str | os.PathLike[str], store: str | os.PathLike[str] | Store | None = None) -> Run:

@@ -15,6 +15,7 @@ from rich.table import Table
 from . import __version__
 from .errors import BadInput, Interrupted, LatscopeError
 
+
 def _console(stderr: bool = False) -> Console:
     c = Console(stderr=stderr, highlight=False)
     if not c.is_terminal and c.width < 132:
@@ -89,13 +90,25 @@ def build_parser() -> argparse.ArgumentParser:
         "  latscope run pipe -p mode=threads -p cpus=0,1\n",
     )
     r.add_argument("bench", metavar="BENCH", help="benchmark name (see 'latscope list')")
-    r.add_argument("-p", dest="params", action="append", metavar="KEY=VALUE",
-                   help="a benchmark parameter; repeatable")
+    r.add_argument(
+        "-p",
+        dest="params",
+        action="append",
+        metavar="KEY=VALUE",
+        help="a benchmark parameter; repeatable",
+    )
     r.add_argument("-n", type=int, metavar="N", help="recorded iterations (default: per benchmark)")
-    r.add_argument("--warmup", type=int, metavar="W",
-                   help="iterations run and discarded first (default: n/10, 10..1000)")
-    r.add_argument("--clock", choices=["auto", "tsc", "mono_raw", "mono"],
-                   help="clock (default auto: tsc where invariant, else mono_raw)")
+    r.add_argument(
+        "--warmup",
+        type=int,
+        metavar="W",
+        help="iterations run and discarded first (default: n/10, 10..1000)",
+    )
+    r.add_argument(
+        "--clock",
+        choices=["auto", "tsc", "mono_raw", "mono"],
+        help="clock (default auto: tsc where invariant, else mono_raw)",
+    )
     r.add_argument("--quiet", action="store_true", help="no progress bar")
     _store_arg(r)
 
@@ -155,15 +168,25 @@ def cmd_list(args: argparse.Namespace) -> int:
         if mech:
             modes = [m for m in ("threads", "processes") if mech.get(m)]
             what += f"\n[dim]between {' or '.join(modes)}[/dim]"
-        cols = ", ".join(c["name"] + (f" (if {c['when']})" if c.get("when") else "")
-                         for c in b["columns"])
-        n_note = f"\n[dim]n={b['default_n']}" + (
-            f", {b['default_n_note']}" if b.get("default_n_note") else "") + "[/dim]"
+        cols = ", ".join(
+            c["name"] + (f" (if {c['when']})" if c.get("when") else "") for c in b["columns"]
+        )
+        n_note = (
+            f"\n[dim]n={b['default_n']}"
+            + (f", {b['default_n_note']}" if b.get("default_n_note") else "")
+            + "[/dim]"
+        )
         t.add_row(b["name"], what, "\n".join(ps) + n_note, cols)
     console.print(t)
-    console.print("clocks: " + ", ".join(
-        c["name"] + (" (default)" if c["default"] else "") + ("" if c["available"] else " (unavailable)")
-        for c in cat["clocks"]))
+    console.print(
+        "clocks: "
+        + ", ".join(
+            c["name"]
+            + (" (default)" if c["default"] else "")
+            + ("" if c["available"] else " (unavailable)")
+            for c in cat["clocks"]
+        )
+    )
     console.print("[dim]details of a parameter: latscope-probe --list (JSON)[/dim]")
     return 0
 
@@ -173,13 +196,22 @@ def cmd_clocks(args: argparse.Namespace) -> int:
     from .units import fmt
 
     t = Table(title="clocks on this machine")
-    for c in ("clock", "overhead (median back-to-back)", "resolution (smallest step)",
-              "clock_getres", "tick"):
+    for c in (
+        "clock",
+        "overhead (median back-to-back)",
+        "resolution (smallest step)",
+        "clock_getres",
+        "tick",
+    ):
         t.add_column(c, justify="right" if c != "clock" else "left")
     for c in _probe.clocks():
-        t.add_row(c["name"], fmt(c["overhead_ns"]), fmt(c["resolution_ns"]),
-                  fmt(c["getres_ns"]) if c["getres_ns"] else "—",
-                  f"{c['ns_per_tick']:.6g} ns")
+        t.add_row(
+            c["name"],
+            fmt(c["overhead_ns"]),
+            fmt(c["resolution_ns"]),
+            fmt(c["getres_ns"]) if c["getres_ns"] else "—",
+            f"{c['ns_per_tick']:.6g} ns",
+        )
     console.print(t)
     return 0
 
@@ -195,8 +227,14 @@ def _progress_runner(quiet: bool, label: str):
         if quiet or not err_console.is_terminal:
             yield None
             return
-        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                      TimeElapsedColumn(), console=err_console, transient=True) as prog:
+        with Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=err_console,
+            transient=True,
+        ) as prog:
             task = prog.add_task(label, total=None)
 
             def cb(done: int, total: int) -> None:
@@ -207,17 +245,24 @@ def _progress_runner(quiet: bool, label: str):
     return cm()
 
 
-def run_and_print(bench: str, params: dict[str, Any], args: argparse.Namespace,
-                  n: int | None = None) -> Any:
+def run_and_print(
+    bench: str, params: dict[str, Any], args: argparse.Namespace, n: int | None = None
+) -> Any:
     from .report_text import print_run
     from .runs import measure
     from .store import Store
 
     st = Store(args.store)
     with _progress_runner(getattr(args, "quiet", False), f"{bench} {_pstr(params)}") as cb:
-        run = measure(bench, params, n=n if n is not None else getattr(args, "n", None),
-                      warmup=getattr(args, "warmup", None), clock=getattr(args, "clock", None),
-                      store=st, progress=cb)
+        run = measure(
+            bench,
+            params,
+            n=n if n is not None else getattr(args, "n", None),
+            warmup=getattr(args, "warmup", None),
+            clock=getattr(args, "clock", None),
+            store=st,
+            progress=cb,
+        )
     print_run(console, run)
     console.print(f"[dim]run {run.id} kept in {st.root}[/dim]")
     return run
@@ -244,7 +289,9 @@ def cmd_quick(args: argparse.Namespace) -> int:
     ]
     if (os.cpu_count() or 1) >= 2:
         plan.append(("pipe", {"cpus": "0,1"}, 20000))
-    console.print(f"[bold]latscope quick[/bold]: {len(plan)} runs, kept in {Store(args.store).root}")
+    console.print(
+        f"[bold]latscope quick[/bold]: {len(plan)} runs, kept in {Store(args.store).root}"
+    )
     for bench, params, n in plan:
         console.rule(f"{bench} {_pstr(params)}")
         run_and_print(bench, params, args, n=n)
@@ -283,8 +330,10 @@ def cmd_export(args: argparse.Namespace) -> int:
     finally:
         if tmp.exists():
             tmp.unlink()
-    console.print(f"wrote {run.n} rows × {len(run.samples.columns)} columns "
-                  f"(durations in ns, t_start_s in s) to {target}")
+    console.print(
+        f"wrote {run.n} rows × {len(run.samples.columns)} columns "
+        f"(durations in ns, t_start_s in s) to {target}"
+    )
     return 0
 
 

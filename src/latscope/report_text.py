@@ -87,11 +87,13 @@ def print_run(console: Console, run: Any, details: bool = False) -> None:
             )
     console.print(t)
     methods = {r["ci_method"] for r in summ.iter_rows(named=True) if r["ci_method"]}
-    ess = ", ".join(f"{r['column']} {r['ess']:.0f}" for r in summ.iter_rows(named=True)
-                    if r["ess"] is not None)
+    ess = ", ".join(
+        f"{r['column']} {r['ess']:.0f}" for r in summ.iter_rows(named=True) if r["ess"] is not None
+    )
     if methods:
-        console.print(f"[dim]interval: {'; '.join(sorted(methods))}; effective sample size: "
-                      f"{ess}[/dim]")
+        console.print(
+            f"[dim]interval: {'; '.join(sorted(methods))}; effective sample size: {ess}[/dim]"
+        )
     bench = meta.get("bench", {})
     batch = bench.get("batch")
     if batch:

@@ -139,7 +139,9 @@ def measure(
             "created_utc": _now_utc(),
             "benchmark": bench,
             "params_given": {k: str(v) for k, v in params.items()},
-            "command": " ".join(shlex.quote(a) for a in [os.path.basename(sys.argv[0])] + sys.argv[1:]),
+            "command": " ".join(
+                shlex.quote(a) for a in [os.path.basename(sys.argv[0])] + sys.argv[1:]
+            ),
             "probe_command": " ".join(shlex.quote(a) for a in args[1:]),
             "latscope_version": __version__,
             "probe_warnings": warnings,

@@ -67,9 +67,7 @@ def load(path: str | os.PathLike[str]) -> SampleFile:
     except ValueError:
         raise _fail(p, "damaged first line") from None
     if version not in SUPPORTED_VERSIONS:
-        raise _fail(
-            p, f"sample format version {version}; this latscope reads {SUPPORTED_VERSIONS}"
-        )
+        raise _fail(p, f"sample format version {version}; this latscope reads {SUPPORTED_VERSIONS}")
     nl2 = raw.find(b"\n", nl1 + 1)
     if nl2 < 0:
         raise _fail(p, "truncated in the header")

@@ -146,8 +146,6 @@ class Store:
         if len(matches) == 1:
             return matches[0]
         if not matches:
-            raise BadInput(
-                f"no run '{ref}' in the store {self.root}; 'latscope ls' lists the runs"
-            )
+            raise BadInput(f"no run '{ref}' in the store {self.root}; 'latscope ls' lists the runs")
         names = ", ".join(d.name for d in matches[:5])
         raise BadInput(f"'{ref}' matches {len(matches)} runs ({names}...); give more of the id")
