@@ -1,0 +1,225 @@
+"""Serial dependence of a latency column: ACF, Ljung–Box test, effective sample size, block length.
+
+Consecutive latency samples are rarely independent: caches, frequency scaling, interrupts and
+scheduler decisions last longer than one iteration. Standard confidence intervals assume
+independence and are too narrow on such data, so latscope measures the dependence first.
+
+Transform. Everything here is computed on the **normal scores** of the samples
+(van der Waerden scores ``Phi^-1((midrank - 0.5) / n)``), not on the raw nanoseconds. Latency
+data are heavy-tailed: on the raw scale, a handful of 100x spikes dominate every sum of squares
+and the ACF mostly measures where the spikes are. Normal scores are invariant under any monotone
+transform of the data, bounded in their influence, and for log-normal data they reproduce the
+Gaussian series on the log scale, so an AR(1) with coefficient ``phi`` on the log scale shows an
+ACF of ``phi**k``. Ties (coarse clocks) get mid-ranks, hence equal scores, so they cannot create
+spurious correlation. The price is that dependence that lives only in the extreme tail (e.g.
+clustered spikes) is understated here; ``outliers.py`` looks at spikes separately.
+
+ACF. Computed with one real FFT of the whole series, zero-padded to at least ``n + max_lag``
+(exact for the lags returned, no wrap-around), with the usual biased divisor ``n``. The reported
+ACF goes up to ``max_lag`` (default ``min(100, n // 4)``); ESS and block length look further.
+
+Ljung–Box. ``Q = n (n + 2) sum_{k=1..h} rho_k^2 / (n - k)`` with ``h = min(20, n // 5)``,
+p-value from the chi-squared distribution with ``h`` degrees of freedom (``scipy.stats.chi2``).
+
+Effective sample size. ``ESS = n / tau`` with the integrated autocorrelation time
+``tau = 1 + 2 sum_k rho_k`` estimated by Geyer's (1992) initial monotone sequence estimator:
+sums of adjacent pairs ``Gamma_m = rho_{2m} + rho_{2m+1}`` are accumulated until the first
+non-positive pair, and forced to be non-increasing. ESS is the number of independent samples that
+would carry the same information about the mean of the scores; for an AR(1) it is
+``n (1 - phi) / (1 + phi)``. For anti-correlated series it can exceed ``n``; like Stan, it is
+capped at ``n log10(n)``. The sequence may run over the first ``n // 4`` lags (one FFT gives
+them all); if it has not ended there (non-stationary data: a level shift keeps the ACF positive
+at all lags), ``tau_truncated`` is set and the ESS is an upper bound. Either way a small ESS
+says the same thing: the run does not average out its own variation.
+
+Independence rule. The column is treated as independent when the Ljung–Box p-value is at least
+``INDEPENDENCE_P`` (0.01) **and** ``ESS / n >= INDEPENDENCE_ESS_RATIO`` (0.5). With millions of
+samples Ljung–Box detects even harmless correlations, and the dependence-aware intervals stay
+valid for independent data, so erring towards "dependent" costs only a little width.
+
+Block length. The Politis & White (2004) automatic block length for the circular block
+bootstrap, with the correction of Patton, Politis & White (2009): flat-top lag window, bandwidth
+``2 m`` where ``m`` is the smallest lag after which ``K_n = max(5, log10 n)`` consecutive
+autocorrelations are insignificant (``|rho| < 2 sqrt(log10(n) / n)``). ``intervals.py`` uses it
+(with a floor of ``n^(1/3)``) for its block bootstrap.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import numpy.typing as npt
+import scipy.fft as sfft
+from scipy import stats
+
+from ._common import FloatArray, IntArray, Prepared, Result, as_prepared
+
+#: Reported ACF lags: ``min(DEFAULT_MAX_LAG, n // 4)`` unless given.
+DEFAULT_MAX_LAG = 100
+#: Ljung–Box uses ``h = min(LJUNG_BOX_LAG, n // 5)`` lags.
+LJUNG_BOX_LAG = 20
+#: Independence requires a Ljung–Box p-value at least this large ...
+INDEPENDENCE_P = 0.01
+#: ... and ESS / n at least this large.
+INDEPENDENCE_ESS_RATIO = 0.5
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Dependence(Result):
+    n: int
+    acf: FloatArray  # autocorrelation of the normal scores at lags 0..max_lag
+    lags: IntArray
+    ljung_box_q: float | None
+    ljung_box_p: float | None
+    ljung_box_lag: int
+    ess: float
+    tau: float  # integrated autocorrelation time, n / ess
+    tau_lags: int  # how many lags Geyer's sequence summed
+    tau_truncated: bool  # Geyer's sequence still positive at the last lag: tau is a lower bound
+    independent: bool
+    block_length: float  # Politis-White circular-bootstrap block length (no floor applied)
+    transform: str
+    rule: str
+
+
+def autocorrelation(z: npt.ArrayLike, max_lag: int) -> FloatArray:
+    """ACF of ``z`` at lags ``0..max_lag`` by FFT (biased divisor ``n``, mean removed).
+
+    A constant series returns 1 at lag 0 and 0 elsewhere."""
+    a = np.asarray(z, dtype=np.float64)
+    n = a.size
+    max_lag = int(max(0, min(max_lag, n - 1)))
+    a = a - a.mean()
+    nfft = sfft.next_fast_len(n + max_lag, real=True)
+    f = sfft.rfft(a, nfft, workers=-1)
+    del a
+    power = f.real**2
+    power += f.imag**2
+    del f
+    acov = sfft.irfft(power, nfft, workers=-1)[: max_lag + 1]
+    out = np.zeros(max_lag + 1)
+    out[0] = 1.0
+    if acov[0] > 0.0:
+        out[:] = acov / acov[0]
+    return out
+
+
+def geyer_tau(acf: FloatArray) -> tuple[float, int, bool]:
+    """Integrated autocorrelation time by Geyer's initial monotone sequence estimator.
+
+    Returns ``(tau, lags_used, terminated)``; ``terminated`` is False when the ACF given was too
+    short for the sequence to reach a non-positive pair (then ``tau`` is a lower bound)."""
+    m = acf.size // 2
+    if m == 0:
+        return 1.0, 0, False
+    pairs = acf[: 2 * m : 2] + acf[1 : 2 * m : 2]
+    nonpos = np.flatnonzero(pairs <= 0.0)
+    terminated = nonpos.size > 0
+    k = int(nonpos[0]) if terminated else m
+    if k == 0:
+        return 1.0, 1, True  # rho_1 <= -1: degenerate; treat as independent
+    gam = np.minimum.accumulate(pairs[:k])
+    tau = float(-1.0 + 2.0 * gam.sum())
+    return tau, 2 * k, terminated
+
+
+def politis_white_block_length(acf: FloatArray, n: int) -> float:
+    """Politis–White (2004) / Patton–Politis–White (2009) optimal block length for the circular
+    block bootstrap, computed from autocorrelations (the result is scale-free). ``acf`` must
+    reach lag ``ceil(sqrt(n)) + max(5, log10 n)`` for the full rule; shorter is used as is."""
+    if n < 8:
+        return 1.0
+    kn = max(5, int(math.ceil(math.log10(n))))
+    m_max = min(int(math.ceil(math.sqrt(n))) + kn, acf.size - 1)
+    b_max = math.ceil(min(3.0 * math.sqrt(n), n / 3.0))
+    crit = 2.0 * math.sqrt(math.log10(n) / n)
+    insignificant = np.abs(acf[1 : m_max + 1]) < crit  # index j <-> lag j + 1
+    m_hat = m_max
+    for m in range(0, max(0, m_max - kn) + 1):
+        if insignificant[m : m + kn].all():
+            m_hat = m
+            break
+    big_m = min(max(2 * m_hat, 1), m_max)
+    if big_m < 1:
+        return 1.0
+    k = np.arange(1, big_m + 1)
+    s = k / big_m
+    lam = np.where(s <= 0.5, 1.0, 2.0 * (1.0 - s))
+    rho = acf[1 : big_m + 1]
+    g_sum = 2.0 * float(np.sum(lam * k * rho))
+    g0 = 1.0 + 2.0 * float(np.sum(lam * rho))
+    if g0 <= 0.0:
+        return 1.0
+    d_cb = 4.0 / 3.0 * g0**2
+    b = (2.0 * g_sum**2 / d_cb) ** (1.0 / 3.0) * n ** (1.0 / 3.0)
+    return float(min(max(b, 1.0), b_max))
+
+
+def ljung_box(acf: FloatArray, n: int, h: int) -> tuple[float, float]:
+    """Ljung–Box ``Q`` and p-value from autocorrelations at lags ``1..h``."""
+    k = np.arange(1, h + 1)
+    q = float(n * (n + 2) * np.sum(acf[1 : h + 1] ** 2 / (n - k)))
+    return q, float(stats.chi2.sf(q, h))
+
+
+def dependence(x: npt.ArrayLike | Prepared, *, max_lag: int | None = None) -> Dependence:
+    """Measure serial dependence of latencies ``x`` (ns, iteration order) on normal scores."""
+    prep = as_prepared(x)
+    n = prep.n
+    if max_lag is None:
+        max_lag = min(DEFAULT_MAX_LAG, n // 4)
+    max_lag = max(0, min(int(max_lag), n - 1))
+    rule = f"independent if Ljung-Box p >= {INDEPENDENCE_P} and ESS/n >= {INDEPENDENCE_ESS_RATIO}"
+    if n < 3 or prep.sorted[0] == prep.sorted[-1]:
+        acf = np.zeros(max_lag + 1)
+        acf[0] = 1.0
+        return Dependence(
+            n=n,
+            acf=acf,
+            lags=np.arange(max_lag + 1, dtype=np.int64),
+            ljung_box_q=None,
+            ljung_box_p=None,
+            ljung_box_lag=0,
+            ess=float(n),
+            tau=1.0,
+            tau_lags=0,
+            tau_truncated=False,
+            independent=True,
+            block_length=1.0,
+            transform="normal scores (mid-ranks)",
+            rule=rule + " (too few distinct samples to test: treated as independent)",
+        )
+
+    z = prep.normal_scores
+    pw_lags = int(math.ceil(math.sqrt(n))) + max(5, int(math.ceil(math.log10(n)))) + 1
+    long_lags = min(n - 1, max(max_lag, pw_lags, LJUNG_BOX_LAG, n // 4))
+    acf_long = autocorrelation(z, long_lags)
+    tau, tau_lags, done = geyer_tau(acf_long)
+    # Like Stan, cap the ESS of anti-correlated series at n log10(n).
+    tau = max(tau, 1.0 / math.log10(max(n, 10)))
+    ess = n / tau
+
+    h = min(LJUNG_BOX_LAG, n // 5)
+    q: float | None = None
+    p: float | None = None
+    if h >= 1:
+        q, p = ljung_box(acf_long, n, h)
+    independent = (p is None or p >= INDEPENDENCE_P) and ess / n >= INDEPENDENCE_ESS_RATIO
+    return Dependence(
+        n=n,
+        acf=acf_long[: max_lag + 1].copy(),
+        lags=np.arange(max_lag + 1, dtype=np.int64),
+        ljung_box_q=q,
+        ljung_box_p=p,
+        ljung_box_lag=h,
+        ess=float(ess),
+        tau=float(tau),
+        tau_lags=tau_lags,
+        tau_truncated=not done,
+        independent=bool(independent),
+        block_length=politis_white_block_length(acf_long, n),
+        transform="normal scores (mid-ranks)",
+        rule=rule,
+    )

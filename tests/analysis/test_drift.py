@@ -1,0 +1,86 @@
+import numpy as np
+import pytest
+
+from latscope.analysis import drift, timer_too_coarse
+
+from ._synth import lognormal_ar1
+
+
+def codes(d):
+    return [w.code for w in d.warnings]
+
+
+def test_step_change_is_found_near_its_index():
+    rng = np.random.default_rng(41)
+    n, at = 100_000, 61_234
+    x = lognormal_ar1(n, rng, phi=0.5, sigma=0.4)
+    x[at:] *= 1.2
+    t = np.cumsum(x) * 1e-9
+    d = drift(x, t)
+    assert d.window_size == 500
+    assert len(d.change_points) == 1
+    cp = d.change_points[0]
+    assert abs(cp.index - at) <= 2 * d.window_size
+    assert cp.relative_change == pytest.approx(0.2, abs=0.03)
+    assert cp.time_s == pytest.approx(t[cp.index] - t[0])
+    assert codes(d) == ["slowdown"]
+    assert "iteration" in d.warnings[0].message
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_stationary_run_has_no_change_points_or_warnings(seed):
+    rng = np.random.default_rng(42 + seed)
+    x = lognormal_ar1(100_000, rng, phi=0.5, sigma=0.4)
+    d = drift(x, np.arange(x.size) * 1e-6)
+    assert d.change_points == ()
+    assert d.warnings == ()
+    lo, hi = d.slope_ci_ns_per_minute
+    assert lo <= 0.0 <= hi or abs(d.slope_percent_per_minute) < 1.0
+
+
+def test_unfinished_warmup_is_reported_with_its_length():
+    rng = np.random.default_rng(45)
+    x = lognormal_ar1(100_000, rng, phi=0.5, sigma=0.4)
+    x[:3000] *= 1.5
+    d = drift(x)
+    assert "warmup" in codes(d)
+    assert abs(d.warmup_iterations - 3000) <= d.window_size
+    assert "slowdown" not in codes(d) and "level_shift" not in codes(d)
+
+
+def test_linear_trend_is_reported_per_minute():
+    rng = np.random.default_rng(46)
+    n = 100_000
+    x = lognormal_ar1(n, rng, phi=0.5, sigma=0.4) * np.linspace(1.0, 1.3, n)
+    t = np.arange(n) * 6e-4  # the run lasts one minute
+    d = drift(x, t)
+    assert "trend" in codes(d)
+    assert d.slope_percent_per_minute == pytest.approx(30.0, rel=0.2)
+    assert d.slope_ci_ns_per_minute[0] > 0
+
+
+def test_speedup_mid_run_and_oscillation():
+    rng = np.random.default_rng(47)
+    x = lognormal_ar1(100_000, rng, phi=0.5, sigma=0.4)
+    y = x.copy()
+    y[50_000:] *= 0.8
+    assert "level_shift" in codes(drift(y))
+    z = x.copy()
+    for a in (20_000, 60_000):
+        z[a : a + 20_000] *= 1.2
+    dz = drift(z)
+    assert len(dz.change_points) == 4
+    assert "oscillation" in codes(dz) and "slowdown" in codes(dz)
+
+
+def test_windows_rule_and_short_runs():
+    assert drift(np.ones(5000) + np.arange(5000) % 7).window_size == 50
+    short = drift(np.arange(120.0))
+    assert short.reason is not None and short.change_points == ()
+
+
+def test_timer_too_coarse():
+    w = timer_too_coarse(50.0, 10.0)
+    assert w is not None and w.code == "timer_too_coarse" and "batches" in w.message
+    assert timer_too_coarse(100.0, 10.0) is None
+    assert timer_too_coarse(50.0, None) is None

@@ -1,0 +1,91 @@
+import numpy as np
+import pytest
+from scipy import stats
+
+from latscope.analysis import Prepared, confidence_intervals, dependence, order_statistic_interval
+
+from ._synth import lognormal_ar1
+
+
+def test_median_interval_coverage_under_ar1_and_plain_interval_undercovers():
+    """AR(1) with phi = 0.8 on the log scale: the dependence-aware interval keeps its 95%
+    promise, the textbook order-statistic interval (which assumes independence) does not."""
+    rng = np.random.default_rng(2024)
+    n, reps = 4000, 300
+    truth = 200.0 + 1000.0  # loc + exp(mu)
+    covered = covered_plain = 0
+    for r in range(reps):
+        x = lognormal_ar1(n, rng, phi=0.8)
+        prep = Prepared(x)
+        iv = confidence_intervals(prep, seed=r, percentiles=())
+        assert not iv.independent
+        covered += iv.median.low <= truth <= iv.median.high
+        low, high, _ = order_statistic_interval(prep.sorted, 0.5)
+        covered_plain += low <= truth <= high
+    assert 0.88 <= covered / reps <= 0.99
+    assert covered_plain / reps < 0.80
+
+
+def test_independent_data_get_exact_order_statistics_and_bca():
+    rng = np.random.default_rng(3)
+    x = rng.lognormal(7.0, 0.5, 100)
+    iv = confidence_intervals(x, seed=1)
+    assert iv.independent and iv.block_length is None
+    xs = np.sort(x)
+    lo_k = int(stats.binom.ppf(0.025, 100, 0.5))  # 1-based
+    hi_k = int(stats.binom.ppf(0.975, 100, 0.5)) + 1
+    assert (lo_k, hi_k) == (40, 61)
+    assert iv.median.low == xs[lo_k - 1] and iv.median.high == xs[hi_k - 1]
+    assert iv.median.method.startswith("order statistics")
+    assert iv.mean.method.startswith("BCa bootstrap")
+    assert iv.mean.low < x.mean() < iv.mean.high
+    assert iv.median.ess == pytest.approx(dependence(x).ess)
+
+
+def test_tail_percentile_without_enough_samples_gets_no_interval():
+    rng = np.random.default_rng(4)
+    x = rng.lognormal(7.0, 0.5, 2000)
+    iv = confidence_intervals(x)
+    p999 = iv.percentile("p99.9")
+    assert p999.low is None and p999.high is None
+    assert p999.n_beyond == 2 and "at least 10" in p999.reason
+    p99 = iv.percentile("p99")
+    assert p99.low is not None and p99.low <= p99.estimate <= p99.high
+
+
+def test_dependent_methods_block_length_and_reproducibility():
+    rng = np.random.default_rng(5)
+    x = lognormal_ar1(20_000, rng, phi=0.8)
+    a = confidence_intervals(x, seed=7)
+    b = confidence_intervals(x, seed=7)
+    c = confidence_intervals(x, seed=8)
+    assert not a.independent
+    assert a.block_length >= np.ceil(20_000 ** (1 / 3))
+    assert a.median.method.startswith(f"block bootstrap, block {a.block_length}")
+    assert a.mean.method.startswith("batch means")
+    assert a.to_dict() == b.to_dict()
+    assert (a.median.low, a.median.high) != (c.median.low, c.median.high)
+    for iv in (a.median, *a.percentiles, a.mean):
+        assert iv.low <= iv.estimate <= iv.high
+        assert iv.ess == pytest.approx(a.ess)
+    # Tail intervals are wider than the median's, relative to a spread measure.
+    assert a.percentile("p99").high - a.percentile("p99").low > a.median.high - a.median.low
+
+
+def test_mean_bca_coverage_iid():
+    rng = np.random.default_rng(6)
+    sigma, n, reps = 0.5, 400, 200
+    truth = 200.0 + np.exp(np.log(1000.0) + sigma**2 / 2)
+    hits = 0
+    for r in range(reps):
+        x = 200.0 + rng.lognormal(np.log(1000.0), sigma, n)
+        iv = confidence_intervals(x, seed=r, n_boot=1000, percentiles=())
+        hits += iv.mean.low <= truth <= iv.mean.high
+    assert 0.88 <= hits / reps <= 0.99
+
+
+def test_level_validation_and_tiny_input():
+    with pytest.raises(ValueError):
+        confidence_intervals(np.arange(10.0), level=1.5)
+    iv = confidence_intervals(np.array([1.0, 2.0, 3.0]))
+    assert iv.median.low is None and "at least 5" in iv.median.reason

@@ -1,0 +1,75 @@
+import json
+
+import numpy as np
+import pytest
+
+from latscope.analysis import MIN_BEYOND, summarize
+
+
+def test_counts_beyond_and_withheld_tails_on_hand_made_array():
+    s = summarize(np.arange(1.0, 101.0))  # 1, 2, ..., 100
+    assert s.n == 100 and s.min == 1.0 and s.max == 100.0
+    assert s.median == 50.5
+    p = {q.name: q for q in s.percentiles}
+    # p90 = 90.1 (linear): 91..100 lie above it -> exactly MIN_BEYOND, reported.
+    assert p["p90"].raw_value == pytest.approx(90.1)
+    assert p["p90"].n_beyond == 10 and p["p90"].value == pytest.approx(90.1)
+    # p95 = 95.05: 96..100 above -> 5 < 10 -> withheld.
+    assert p["p95"].n_beyond == 5 and p["p95"].value is None
+    assert p["p99"].n_beyond == 1 and p["p99"].value is None
+    # Lower percentiles count below: p10 = 10.9 has 1..10 below it.
+    assert p["p10"].side == "below" and p["p10"].n_beyond == 10
+    assert p["p10"].value == pytest.approx(10.9)
+    assert p["p5"].n_beyond == 5 and p["p5"].value is None
+    assert p["p25"].n_beyond == 25 and p["p50"].n_beyond == 50
+    assert s.mad == 25.0 and s.mad_scaled == pytest.approx(1.4826 * 25.0)
+    assert s.iqr == pytest.approx(75.25 - 25.75)
+    assert MIN_BEYOND == 10
+
+
+def test_counts_beyond_with_ties_are_strict():
+    x = np.array([5.0] * 20 + [7.0] * 15 + [9.0] * 12)
+    s = summarize(x)
+    p99 = s.percentile("p99")
+    assert p99.raw_value == 9.0
+    assert p99.n_beyond == 0 and p99.value is None  # nothing lies strictly above 9
+    p50 = s.percentile("p50")
+    assert p50.raw_value == 7.0 and p50.n_beyond == 12
+
+
+def test_percentiles_match_numpy_linear_and_tail_rule():
+    rng = np.random.default_rng(0)
+    x = rng.lognormal(7.0, 0.5, 10_000)
+    s = summarize(x)
+    for q in s.percentiles:
+        assert q.raw_value == pytest.approx(np.percentile(x, q.percent), rel=1e-12)
+        if q.side == "above":
+            assert q.n_beyond == np.count_nonzero(x > q.raw_value)
+        else:
+            assert q.n_beyond == np.count_nonzero(x < q.raw_value)
+    assert s.percentile("p99.9").n_beyond == 10 and s.percentile("p99.9").value is not None
+    assert s.percentile("p99.99").n_beyond == 1 and s.percentile("p99.99").value is None
+    assert s.mean == pytest.approx(x.mean())
+    assert s.std == pytest.approx(x.std(ddof=1))
+    assert s.cv == pytest.approx(x.std(ddof=1) / x.mean())
+    assert s.geometric_mean == pytest.approx(np.exp(np.log(x).mean()))
+
+
+def test_geometric_mean_needs_positive_samples_and_to_dict_is_json():
+    s = summarize(np.array([0.0, 1.0, 2.0, 3.0]))
+    assert s.geometric_mean is None
+    d = s.to_dict()
+    json.dumps(d, allow_nan=False)
+    assert d["percentiles"]["p99.99"]["value"] is None
+    one = summarize(np.array([42.0]))
+    assert one.std is None and one.cv is None
+    json.dumps(one.to_dict(), allow_nan=False)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [np.array([]), np.array([1.0, np.nan]), np.array([1.0, np.inf]), np.ones((2, 2))],
+)
+def test_bad_input_is_a_clear_error(bad):
+    with pytest.raises(ValueError):
+        summarize(bad)
