@@ -6,6 +6,8 @@ SOURCES := $(shell find src probe -name '*.py' -o -name '*.c' -o -name '*.h' -o 
            pyproject.toml meson.build meson.options
 PROBE_SRC := $(filter-out probe/main.c,$(wildcard probe/*.c))
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+# ZeroMQ benchmarks when libzmq is installed (as meson does); without it they stay unavailable
+ZMQ := $(shell pkg-config --exists libzmq 2>/dev/null && echo -DHAVE_ZMQ=1 $$(pkg-config --libs libzmq))
 
 .PHONY: run test probe-test pytest lint clean
 
@@ -24,9 +26,9 @@ test: probe-test pytest
 probe-test:
 	@mkdir -p build/san
 	$(CC) -std=c11 -O1 -g -Wall -Wextra -Werror -D_GNU_SOURCE $(SAN) -o build/san/test-probe \
-	    probe/tests/test_main.c $(PROBE_SRC) -lpthread -lm
+	    probe/tests/test_main.c $(PROBE_SRC) -lpthread -lm $(ZMQ)
 	$(CC) -std=c11 -O1 -g -Wall -Wextra -Werror -D_GNU_SOURCE $(SAN) -o build/san/latscope-probe \
-	    probe/main.c $(PROBE_SRC) -lpthread -lm
+	    probe/main.c $(PROBE_SRC) -lpthread -lm $(ZMQ)
 	ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 build/san/test-probe
 
 pytest: $(STAMP) probe-test

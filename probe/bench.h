@@ -76,6 +76,12 @@ struct bench {
 };
 
 extern const struct bench bench_syscall, bench_file, bench_pipe;
+/* communication mechanisms (docs/mechanisms.md), one file per family: ipc_pipe.c,
+ * ipc_socket.c, ipc_sync.c, ipc_shm.c, ipc_mq.c, ipc_signal.c, ipc_zmq.c, ipc_netns.c */
+extern const struct bench bench_fifo, bench_unix_stream, bench_unix_dgram, bench_socketpair,
+    bench_tcp, bench_udp, bench_eventfd, bench_futex, bench_posix_sem, bench_sysv_sem,
+    bench_condvar, bench_spin, bench_spin_pause, bench_yield, bench_posix_mq, bench_sysv_mq,
+    bench_signal, bench_zmq_inproc, bench_zmq_ipc, bench_zmq_tcp, bench_tcp_netns;
 extern const struct bench *const all_benches[];
 
 /* Parameter access by name; aborts (programming error) on an unknown name. */

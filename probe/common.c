@@ -49,6 +49,15 @@ void cleanup_cancel(int handle) {
     pthread_mutex_unlock(&cleanup_lock);
 }
 
+void cleanup_now(int handle) {
+    pthread_mutex_lock(&cleanup_lock);
+    if (handle >= 0 && handle < ncleanups && cleanups[handle].active) {
+        cleanups[handle].active = 0;
+        cleanups[handle].fn(cleanups[handle].arg);
+    }
+    pthread_mutex_unlock(&cleanup_lock);
+}
+
 void cleanup_run(void) {
     pthread_mutex_lock(&cleanup_lock);
     for (int i = ncleanups - 1; i >= 0; i--) {
@@ -134,6 +143,7 @@ static pid_t sv_peer = 0;
 static int sv_peer_reaped = 0;
 static int sv_peer_status = 0;
 static double sv_stall = 0;
+static unsigned sv_watch_gen = 0; /* bumped when a peer starts being watched */
 
 static sigset_t owned_signals(void) {
     sigset_t set;
@@ -146,6 +156,10 @@ static sigset_t owned_signals(void) {
 
 void signals_block_all(void) {
     sigset_t set = owned_signals();
+    /* The signal benchmark's real-time signals: blocked in every thread (the supervisor
+     * too), so they stay pending until the thread that waits for them takes them. */
+    sigaddset(&set, PROBE_SIG_A);
+    sigaddset(&set, PROBE_SIG_B);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
 }
@@ -156,12 +170,21 @@ static double mono_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+static pthread_mutex_t sv_start_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t sv_start_cv = PTHREAD_COND_INITIALIZER;
+static int sv_started = 0;
+
 static void *sv_main(void *arg) {
     (void)arg;
+    pthread_mutex_lock(&sv_start_lock);
+    sv_started = 1;
+    pthread_cond_signal(&sv_start_cv);
+    pthread_mutex_unlock(&sv_start_lock);
     sigset_t set = owned_signals();
     struct timespec tick = {0, 50 * 1000 * 1000};
     double last_report = 0, stop_at = 0, last_change = mono_s();
     uint64_t last_progress = (uint64_t)-1;
+    unsigned watch_gen = 0;
     while (!sv_quit) {
         int sig = sigtimedwait(&set, NULL, &tick);
         double now = mono_s();
@@ -178,9 +201,13 @@ static void *sv_main(void *arg) {
         if (g_stop && now - stop_at > 1.0)
             die_async(EXIT_INTERRUPTED, "interrupted (signal %d); nothing was written", g_stop);
         uint64_t p = sv_cfg && sv_cfg->progress ? *sv_cfg->progress : 0;
-        if (p != last_progress) {
+        unsigned gen = __atomic_load_n(&sv_watch_gen, __ATOMIC_ACQUIRE);
+        if (p != last_progress || gen != watch_gen) {
+            /* progress, or a peer newly watched: the stall clock starts again (set-up before
+             * the first iteration is not a stall) */
             last_progress = p;
             last_change = now;
+            watch_gen = gen;
         }
         if (sv_peer_failed && *sv_peer_failed)
             die_async(EXIT_FAIL, "%s; nothing was written",
@@ -229,6 +256,12 @@ void supervisor_start(struct supervisor *sv) {
     sv_quit = 0;
     if (pthread_create(&sv_thread, NULL, sv_main, NULL) != 0)
         die(EXIT_FAIL, "cannot start the supervisor thread");
+    /* Return only once the thread runs: a fork() while its start-up is still under way
+     * would hand the child whatever lock that start-up held at the instant (seen with
+     * AddressSanitizer's allocator: a forked peer hung on its first malloc in a new thread). */
+    pthread_mutex_lock(&sv_start_lock);
+    while (!sv_started) pthread_cond_wait(&sv_start_cv, &sv_start_lock);
+    pthread_mutex_unlock(&sv_start_lock);
     sv_running = 1;
 }
 
@@ -242,6 +275,7 @@ void supervisor_watch_peer(pid_t pid, double stall_timeout_s) {
     sv_peer = pid;
     sv_peer_reaped = 0;
     sv_stall = stall_timeout_s;
+    __atomic_add_fetch(&sv_watch_gen, 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&sv_lock);
 }
 

@@ -32,6 +32,7 @@ __attribute__((format(printf, 1, 2))) void warnmsg(const char *fmt, ...);
 typedef void (*cleanup_fn)(void *arg);
 int cleanup_push(cleanup_fn fn, void *arg);  /* returns a handle */
 void cleanup_cancel(int handle);              /* the resource was released normally */
+void cleanup_now(int handle); /* run one entry now (if still active), under the list's lock */
 void cleanup_run(void);
 /* Convenience: unlink a path / remove a directory / kill and reap a child on clean-up.
  * The path string is copied. */
@@ -50,6 +51,10 @@ struct supervisor {
     pid_t peer;                  /* 0: no peer process to watch */
 };
 void signals_block_all(void); /* call first thing in main(), before any thread or fork */
+/* Real-time signals the signal benchmark sends (blocked in every thread by
+ * signals_block_all, taken with sigwaitinfo): A to the responder, B to the initiator. */
+#define PROBE_SIG_A (SIGRTMIN + 2)
+#define PROBE_SIG_B (SIGRTMIN + 3)
 void supervisor_start(struct supervisor *sv);
 void supervisor_watch_peer(pid_t pid, double stall_timeout_s);
 /* Stop watching the peer: returns 1 if the supervisor already reaped it (exit status in

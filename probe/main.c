@@ -110,6 +110,16 @@ static void print_catalogue(void) {
             jb_bool(&j, "processes", b->mech->processes_ok);
             jb_bool(&j, "blocking", b->mech->blocking);
             jb_bool(&j, "message_size", b->mech->has_size);
+            if (b->mech->has_size)
+                jb_int(&j, "max_message_bytes", (long long)b->mech->max_size);
+            else
+                jb_int(&j, "message_bytes", (long long)b->mech->payload);
+            /* spinning: 0 on two CPUs, 1 on one (null: it depends on the placement) */
+            if (b->mech->blocking)
+                jb_int(&j, "context_switches_per_way",
+                       b->mech->switches_per_way > 0 ? b->mech->switches_per_way : 1);
+            else
+                jb_null(&j, "context_switches_per_way");
             jb_str(&j, "timed_region", b->mech->timed);
             jb_end_obj(&j);
         }
@@ -129,7 +139,12 @@ static void print_catalogue(void) {
             }
             if (d->type == P_INT || d->type == P_SIZE) {
                 jb_int(&j, "min", d->min);
-                jb_int(&j, "max", d->max);
+                long long max = d->max;
+                /* a message size: at most what this mechanism carries */
+                if (b->mech && b->mech->has_size && !strcmp(d->name, "size") &&
+                    (long long)b->mech->max_size < max)
+                    max = (long long)b->mech->max_size;
+                jb_int(&j, "max", max);
             }
             jb_str(&j, "needs_root_when", d->root_value);
             jb_end_obj(&j);
@@ -242,7 +257,7 @@ int main(int argc, char **argv) {
     if (a1[0] == '-') die(EXIT_BADINPUT, "unknown option %s; see latscope-probe --help", a1);
     const struct bench *b = find_bench(a1);
     if (!b) {
-        char names[256] = "";
+        char names[1024] = "";
         for (int i = 0; all_benches[i]; i++) {
             strncat(names, all_benches[i]->name, sizeof names - strlen(names) - 1);
             if (all_benches[i + 1]) strncat(names, ", ", sizeof names - strlen(names) - 1);

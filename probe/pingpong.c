@@ -5,22 +5,23 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdarg.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-static const char *const mode_choices[] = {"processes", "threads", NULL};
+const char *const pp_mode_choices[] = {"processes", "threads", NULL};
 
 const struct pdef pp_params[] = {
-    {"mode", P_ENUM, "processes", NULL,
-     "the two parties: two processes (fork) or two threads of one process", mode_choices, 0, 0,
-     NULL},
-    {"cpus", P_CPUS, "none", "cpu",
-     "placement A,B: initiator on CPU A, responder on CPU B (A=B: same CPU); none: unpinned",
-     NULL, 0, 0, NULL},
-    {"size", P_SIZE, "8", "bytes", "message size, each way", NULL, 1, 1 << 20, NULL},
+    PP_PARAM_MODE("processes"),
+    PP_PARAM_CPUS("none"),
+    PP_PARAM_SIZE(1 << 20),
+};
+const struct pdef pp_params_nosize[] = {
+    PP_PARAM_MODE("processes"),
+    PP_PARAM_CPUS("none"),
 };
 const int pp_nparams = PP_NPARAMS;
 
@@ -73,6 +74,23 @@ int pp_write_full(int fd, const void *buf, size_t len) {
     return 0;
 }
 
+void pp_private_dir(struct pp_ctx *pp, char *dir, size_t len) {
+    const char *base = getenv("TMPDIR");
+    if (!base || !*base) base = "/tmp";
+    snprintf(dir, len, "%s/latscope-%d-%s-XXXXXX", base, (int)getpid(), pp->m->name);
+    if (!mkdtemp(dir))
+        die(EXIT_FAIL, "cannot create a private directory in %s: %s (set TMPDIR to a "
+            "writable directory)", base, strerror(errno));
+    cleanup_rmdir(dir);
+}
+
+void pp_close(struct pp_ctx *pp, int i) {
+    if (pp->fd[i] >= 0) {
+        close(pp->fd[i]);
+        pp->fd[i] = -1;
+    }
+}
+
 /* The responder's failure: tell the initiator through shared memory and stop. */
 static void peer_fail(struct pp_ctx *pp, const char *what) {
     snprintf(pp->sh->errmsg, sizeof pp->sh->errmsg, "peer: %s", what);
@@ -96,6 +114,7 @@ static void responder_loop(struct pp_ctx *pp) {
         }
         pp->sh->done = i + 1;
     }
+    if (pp->m->responder_done) pp->m->responder_done(pp);
 }
 
 static int responder_start(struct pp_ctx *pp) {
@@ -123,10 +142,25 @@ static void *responder_thread(void *arg) {
     return NULL;
 }
 
-static struct pp_ctx *teardown_pp;
+/* A send or receive failed in the initiator.  When the peer died, the call's error (EOF,
+ * EPIPE, ECONNRESET) is only a symptom: give the supervisor, which reaps the peer every 50 ms,
+ * the chance to say so first. */
+__attribute__((noreturn)) static void initiator_failed(struct pp_ctx *pp) {
+    if (pp->processes && !pp->sh->peer_failed) usleep(200 * 1000);
+    if (pp->sh->peer_failed) die(EXIT_FAIL, "%s; nothing was written", pp->sh->errmsg);
+    die(EXIT_FAIL, "%s; nothing was written", pp->err[0]);
+}
+
 static void teardown_cb(void *arg) {
     struct pp_ctx *pp = arg;
     if (pp->m->teardown) pp->m->teardown(pp);
+}
+
+/* The size parameter, where the benchmark has one. */
+static const struct pval *size_param(const struct runctx *ctx) {
+    for (int k = 0; k < ctx->b->nparams; k++)
+        if (!strcmp(ctx->b->params[k].name, "size")) return &ctx->pv[k];
+    return NULL;
 }
 
 void pingpong_run(struct runctx *ctx, const struct pp_mech *m) {
@@ -136,7 +170,8 @@ void pingpong_run(struct runctx *ctx, const struct pp_mech *m) {
     pp->processes = !strcmp(param(ctx, "mode")->s, "processes");
     pp->cpu[0] = param(ctx, "cpus")->cpu[0];
     pp->cpu[1] = param(ctx, "cpus")->cpu[1];
-    pp->size = (size_t)param(ctx, "size")->i;
+    const struct pval *sz = m->has_size ? size_param(ctx) : NULL;
+    pp->size = sz ? (size_t)sz->i : m->payload;
     for (int i = 0; i < 8; i++) pp->fd[i] = -1;
     snprintf(pp->name, sizeof pp->name, "latscope-%d-%s", (int)getpid(), m->name);
 
@@ -165,19 +200,23 @@ void pingpong_run(struct runctx *ctx, const struct pp_mech *m) {
     }
     supervisor_peer_error(&pp->sh->peer_failed, pp->sh->errmsg);
 
-    struct column *rtt = add_column(ctx, "rtt", pp_columns[0].desc, "round_trip", 2);
-    add_column(ctx, "oneway", pp_columns[1].desc, "one_way_shared_clock", 1);
-    if (!m->blocking) {
-        /* Spinning peers on two CPUs switch nothing; on one CPU they need the scheduler. */
-        int same = pp->cpu[0] >= 0 && pp->cpu[0] == pp->cpu[1];
-        ctx->cols[0].context_switches = same ? 2 : (pp->cpu[0] >= 0 ? 0 : -1);
-        ctx->cols[1].context_switches = same ? 1 : (pp->cpu[0] >= 0 ? 0 : -1);
-    }
+    /* Context switches per direction: a blocking receiver is woken (one switch on its CPU,
+     * more where helper threads relay); spinning peers switch only when they share a CPU. */
+    int same = pp->cpu[0] >= 0 && pp->cpu[0] == pp->cpu[1];
+    int pinned = pp->cpu[0] >= 0 && pp->cpu[1] >= 0;
+    int way = m->blocking ? (m->switches_per_way > 0 ? m->switches_per_way : 1)
+                          : (same ? 1 : (pinned ? 0 : -1));
+    struct column *rtt =
+        add_column(ctx, "rtt", pp_columns[0].desc, "round_trip", way < 0 ? -1 : 2 * way);
+    add_column(ctx, "oneway", pp_columns[1].desc, "one_way_shared_clock", way);
     ctx->t_start = alloc_samples((size_t)ctx->n);
 
-    if (m->setup) m->setup(pp);
-    teardown_pp = pp;
+    /* The mechanism's teardown is on the clean-up list before its setup starts, so a setup
+     * that stops half-way (die) is undone too. */
     int th = cleanup_push(teardown_cb, pp);
+    pp->pid[0] = getpid();
+    pp->thr[0] = pthread_self();
+    if (m->setup) m->setup(pp);
 
     if (pp->cpu[0] >= 0) {
         int e = pin_to_cpu(pp->cpu[0]);
@@ -185,7 +224,6 @@ void pingpong_run(struct runctx *ctx, const struct pp_mech *m) {
     }
 
     pid_t child = 0;
-    pthread_t thr;
     int kh = -1;
     if (pp->processes) {
         pid_t parent = getpid();
@@ -194,18 +232,25 @@ void pingpong_run(struct runctx *ctx, const struct pp_mech *m) {
         if (child == 0) {
             prctl(PR_SET_PDEATHSIG, SIGKILL);
             if (getppid() != parent) _exit(EXIT_FAIL);
+            pp->pid[1] = getpid();
+            pp->thr[1] = pthread_self();
             if (responder_start(pp) == 0) responder_loop(pp);
             _exit(pp->sh->peer_failed ? EXIT_FAIL : EXIT_OK);
         }
+        pp->pid[1] = child;
         kh = cleanup_kill(child);
         supervisor_watch_peer(child, ctx->peer_timeout);
     } else {
-        if (pthread_create(&thr, NULL, responder_thread, pp) != 0)
+        pp->pid[1] = pp->pid[0];
+        if (pthread_create(&pp->thr[1], NULL, responder_thread, pp) != 0)
             die(EXIT_FAIL, "cannot start the responder thread");
         supervisor_watch_peer(0, ctx->peer_timeout);
     }
     if (m->side_init) m->side_init(pp, 0);
-    if (pp->err[0][0]) die(EXIT_FAIL, "%s", pp->err[0]);
+    if (pp->err[0][0]) {
+        if (pp->sh->peer_failed) die(EXIT_FAIL, "%s", pp->sh->errmsg);
+        die(EXIT_FAIL, "%s", pp->err[0]);
+    }
 
     uint64_t total = (uint64_t)(ctx->n + ctx->warmup);
     uint64_t warm = (uint64_t)ctx->warmup;
@@ -215,14 +260,7 @@ void pingpong_run(struct runctx *ctx, const struct pp_mech *m) {
         if (g_stop) die(EXIT_INTERRUPTED, "interrupted; nothing was written");
         uint64_t a = clk_start();
         pp->sh->stamp = a;
-        if (m->send(pp, 0)) {
-            if (pp->sh->peer_failed) die(EXIT_FAIL, "%s", pp->sh->errmsg);
-            die(EXIT_FAIL, "%s", pp->err[0]);
-        }
-        if (m->recv(pp, 0)) {
-            if (pp->sh->peer_failed) die(EXIT_FAIL, "%s", pp->sh->errmsg);
-            die(EXIT_FAIL, "%s", pp->err[0]);
-        }
+        if (m->send(pp, 0) || m->recv(pp, 0)) initiator_failed(pp);
         uint64_t b = clk_end();
         if (i >= warm) {
             if (i == warm) t0 = a;
@@ -243,12 +281,12 @@ void pingpong_run(struct runctx *ctx, const struct pp_mech *m) {
             die(EXIT_FAIL, "%s", pp->sh->errmsg[0] ? pp->sh->errmsg : "the peer failed");
     } else {
         supervisor_unwatch_peer(NULL);
-        pthread_join(thr, NULL);
+        pthread_join(pp->thr[1], NULL);
         if (pp->sh->peer_failed) die(EXIT_FAIL, "%s", pp->sh->errmsg);
     }
     memcpy(ctx->cols[1].data, pp->sh->oneway, (size_t)ctx->n * sizeof(int64_t));
-    cleanup_cancel(th);
-    if (m->teardown) m->teardown(pp);
+    pp->finished = 1;
+    cleanup_now(th); /* the teardown, under the clean-up list's lock */
 
     struct jbuf *j = &ctx->meta;
     jb_init(j);
@@ -264,17 +302,32 @@ void pingpong_run(struct runctx *ctx, const struct pp_mech *m) {
                                                            : "different_cpus";
     jb_str(j, "placement", placement);
     jb_int(j, "message_bytes", (long long)pp->size);
+    jb_bool(j, "message_size_parameter", m->has_size);
     jb_bool(j, "blocking", m->blocking);
     jb_str(j, "timed_region", m->timed);
+    jb_str(j, "timed_region_frame",
+           "rtt: the initiator's start read of the clock, a store of that stamp in shared "
+           "memory, the mechanism's send and receive (above), the end read; oneway: from that "
+           "stamp to the responder's clock read right after its receive returned");
     jb_obj(j, "latencies");
     jb_str(j, "rtt", "round trip (initiator -> responder -> initiator), timed by the initiator");
     jb_str(j, "oneway", "one-way initiator -> responder from the shared clock; "
                         "the rtt/2 estimate is derived by the lab");
     jb_end_obj(j);
-    jb_str(j, "context_switches",
-           m->blocking ? "rtt: 2 (each direction wakes a sleeping receiver: a switch on its "
-                         "CPU); oneway: 1"
-                       : "rtt: 0 on two CPUs (both spin), 2 on one CPU; oneway: half of that");
+    char cs[512];
+    if (m->blocking)
+        snprintf(cs, sizeof cs, "rtt: %d, oneway: %d (%s)", 2 * way, way,
+                 m->switches_note ? m->switches_note
+                                  : "each direction wakes a sleeping receiver: one switch on "
+                                    "its CPU, whether the peers share a CPU or not");
+    else if (way < 0)
+        snprintf(cs, sizeof cs, "unknown: unpinned spinning peers switch only when the "
+                                "scheduler puts them on one CPU");
+    else if (way == 0)
+        snprintf(cs, sizeof cs, "rtt: 0, oneway: 0 (both peers spin on their own CPU)");
+    else
+        snprintf(cs, sizeof cs, "rtt: 2, oneway: 1 (the peers share a CPU: each hand-over "
+                                "needs the scheduler to switch to the other)");
+    jb_str(j, "context_switches", cs);
     jb_end_obj(j);
-    (void)teardown_pp;
 }

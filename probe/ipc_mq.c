@@ -1,0 +1,158 @@
+/* latscope-probe: message-queue ping-pong: POSIX message queues (mq_open) and System V
+ * message queues (msgget). */
+#include <errno.h>
+#include <fcntl.h>
+#include <mqueue.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ipc.h>
+#include <sys/msg.h>
+#include <unistd.h>
+
+#include "pingpong.h"
+
+/* ------------------------------------------------------------------ posix_mq */
+
+/* Two queues, one per direction, named /latscope-<pid>-posix_mq-{a,b}.  Both are opened in
+ * setup (the descriptors survive fork) and unlinked at once, so no name exists during the
+ * measurement; the clean-up list unlinks them if setup stops in between. */
+static void mq_unlink_cb(void *arg) { mq_unlink((const char *)arg); }
+
+static void posix_mq_setup(struct pp_ctx *pp) {
+    static char names[2][160];
+    struct mq_attr attr = {.mq_flags = 0, .mq_maxmsg = 1, .mq_msgsize = (long)pp->size};
+    for (int i = 0; i < 2; i++) {
+        snprintf(names[i], sizeof names[i], "/%s-%c", pp->name, 'a' + i);
+        int h = cleanup_push(mq_unlink_cb, names[i]);
+        mqd_t q = mq_open(names[i], O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600, &attr);
+        if (q == (mqd_t)-1) {
+            int e = errno;
+            if (e == ENOSYS)
+                die(EXIT_UNSUPPORTED, "POSIX message queues are not available in this kernel "
+                    "(CONFIG_POSIX_MQUEUE)");
+            if (e == EINVAL || e == EMFILE || e == ENOMEM || e == ENOSPC)
+                die(EXIT_UNSUPPORTED, "mq_open %s (maxmsg 1, msgsize %zu): %s; the limits are "
+                    "in /proc/sys/fs/mqueue (msgsize_max, queues_max) and RLIMIT_MSGQUEUE",
+                    names[i], pp->size, strerror(e));
+            die(EXIT_FAIL, "mq_open %s: %s", names[i], strerror(e));
+        }
+        pp->fd[i] = (int)q;
+        mq_unlink(names[i]);
+        cleanup_cancel(h);
+    }
+}
+
+static int posix_mq_send(struct pp_ctx *pp, int side) {
+    while (mq_send((mqd_t)pp->fd[side], (const char *)pp->buf[side], pp->size, 0) != 0)
+        if (errno != EINTR) return pp_err(pp, side, "mq_send failed: %s", strerror(errno));
+    return 0;
+}
+
+static int posix_mq_recv(struct pp_ctx *pp, int side) {
+    for (;;) {
+        /* the buffer has size + 64 bytes; mq_receive wants at least mq_msgsize */
+        ssize_t r = mq_receive((mqd_t)pp->fd[1 - side], (char *)pp->buf[side], pp->size + 64,
+                               NULL);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return pp_err(pp, side, "mq_receive failed: %s", strerror(errno));
+        if ((size_t)r != pp->size)
+            return pp_err(pp, side, "mq_receive: %zd bytes, expected %zu", r, pp->size);
+        return 0;
+    }
+}
+
+static void posix_mq_teardown(struct pp_ctx *pp) {
+    for (int i = 0; i < 2; i++)
+        if (pp->fd[i] >= 0) {
+            mq_close((mqd_t)pp->fd[i]);
+            pp->fd[i] = -1;
+        }
+}
+
+static const struct pp_mech mech_posix_mq = {
+    .name = "posix_mq",
+    .threads_ok = 1,
+    .processes_ok = 1,
+    .blocking = 1,
+    .has_size = 1,
+    .max_size = 8192,
+    .setup = posix_mq_setup,
+    .send = posix_mq_send,
+    .recv = posix_mq_recv,
+    .teardown = posix_mq_teardown,
+    .timed = "rtt: mq_send(size bytes) to queue A, mq_receive from queue B, with the "
+             "responder's mq_receive from A and mq_send to B in between (queues opened with "
+             "maxmsg 1 and msgsize = size, and unlinked, before the first iteration)",
+};
+
+PINGPONG_BENCH(posix_mq, mech_posix_mq,
+               "POSIX message queue ping-pong (size up to fs.mqueue.msgsize_max, 8192)");
+
+/* ------------------------------------------------------------------ sysv_mq */
+
+/* One queue (IPC_PRIVATE), two message types: 1 to the responder, 2 to the initiator.
+ * Removed (IPC_RMID) by the teardown, which the clean-up list runs on every path. */
+static int msqid = -1;
+struct sysv_msg {
+    long mtype;
+    char mtext[];
+};
+static struct sysv_msg *msgbuf[2];
+
+static void sysv_mq_setup(struct pp_ctx *pp) {
+    for (int s = 0; s < 2; s++) {
+        msgbuf[s] = xcalloc(1, sizeof(struct sysv_msg) + pp->size + 64);
+        msgbuf[s]->mtype = s + 1;
+        memset(msgbuf[s]->mtext, 'm', pp->size);
+    }
+    msqid = msgget(IPC_PRIVATE, IPC_CREAT | IPC_EXCL | 0600);
+    if (msqid < 0)
+        die(errno == ENOSPC ? EXIT_UNSUPPORTED : EXIT_FAIL, "msgget(IPC_PRIVATE): %s",
+            strerror(errno));
+}
+
+static int sysv_mq_send(struct pp_ctx *pp, int side) {
+    msgbuf[side]->mtype = side + 1;
+    while (msgsnd(msqid, msgbuf[side], pp->size, 0) != 0)
+        if (errno != EINTR) return pp_err(pp, side, "msgsnd failed: %s", strerror(errno));
+    return 0;
+}
+
+static int sysv_mq_recv(struct pp_ctx *pp, int side) {
+    for (;;) {
+        ssize_t r = msgrcv(msqid, msgbuf[side], pp->size, 2 - side, 0);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return pp_err(pp, side, "msgrcv failed: %s", strerror(errno));
+        if ((size_t)r != pp->size)
+            return pp_err(pp, side, "msgrcv: %zd bytes, expected %zu", r, pp->size);
+        return 0;
+    }
+}
+
+static void sysv_mq_teardown(struct pp_ctx *pp) {
+    (void)pp;
+    if (msqid >= 0) {
+        msgctl(msqid, IPC_RMID, NULL);
+        msqid = -1;
+    }
+}
+
+static const struct pp_mech mech_sysv_mq = {
+    .name = "sysv_mq",
+    .threads_ok = 1,
+    .processes_ok = 1,
+    .blocking = 1,
+    .has_size = 1,
+    .max_size = 8192,
+    .setup = sysv_mq_setup,
+    .send = sysv_mq_send,
+    .recv = sysv_mq_recv,
+    .teardown = sysv_mq_teardown,
+    .timed = "rtt: msgsnd(type 1, size bytes) and msgrcv(type 2) on one System V queue "
+             "(msgget IPC_PRIVATE), with the responder's msgrcv(type 1) and msgsnd(type 2) in "
+             "between",
+};
+
+PINGPONG_BENCH(sysv_mq, mech_sysv_mq,
+               "System V message queue ping-pong (size up to kernel.msgmax, 8192)");

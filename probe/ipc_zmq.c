@@ -1,0 +1,271 @@
+/* latscope-probe: ZeroMQ ping-pong: zmq_inproc (threads of one process, one context),
+ * zmq_ipc (a Unix-domain socket file in a private directory) and zmq_tcp (loopback, an
+ * ephemeral port), with pattern=pair (ZMQ_PAIR both ends) or pattern=reqrep (ZMQ_REQ in the
+ * initiator, ZMQ_REP in the responder).  Compiled only with libzmq (HAVE_ZMQ); without it the
+ * benchmarks stay in the catalogue as unavailable and exit 3 when asked for. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pingpong.h"
+
+#ifdef HAVE_ZMQ
+#include <zmq.h>
+#endif
+
+static const char *const zmq_patterns[] = {"pair", "reqrep", NULL};
+#define ZMQ_PATTERN_PARAM                                                                     \
+    {"pattern", P_ENUM, "pair", NULL,                                                         \
+     "ZeroMQ socket pattern: pair (ZMQ_PAIR at both ends) or reqrep (ZMQ_REQ in the "         \
+     "initiator, ZMQ_REP in the responder)",                                                  \
+     zmq_patterns, 0, 0, NULL}
+
+static const struct pdef zmq_thread_params[] = {
+    PP_PARAM_MODE("threads"),
+    PP_PARAM_CPUS("none"),
+    PP_PARAM_SIZE(1 << 20),
+    ZMQ_PATTERN_PARAM,
+};
+static const struct pdef zmq_params[] = {
+    PP_PARAM_MODE("processes"),
+    PP_PARAM_CPUS("none"),
+    PP_PARAM_SIZE(1 << 20),
+    ZMQ_PATTERN_PARAM,
+};
+
+static int zmq_available(const char **why) {
+#ifdef HAVE_ZMQ
+    (void)why;
+    return 1;
+#else
+    *why = "not built with ZeroMQ (install libzmq's development files, e.g. libzmq3-dev, and "
+           "rebuild)";
+    return 0;
+#endif
+}
+
+#ifdef HAVE_ZMQ
+
+enum ztransport { Z_INPROC, Z_IPC, Z_TCP };
+
+/* The responder publishes its bound endpoint (zmq_tcp: the port it got) here. */
+struct zmq_shared {
+    volatile int ready;
+    char endpoint[400];
+};
+
+static struct {
+    enum ztransport tr;
+    int reqrep;
+    void *ctx[2]; /* zmq_inproc: one context, ctx[0] == ctx[1]; else one per side */
+    void *sock[2];
+    char dir[300], path[360];
+    int path_h;
+} z;
+
+static struct zmq_shared *zsh(struct pp_ctx *pp) {
+    return (struct zmq_shared *)(void *)pp->sh->scratch;
+}
+
+static void zmq_setup_common(struct pp_ctx *pp, enum ztransport tr) {
+    z.tr = tr;
+    z.reqrep = !strcmp(param(pp->run, "pattern")->s, "reqrep");
+    struct zmq_shared *s = zsh(pp);
+    if (tr == Z_INPROC) {
+        z.ctx[0] = z.ctx[1] = zmq_ctx_new();
+        if (!z.ctx[0]) die(EXIT_FAIL, "zmq_ctx_new: %s", zmq_strerror(errno));
+        snprintf(s->endpoint, sizeof s->endpoint, "inproc://%s", pp->name);
+    } else if (tr == Z_IPC) {
+        pp_private_dir(pp, z.dir, sizeof z.dir);
+        snprintf(z.path, sizeof z.path, "%s/zmq", z.dir);
+        if (strlen(z.path) > 100)
+            die(EXIT_BADINPUT, "the temporary directory %s is too long for a socket path; set "
+                "TMPDIR to a shorter one", z.dir);
+        z.path_h = cleanup_unlink(z.path); /* the responder's bind creates it */
+        snprintf(s->endpoint, sizeof s->endpoint, "ipc://%s", z.path);
+    }
+}
+
+static void zmq_inproc_setup(struct pp_ctx *pp) { zmq_setup_common(pp, Z_INPROC); }
+static void zmq_ipc_setup(struct pp_ctx *pp) { zmq_setup_common(pp, Z_IPC); }
+static void zmq_tcp_setup(struct pp_ctx *pp) { zmq_setup_common(pp, Z_TCP); }
+
+static void zmq_side_init(struct pp_ctx *pp, int side) {
+    struct zmq_shared *s = zsh(pp);
+    if (!z.ctx[side]) {
+        /* one context per side, created in that side's thread after any fork, so its I/O
+         * thread starts there and inherits that side's CPU */
+        z.ctx[side] = zmq_ctx_new();
+        if (!z.ctx[side]) {
+            pp_err(pp, side, "zmq_ctx_new: %s", zmq_strerror(errno));
+            return;
+        }
+    }
+    int type = !z.reqrep ? ZMQ_PAIR : side == 0 ? ZMQ_REQ : ZMQ_REP;
+    void *sk = zmq_socket(z.ctx[side], type);
+    if (!sk) {
+        pp_err(pp, side, "zmq_socket: %s", zmq_strerror(errno));
+        return;
+    }
+    z.sock[side] = sk;
+    /* the responder waits (at most 2 s) for its last answer to leave at the end */
+    int linger = side == 1 ? 2000 : 0;
+    zmq_setsockopt(sk, ZMQ_LINGER, &linger, sizeof linger);
+    if (side == 1) {
+        const char *ep = z.tr == Z_TCP ? "tcp://127.0.0.1:*" : s->endpoint;
+        if (zmq_bind(sk, ep) != 0) {
+            pp_err(pp, side, "zmq_bind %s: %s", ep, zmq_strerror(errno));
+            return;
+        }
+        if (z.tr == Z_TCP) {
+            size_t len = sizeof s->endpoint;
+            if (zmq_getsockopt(sk, ZMQ_LAST_ENDPOINT, s->endpoint, &len) != 0) {
+                pp_err(pp, side, "zmq_getsockopt ZMQ_LAST_ENDPOINT: %s", zmq_strerror(errno));
+                return;
+            }
+        }
+        __atomic_store_n(&s->ready, 1, __ATOMIC_RELEASE);
+        /* the handshake (see below) */
+        if (zmq_recv(sk, pp->buf[1], pp->size + 64, 0) < 0 || zmq_send(sk, "", 0, 0) < 0)
+            pp_err(pp, side, "ZeroMQ handshake: %s", zmq_strerror(errno));
+        return;
+    }
+    /* the initiator connects once the responder is bound (the supervisor ends the wait if
+     * the responder fails or dies) */
+    while (!__atomic_load_n(&s->ready, __ATOMIC_ACQUIRE)) {
+        if (pp->sh->peer_failed) {
+            pp_err(pp, side, "the responder failed before binding");
+            return;
+        }
+        usleep(200);
+    }
+    if (zmq_connect(sk, s->endpoint) != 0) {
+        pp_err(pp, side, "zmq_connect %s: %s", s->endpoint, zmq_strerror(errno));
+        return;
+    }
+    /* One untimed exchange: the connection exists once it is done, so the ipc socket file
+     * and its directory can go now rather than at the end. */
+    if (zmq_send(sk, "", 0, 0) < 0 || zmq_recv(sk, pp->buf[0], pp->size + 64, 0) < 0) {
+        pp_err(pp, side, "ZeroMQ handshake: %s", zmq_strerror(errno));
+        return;
+    }
+    if (z.tr == Z_IPC) {
+        unlink(z.path);
+        cleanup_cancel(z.path_h);
+        rmdir(z.dir);
+    }
+}
+
+static int zmq_pp_send(struct pp_ctx *pp, int side) {
+    while (zmq_send(z.sock[side], pp->buf[side], pp->size, 0) < 0)
+        if (errno != EINTR) return pp_err(pp, side, "zmq_send: %s", zmq_strerror(errno));
+    return 0;
+}
+
+static int zmq_pp_recv(struct pp_ctx *pp, int side) {
+    for (;;) {
+        int r = zmq_recv(z.sock[side], pp->buf[side], pp->size + 64, 0);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return pp_err(pp, side, "zmq_recv: %s", zmq_strerror(errno));
+        if ((size_t)r != pp->size)
+            return pp_err(pp, side, "zmq_recv: a message of %d bytes, expected %zu", r,
+                          pp->size);
+        return 0;
+    }
+}
+
+/* The responder, after its last answer: close (lingering until the answer has left) and end
+ * its context; between processes the child exits right after. */
+static void zmq_responder_done(struct pp_ctx *pp) {
+    (void)pp;
+    if (z.tr == Z_INPROC || !z.sock[1]) return; /* the initiator's teardown closes it */
+    zmq_close(z.sock[1]);
+    z.sock[1] = NULL;
+    zmq_ctx_term(z.ctx[1]);
+    z.ctx[1] = NULL;
+}
+
+static void zmq_teardown(struct pp_ctx *pp) {
+    /* zmq_ctx_term waits for every socket of the context to close: only on the normal path.
+     * On every other path the process is about to end and the kernel closes everything;
+     * the ipc socket file and its directory are on the clean-up list. */
+    if (!pp->finished) return;
+    for (int s = 0; s < 2; s++)
+        if (z.sock[s]) {
+            int linger = 0;
+            zmq_setsockopt(z.sock[s], ZMQ_LINGER, &linger, sizeof linger);
+            zmq_close(z.sock[s]);
+            z.sock[s] = NULL;
+        }
+    if (z.ctx[0]) zmq_ctx_term(z.ctx[0]);
+    if (z.ctx[1] && z.ctx[1] != z.ctx[0]) zmq_ctx_term(z.ctx[1]);
+    z.ctx[0] = z.ctx[1] = NULL;
+}
+
+#define ZMQ_FUNCS(setupfn)                                                                     \
+    .setup = setupfn, .side_init = zmq_side_init, .send = zmq_pp_send, .recv = zmq_pp_recv,   \
+    .responder_done = zmq_responder_done, .teardown = zmq_teardown
+
+#else /* no ZeroMQ: the catalogue entries remain; running one exits 3 (zmq_available) */
+
+#define ZMQ_FUNCS(setupfn) .setup = NULL
+
+#endif
+
+static const struct pp_mech mech_zmq_inproc = {
+    .name = "zmq_inproc",
+    .threads_ok = 1,
+    .processes_ok = 0,
+    .blocking = 1,
+    .has_size = 1,
+    .max_size = 1 << 20,
+    ZMQ_FUNCS(zmq_inproc_setup),
+    .timed = "rtt: zmq_send(size bytes) and zmq_recv on an inproc:// socket (pattern pair or "
+             "req/rep, one context, connected and one untimed exchange done before the first "
+             "iteration), with the responder's zmq_recv and zmq_send in between; no I/O thread "
+             "on the path",
+};
+static const struct pp_mech mech_zmq_ipc = {
+    .name = "zmq_ipc",
+    .threads_ok = 1,
+    .processes_ok = 1,
+    .blocking = 1,
+    .has_size = 1,
+    .max_size = 1 << 20,
+    .switches_per_way = 3,
+    .switches_note = "each way: the sender's ZeroMQ I/O thread is woken, then the receiver's "
+                     "I/O thread, then the receiving thread",
+    ZMQ_FUNCS(zmq_ipc_setup),
+    .timed = "rtt: zmq_send(size bytes) and zmq_recv over an ipc:// endpoint (a Unix-domain "
+             "socket in a private directory, removed once connected; pattern pair or req/rep; "
+             "one context and I/O thread per side; connected, and one untimed exchange done, "
+             "before the first iteration), with the responder's zmq_recv and zmq_send in "
+             "between",
+};
+static const struct pp_mech mech_zmq_tcp = {
+    .name = "zmq_tcp",
+    .threads_ok = 1,
+    .processes_ok = 1,
+    .blocking = 1,
+    .has_size = 1,
+    .max_size = 1 << 20,
+    .switches_per_way = 3,
+    .switches_note = "each way: the sender's ZeroMQ I/O thread is woken, then the receiver's "
+                     "I/O thread, then the receiving thread",
+    ZMQ_FUNCS(zmq_tcp_setup),
+    .timed = "rtt: zmq_send(size bytes) and zmq_recv over tcp://127.0.0.1 (an ephemeral port; "
+             "pattern pair or req/rep; one context and I/O thread per side; connected and one "
+             "untimed exchange done before the first iteration), with the responder's zmq_recv "
+             "and zmq_send in between",
+};
+
+PINGPONG_BENCH_FULL(zmq_inproc, mech_zmq_inproc,
+                    "ZeroMQ inproc:// ping-pong between two threads (pair or req/rep)",
+                    zmq_thread_params, PP_COUNT(zmq_thread_params), "libzmq", zmq_available);
+PINGPONG_BENCH_FULL(zmq_ipc, mech_zmq_ipc,
+                    "ZeroMQ ipc:// ping-pong (Unix-domain socket; pair or req/rep)", zmq_params,
+                    PP_COUNT(zmq_params), "libzmq", zmq_available);
+PINGPONG_BENCH_FULL(zmq_tcp, mech_zmq_tcp,
+                    "ZeroMQ tcp:// ping-pong over loopback (pair or req/rep)", zmq_params,
+                    PP_COUNT(zmq_params), "libzmq", zmq_available);

@@ -1,0 +1,647 @@
+"""The communication mechanisms of latscope-probe (docs/mechanisms.md).
+
+Every mechanism runs in every mode it supports, on one CPU and on two, and writes a complete
+sample file; what cannot run here is asserted to say so (exit 3, one line).  A peer killed
+mid-run, a stalled peer and Ctrl-C end the run at once and leave nothing behind: no process,
+no System V object, no POSIX queue, no /dev/shm entry, no FIFO, socket file or temporary
+directory, no network namespace or link, and no sample file.
+
+The probe under test: $LATSCOPE_SAN_PROBE (the Makefile's ASan/UBSan build), else
+$LATSCOPE_PROBE, else one built here with gcc once per session.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from latscope import samples
+
+REPO = Path(__file__).resolve().parent.parent
+IS_ROOT = os.geteuid() == 0
+TWO_CPUS = len(os.sched_getaffinity(0)) >= 2 and {0, 1} <= os.sched_getaffinity(0)
+
+# name -> (threads, processes, blocking).  The catalogue must say the same (test_catalogue).
+MECHS: dict[str, tuple[bool, bool, bool]] = {
+    "pipe": (True, True, True),
+    "fifo": (True, True, True),
+    "unix_stream": (True, True, True),
+    "unix_dgram": (True, True, True),
+    "socketpair": (True, True, True),
+    "tcp": (True, True, True),
+    "udp": (True, True, True),
+    "eventfd": (True, True, True),
+    "futex": (True, True, True),
+    "posix_sem": (True, True, True),
+    "sysv_sem": (True, True, True),
+    "condvar": (True, True, True),
+    "spin": (True, True, False),
+    "spin_pause": (True, True, False),
+    "yield": (True, True, False),
+    "posix_mq": (True, True, True),
+    "sysv_mq": (True, True, True),
+    "signal": (True, True, True),
+    "zmq_inproc": (True, False, True),
+    "zmq_ipc": (True, True, True),
+    "zmq_tcp": (True, True, True),
+    "tcp_netns": (True, True, True),
+}
+ZMQ = {"zmq_inproc", "zmq_ipc", "zmq_tcp"}
+N = 200
+WARMUP = 20
+
+
+# ------------------------------------------------------------------------------ fixtures
+
+
+@pytest.fixture(scope="session")
+def ipc_probe(tmp_path_factory: pytest.TempPathFactory) -> str:
+    for var in ("LATSCOPE_SAN_PROBE", "LATSCOPE_PROBE"):
+        p = os.environ.get(var)
+        if p:
+            assert os.access(p, os.X_OK), f"${var}={p} is not an executable"
+            return p
+    out = tmp_path_factory.mktemp("probe") / "latscope-probe"
+    cmd = ["gcc", "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-D_GNU_SOURCE"]
+    cmd += ["-o", str(out), *sorted(str(c) for c in (REPO / "probe").glob("*.c"))]
+    cmd += ["-lpthread", "-lm"]
+    zmq = subprocess.run(["pkg-config", "--exists", "libzmq"], capture_output=True)
+    if zmq.returncode == 0:
+        cmd += ["-DHAVE_ZMQ=1", "-lzmq"]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return str(out)
+
+
+@pytest.fixture(scope="session")
+def catalogue(ipc_probe: str) -> dict[str, dict]:
+    r = subprocess.run([ipc_probe, "--list"], capture_output=True, text=True, env=_env())
+    assert r.returncode == 0, r.stderr
+    return {b["name"]: b for b in json.loads(r.stdout)["benchmarks"]}
+
+
+@pytest.fixture(scope="session")
+def mqueue_dir() -> Iterator[Path | None]:
+    """Where POSIX message queues can be listed: /dev/mqueue, or a private mount (root)."""
+    if Path("/dev/mqueue").is_dir() and os.path.ismount("/dev/mqueue"):
+        yield Path("/dev/mqueue")
+        return
+    if not IS_ROOT:
+        yield None  # the queues' names are checked one by one instead (no_queue_named)
+        return
+    d = Path(tempfile.mkdtemp(prefix="ls-mq-"))
+    r = subprocess.run(["mount", "-t", "mqueue", "none", str(d)], capture_output=True)
+    if r.returncode != 0:
+        d.rmdir()
+        yield None
+        return
+    yield d
+    subprocess.run(["umount", str(d)])
+    d.rmdir()
+
+
+@pytest.fixture()
+def tmpdir_env() -> Iterator[Path]:
+    """A short private TMPDIR for the probe's own temporary objects (socket paths are
+    limited to 107 bytes, pytest's directories are long)."""
+    d = Path(tempfile.mkdtemp(prefix="ls-"))
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def _env(tmpdir: Path | None = None) -> dict[str, str]:
+    env = {**os.environ, "ASAN_OPTIONS": "detect_leaks=0"}
+    if tmpdir is not None:
+        env["TMPDIR"] = str(tmpdir)
+    return env
+
+
+def _unavailable(catalogue: dict[str, dict], name: str) -> str | None:
+    b = catalogue[name]
+    return None if b["available"] else b["unavailable_reason"]
+
+
+# ------------------------------------------------------------------------------ the state
+
+
+def _children(pid: int) -> list[int]:
+    out: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*/children"):
+        try:
+            out += [int(x) for x in task.read_text().split()]
+        except OSError:
+            pass
+    return out
+
+
+def _sysv_ids() -> set[tuple[str, str]]:
+    ids = set()
+    for kind in ("sem", "msg", "shm"):
+        lines = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()[1:]
+        ids |= {(kind, line.split()[1]) for line in lines if line.strip()}
+    return ids
+
+
+def _netns_inodes() -> set[str]:
+    """Every network namespace some process holds (its own, or an open descriptor)."""
+    out = set()
+    for p in Path("/proc").iterdir():
+        if not p.name.isdigit():
+            continue
+        try:
+            out.add(os.readlink(p / "ns/net"))
+            for fd in (p / "fd").iterdir():
+                link = os.readlink(fd)
+                if link.startswith("net:["):
+                    out.add(link)
+        except OSError:
+            pass
+    return out
+
+
+def _links() -> set[str]:
+    r = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True)
+    return {line.split(":")[1].strip().split("@")[0] for line in r.stdout.splitlines()}
+
+
+def _netns_names() -> set[str]:
+    r = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True)
+    return set(r.stdout.split())
+
+
+class State:
+    """What a probe run could leave behind, taken before and compared after."""
+
+    def __init__(self, tmpdir: Path, mqdir: Path | None) -> None:
+        self.tmpdir = tmpdir
+        self.mqdir = mqdir
+        self.shm = set(os.listdir("/dev/shm")) if Path("/dev/shm").is_dir() else set()
+        self.mq = set(os.listdir(mqdir)) if mqdir else set()
+        self.sysv = _sysv_ids()
+        self.net = _netns_names() if shutil.which("ip") else set()
+        self.links = _links() if shutil.which("ip") else set()
+
+    def assert_clean(self, probe_pid: int) -> None:
+        assert list(self.tmpdir.iterdir()) == [], "temporary files or directories left"
+        if Path("/dev/shm").is_dir():
+            assert set(os.listdir("/dev/shm")) <= self.shm, "/dev/shm entries left"
+        if self.mqdir:
+            assert set(os.listdir(self.mqdir)) <= self.mq, "POSIX message queues left"
+        no_queue_named(f"/latscope-{probe_pid}-posix_mq-a")
+        no_queue_named(f"/latscope-{probe_pid}-posix_mq-b")
+        assert _sysv_ids() <= self.sysv, "System V IPC objects left (ipcs)"
+        if shutil.which("ip"):
+            assert _netns_names() <= self.net, "network namespaces left (ip netns list)"
+            left = {x for x in _links() - self.links if x.startswith(f"ls{probe_pid}")}
+            assert not left, f"links left: {left}"
+
+
+def no_queue_named(name: str) -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    if not hasattr(libc, "mq_unlink"):
+        return
+    rc = libc.mq_unlink(name.encode())
+    assert rc == -1 and ctypes.get_errno() == 2, f"POSIX message queue {name} was left behind"
+
+
+class Reaper:
+    """Makes this process the subreaper of the probe's descendants for one test: a peer the
+    probe failed to reap would stay here as a zombie (instead of being reaped by init)."""
+
+    PR_SET_CHILD_SUBREAPER = 36
+
+    def __enter__(self) -> Reaper:
+        self.libc = ctypes.CDLL(None, use_errno=True)
+        self.libc.prctl(self.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        return self
+
+    def orphans(self) -> list[int]:
+        return _children(os.getpid())
+
+    def __exit__(self, *exc: object) -> None:
+        self.libc.prctl(self.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+        for pid in self.orphans():  # do not leave any behind for the next test
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
+
+
+# ------------------------------------------------------------------------------ catalogue
+
+
+def test_catalogue(catalogue: dict[str, dict]) -> None:
+    for name, (threads, processes, blocking) in MECHS.items():
+        b = catalogue.get(name)
+        assert b is not None, f"{name} is missing from the catalogue"
+        m = b["mechanism"]
+        assert (m["threads"], m["processes"], m["blocking"]) == (threads, processes, blocking)
+        assert b["kind"] == "ipc" and m["timed_region"]
+        params = {p["name"]: p for p in b["params"]}
+        assert {"mode", "cpus"} <= params.keys()
+        if m["message_size"]:
+            assert params["size"]["max"] == m["max_message_bytes"]
+        else:
+            assert "size" not in params
+        if name in ZMQ and not b["available"]:
+            assert b["unavailable_reason"].startswith("not built with ZeroMQ")
+    assert catalogue["tcp_netns"]["needs"] and "CAP_NET_ADMIN" in catalogue["tcp_netns"]["needs"]
+
+
+# ------------------------------------------------------------------------------ runs
+
+
+class Result:
+    def __init__(self, pid: int, returncode: int, stderr: str) -> None:
+        self.pid, self.returncode, self.stderr = pid, returncode, stderr
+
+
+def run_probe(probe: str, out: Path, tmpdir: Path, bench: str, *params: str, n: int = N) -> Result:
+    args = [probe, bench, "-n", str(n), "--warmup", str(WARMUP), "-o", str(out)]
+    for p in params:
+        args += ["-p", p]
+    with subprocess.Popen(
+        args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=_env(tmpdir)
+    ) as p:
+        _, err = p.communicate(timeout=120)
+    return Result(p.pid, p.returncode, err)
+
+
+def one_error_line(stderr: str) -> str:
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    assert lines[0].startswith("latscope-probe: error: "), stderr
+    return lines[0]
+
+
+def check_run(
+    probe: str,
+    catalogue: dict[str, dict],
+    tmp_path: Path,
+    tmpdir: Path,
+    mqdir: Path | None,
+    bench: str,
+    mode: str,
+    cpus: str,
+    *extra: str,
+) -> samples.SampleFile | None:
+    out = tmp_path / "s.lss"
+    before = State(tmpdir, mqdir)
+    # spinning on one CPU: every hand-over waits for the scheduler (milliseconds)
+    n = 50 if bench.startswith("spin") and cpus == "0,0" else N
+    r = run_probe(probe, out, tmpdir, bench, f"mode={mode}", f"cpus={cpus}", *extra, n=n)
+    why = _unavailable(catalogue, bench)
+    if why:  # not built with ZeroMQ: said so, exit 3
+        assert r.returncode == 3, r.stderr
+        assert one_error_line(r.stderr).endswith(why)
+        assert not out.exists()
+        return None
+    if bench == "tcp_netns" and r.returncode == 3 and not IS_ROOT:
+        assert "CAP_NET_ADMIN" in one_error_line(r.stderr)
+        assert not out.exists()
+        return None
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == ""
+    sf = samples.load(out)
+    h = sf.header
+    assert [c["name"] for c in h["columns"]] == ["t_start", "rtt", "oneway"]
+    assert h["benchmark"] == bench and h["n"] == n and h["warmup"] == WARMUP
+    for c in ("t_start", "rtt", "oneway"):
+        assert sf.ticks[c].shape == (n,)
+    assert (sf.ticks["rtt"] > 0).all()
+    assert (np.diff(sf.ticks["t_start"]) > 0).all()
+    # the one-way time is part of the round trip, on the same clock (across two CPUs only as
+    # well as their clocks agree: docs/mechanisms.md)
+    if cpus == "0,0":
+        assert (sf.ticks["oneway"] > 0).all()
+    assert np.median(sf.ns("oneway")) < np.median(sf.ns("rtt"))
+    b = h["bench"]
+    assert b["mechanism"] == bench and b["mode"] == mode
+    assert b["cpus"] == [int(x) for x in cpus.split(",")]
+    assert b["placement"] == ("same_cpu" if cpus == "0,0" else "different_cpus")
+    assert b["timed_region"] == catalogue[bench]["mechanism"]["timed_region"]
+    cols = {c["name"]: c for c in h["columns"]}
+    assert cols["rtt"]["latency"] == "round_trip"
+    assert cols["oneway"]["latency"] == "one_way_shared_clock"
+    cs = cols["rtt"]["context_switches"]
+    if b["blocking"]:
+        assert cs >= 2
+    else:
+        assert cs == (2 if cpus == "0,0" else 0)
+    before.assert_clean(r.pid)
+    return sf
+
+
+def _matrix() -> list[tuple[str, str, str]]:
+    out = []
+    for name, (threads, processes, _) in MECHS.items():
+        for mode, ok in (("threads", threads), ("processes", processes)):
+            for cpus in ("0,0", "0,1"):
+                if not ok or (name == "yield" and cpus == "0,1"):
+                    continue
+                out.append((name, mode, cpus))
+    return out
+
+
+@pytest.mark.parametrize("bench,mode,cpus", _matrix())
+def test_mechanism(
+    ipc_probe: str,
+    catalogue: dict[str, dict],
+    tmp_path: Path,
+    tmpdir_env: Path,
+    mqueue_dir: Path | None,
+    bench: str,
+    mode: str,
+    cpus: str,
+) -> None:
+    if cpus == "0,1" and not TWO_CPUS:
+        pytest.fail("this test needs CPUs 0 and 1 (placement on two CPUs)")
+    check_run(ipc_probe, catalogue, tmp_path, tmpdir_env, mqueue_dir, bench, mode, cpus)
+
+
+@pytest.mark.parametrize(
+    "bench,mode,extra",
+    [
+        ("socketpair", "processes", ("type=dgram",)),
+        ("socketpair", "threads", ("type=seqpacket", "size=4096")),
+        ("tcp_netns", "processes", ("path=bridge",)),
+        ("tcp_netns", "threads", ("path=bridge", "size=64k")),
+        ("zmq_inproc", "threads", ("pattern=reqrep",)),
+        ("zmq_ipc", "processes", ("pattern=reqrep", "size=1000")),
+        ("zmq_tcp", "processes", ("pattern=reqrep",)),
+        ("pipe", "processes", ("size=1M",)),
+        ("tcp", "threads", ("size=100000",)),
+        ("udp", "processes", ("size=65507",)),
+        ("unix_dgram", "threads", ("size=65536",)),
+        ("posix_mq", "processes", ("size=8192",)),
+        ("sysv_mq", "threads", ("size=8192",)),
+    ],
+)
+def test_parameters(
+    ipc_probe: str,
+    catalogue: dict[str, dict],
+    tmp_path: Path,
+    tmpdir_env: Path,
+    mqueue_dir: Path | None,
+    bench: str,
+    mode: str,
+    extra: tuple[str, ...],
+) -> None:
+    sf = check_run(
+        ipc_probe, catalogue, tmp_path, tmpdir_env, mqueue_dir, bench, mode, "0,1", *extra
+    )
+    if sf is None:
+        return
+    for e in extra:
+        k, v = e.split("=")
+        got = sf.header["params"][k]
+        if k == "size":
+            assert got == sf.header["bench"]["message_bytes"]
+        else:
+            assert got == v
+
+
+@pytest.mark.parametrize(
+    "bench,params,words",
+    [
+        ("yield", ("cpus=0,1",), "needs both parties on one CPU"),
+        ("yield", ("cpus=none",), "needs both parties on one CPU"),
+        ("posix_mq", ("size=8193",), "at most 8192 bytes"),
+        ("udp", ("size=65508",), "at most 65507 bytes"),
+        ("socketpair", ("type=dgram", "size=100000"), "at most 65536 bytes"),
+        ("zmq_inproc", ("mode=processes",), "between threads only"),
+        ("futex", ("size=8",), "no parameter 'size'"),
+        ("tcp_netns", ("path=wormhole",), "choose one of veth, bridge"),
+    ],
+)
+def test_refused(
+    ipc_probe: str,
+    catalogue: dict[str, dict],
+    tmp_path: Path,
+    tmpdir_env: Path,
+    bench: str,
+    params: tuple[str, ...],
+    words: str,
+) -> None:
+    out = tmp_path / "s.lss"
+    r = run_probe(ipc_probe, out, tmpdir_env, bench, *params)
+    why = _unavailable(catalogue, bench)
+    if why and "no parameter" not in words and "choose one" not in words:
+        assert r.returncode == 3 and one_error_line(r.stderr).endswith(why)
+    else:
+        assert r.returncode == 2, r.stderr
+        assert words in one_error_line(r.stderr)
+    assert not out.exists()
+    assert list(tmpdir_env.iterdir()) == []
+
+
+def test_netns_needs_privilege(ipc_probe: str, tmp_path: Path) -> None:
+    """Without CAP_NET_ADMIN tcp_netns exits 3 and says what it needs."""
+    if IS_ROOT:
+        if shutil.which("setpriv") is None:
+            pytest.fail("setpriv (util-linux) is needed to drop root for this test")
+        d = Path(tempfile.mkdtemp(prefix="ls-np-"))
+        d.chmod(0o777)
+        probe = shutil.copy(ipc_probe, d / "latscope-probe")
+        os.chmod(probe, 0o755)
+        args = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", probe]
+    else:
+        d = Path(tempfile.mkdtemp(prefix="ls-np-"))
+        args = [ipc_probe]
+    try:
+        out = d / "x.lss"
+        r = subprocess.run(
+            [*args, "tcp_netns", "-n", "10", "-o", str(out)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=_env(d),
+        )
+        assert r.returncode == 3, r.stderr
+        line = one_error_line(r.stderr)
+        assert "CAP_NET_ADMIN" in line and "root" in line
+        assert not out.exists()
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+# ------------------------------------------------------------------------------ failures
+
+
+class Running:
+    """A probe started with a huge N, running its measurement loop."""
+
+    def __init__(
+        self, probe: str, tmp_path: Path, tmpdir: Path, bench: str, mode: str, *extra: str
+    ) -> None:
+        self.out = tmp_path / "s.lss"
+        rfd, wfd = os.pipe()
+        args = [probe, bench, "-n", "2000000", "--warmup", "10", "-o", str(self.out)]
+        args += ["--progress-fd", str(wfd), "-p", f"mode={mode}", "-p", "cpus=0,1"]
+        for e in extra:
+            args += ["-p", e]
+        self.p = subprocess.Popen(
+            args,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=_env(tmpdir),
+            pass_fds=(wfd,),
+        )
+        os.close(wfd)
+        self.rfd = rfd
+        self.wait_progress(2000)
+
+    def wait_progress(self, at_least: int) -> None:
+        deadline = time.monotonic() + 30
+        buf = b""
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([self.rfd], [], [], 0.5)
+            if ready:
+                chunk = os.read(self.rfd, 4096)
+                assert chunk, f"the probe ended early: {self.p.wait()} {self.p.stderr.read()}"
+                buf += chunk
+                lines = buf.split(b"\n")
+                for line in lines[:-1]:
+                    if line.startswith(b"progress ") and int(line.split()[1]) >= at_least:
+                        return
+                buf = lines[-1]
+        pytest.fail("the probe made no progress within 30 s")
+
+    def peer(self) -> int:
+        kids = _children(self.p.pid)
+        assert len(kids) == 1, kids
+        return kids[0]
+
+    def finish(self, timeout: float) -> tuple[int, str, float]:
+        t0 = time.monotonic()
+        _, err = self.p.communicate(timeout=timeout)
+        os.close(self.rfd)
+        return self.p.returncode, err, time.monotonic() - t0
+
+
+KILLED = (
+    "pipe fifo unix_stream futex posix_sem sysv_sem condvar spin posix_mq sysv_mq signal zmq_ipc "
+    "tcp_netns"
+).split()
+
+
+@pytest.mark.parametrize("bench", KILLED)
+def test_peer_killed(
+    ipc_probe: str,
+    catalogue: dict[str, dict],
+    tmp_path: Path,
+    tmpdir_env: Path,
+    mqueue_dir: Path | None,
+    bench: str,
+) -> None:
+    why = _unavailable(catalogue, bench)
+    if why:
+        r = run_probe(ipc_probe, tmp_path / "s.lss", tmpdir_env, bench)
+        assert r.returncode == 3 and one_error_line(r.stderr).endswith(why)
+        return
+    if bench == "tcp_netns" and not IS_ROOT:
+        r = run_probe(ipc_probe, tmp_path / "s.lss", tmpdir_env, bench)
+        if r.returncode == 3:
+            assert "CAP_NET_ADMIN" in one_error_line(r.stderr)
+            return
+    before = State(tmpdir_env, mqueue_dir)
+    ns_before = _netns_inodes() if bench == "tcp_netns" else set()
+    with Reaper() as reaper:
+        run = Running(ipc_probe, tmp_path, tmpdir_env, bench, "processes")
+        peer = run.peer()
+        if bench == "tcp_netns":  # the peer runs in a namespace of its own, not ours
+            peer_ns = os.readlink(f"/proc/{peer}/ns/net")
+            assert peer_ns != os.readlink("/proc/self/ns/net")
+        os.kill(peer, signal.SIGKILL)
+        rc, err, took = run.finish(timeout=10)
+        assert rc == 1, err
+        line = one_error_line(err)
+        assert "peer" in line and "nothing was written" in line
+        assert took < 3.0
+        assert not run.out.exists() and list(tmp_path.iterdir()) == []
+        assert not Path(f"/proc/{peer}").exists(), "the peer was not reaped"
+        assert reaper.orphans() == [], "the probe left processes behind"
+    before.assert_clean(run.p.pid)
+    if bench == "tcp_netns":
+        left = _netns_inodes() - ns_before
+        assert peer_ns not in _netns_inodes() and not left, f"namespaces left: {left}"
+
+
+def test_peer_stalled(
+    ipc_probe: str, tmp_path: Path, tmpdir_env: Path, mqueue_dir: Path | None
+) -> None:
+    """A peer that stops answering (SIGSTOP) ends the run after --peer-timeout (2 s)."""
+    before = State(tmpdir_env, mqueue_dir)
+    with Reaper() as reaper:
+        run = Running(ipc_probe, tmp_path, tmpdir_env, "futex", "processes")
+        peer = run.peer()
+        os.kill(peer, signal.SIGSTOP)
+        rc, err, took = run.finish(timeout=10)
+        assert rc == 1, err
+        assert "stalled" in one_error_line(err)
+        assert 1.5 < took < 4.0
+        assert not Path(f"/proc/{peer}").exists()
+        assert reaper.orphans() == []
+    assert not run.out.exists()
+    before.assert_clean(run.p.pid)
+
+
+@pytest.mark.parametrize(
+    "bench,mode",
+    [
+        ("pipe", "processes"),
+        ("fifo", "processes"),
+        ("futex", "processes"),
+        ("posix_sem", "threads"),
+        ("sysv_sem", "processes"),
+        ("sysv_mq", "threads"),
+        ("posix_mq", "processes"),
+        ("signal", "threads"),
+        ("zmq_tcp", "processes"),
+        ("unix_dgram", "processes"),
+        ("spin", "threads"),
+        ("tcp_netns", "processes"),
+    ],
+)
+def test_ctrl_c(
+    ipc_probe: str,
+    catalogue: dict[str, dict],
+    tmp_path: Path,
+    tmpdir_env: Path,
+    mqueue_dir: Path | None,
+    bench: str,
+    mode: str,
+) -> None:
+    if _unavailable(catalogue, bench) or (bench == "tcp_netns" and not IS_ROOT):
+        r = run_probe(ipc_probe, tmp_path / "s.lss", tmpdir_env, bench, f"mode={mode}")
+        if r.returncode == 3:  # covered by test_mechanism / test_netns_needs_privilege
+            one_error_line(r.stderr)
+            return
+    before = State(tmpdir_env, mqueue_dir)
+    with Reaper() as reaper:
+        run = Running(ipc_probe, tmp_path, tmpdir_env, bench, mode)
+        peer = run.peer() if mode == "processes" else None
+        run.p.send_signal(signal.SIGINT)
+        rc, err, took = run.finish(timeout=10)
+        assert rc == 130, err
+        assert "interrupted" in one_error_line(err)
+        assert took < 2.5
+        assert not run.out.exists() and list(tmp_path.iterdir()) == []
+        if peer:
+            assert not Path(f"/proc/{peer}").exists()
+        assert reaper.orphans() == []
+    before.assert_clean(run.p.pid)
