@@ -257,6 +257,8 @@ static void run_file(struct runctx *ctx) {
     }
     if (dropfd >= 0) close(dropfd);
     unlink(g_path);
+    free(wbuf);
+    free(rbuf);
 
     struct fsinfo fi;
     int have = fsinfo_for(dir, &fi) == 0;
