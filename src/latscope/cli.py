@@ -43,7 +43,9 @@ runs are kept in a store: $LATSCOPE_STORE, or --store DIR, or ~/.local/share/lat
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
-        err_console.print(f"latscope: error: {message} (see 'latscope --help')")
+        err_console.print(
+            f"latscope: error: {message} (see 'latscope --help')", soft_wrap=True, markup=False
+        )
         raise SystemExit(2)
 
 
@@ -109,6 +111,19 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["auto", "tsc", "mono_raw", "mono"],
         help="clock (default auto: tsc where invariant, else mono_raw)",
     )
+    r.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        metavar="R",
+        help="run R separate probe processes and show within- and between-run variation",
+    )
+    r.add_argument(
+        "--sweep",
+        choices=["cpus"],
+        help="cpus: run a communication benchmark between every ordered pair of CPUs and "
+        "show the matrix of medians",
+    )
     r.add_argument("--quiet", action="store_true", help="no progress bar")
     _store_arg(r)
 
@@ -131,6 +146,11 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--csv", metavar="FILE", help="write CSV (one row per iteration, ns)")
     g.add_argument("--parquet", metavar="FILE", help="write Parquet")
     _store_arg(e)
+    from . import cli_analysis, cli_ipc, cli_store, cli_suite
+
+    # ls, rm, history; suite, env; report, compare, import, plot, show --full; matrix
+    for mod in (cli_store, cli_suite, cli_analysis, cli_ipc):
+        mod.add_parsers(sub)
     return ap
 
 
@@ -273,6 +293,18 @@ def _pstr(params: dict[str, Any]) -> str:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    if args.sweep:
+        from . import cli_ipc
+
+        if args.repeat != 1:
+            raise BadInput("--sweep and --repeat do not go together")
+        return cli_ipc.cmd_sweep(args, _params(args.params))
+    if args.repeat != 1:
+        from . import repeat
+
+        if args.repeat < 1:
+            raise BadInput(f"--repeat {args.repeat}: must be 1 or more")
+        return repeat.cli_run(args, _params(args.params), console, err_console)
     run_and_print(args.bench, _params(args.params), args)
     return 0
 
@@ -347,6 +379,18 @@ COMMANDS = {
 }
 
 
+def _commands() -> dict[str, Any]:
+    from . import cli_analysis, cli_ipc, cli_store, cli_suite
+
+    return {
+        **COMMANDS,
+        **cli_store.COMMANDS,
+        **cli_suite.COMMANDS,
+        **cli_analysis.COMMANDS,
+        **cli_ipc.COMMANDS,
+    }
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -354,7 +398,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return COMMANDS[args.cmd](args)
+        return _commands()[args.cmd](args)
     except Interrupted as e:
         err_console.print(f"latscope: {e.message}")
         return 130
@@ -362,7 +406,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         err_console.print("latscope: interrupted")
         return 130
     except LatscopeError as e:
-        err_console.print(f"latscope: error: {e.message}")
+        err_console.print(f"latscope: error: {e.message}", soft_wrap=True, markup=False)
         return e.exit_code
     except BrokenPipeError:
         return 0

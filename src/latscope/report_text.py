@@ -29,17 +29,33 @@ def params_line(meta: dict[str, Any]) -> str:
     return " ".join(f"{k}={v}" for k, v in meta["params"].items() if v not in ("", None))
 
 
+def clock_line(clk: dict[str, Any]) -> str:
+    """Overhead and resolution of a run's clock, saying what is unknown or guessed."""
+    if clk.get("overhead_ns") is None:
+        over = "overhead unknown (imported)"
+    else:
+        over = f"overhead {fmt(clk['overhead_ns'])} (not subtracted below)"
+    res = clk.get("resolution_ns")
+    if res is None:
+        return f"{over}, resolution unknown"
+    guess = (
+        " (a guess from the data: the smallest step between values)"
+        if clk.get("resolution_guessed")
+        else ""
+    )
+    return f"{over}, resolution {fmt(res)}{guess}"
+
+
 def print_run(console: Console, run: Any, details: bool = False) -> None:
     meta = run.meta
     clk = meta["clock"]
-    console.print(
-        f"[bold]{meta['benchmark']}[/bold] {params_line(meta)}  —  n={meta['n']} after "
-        f"{meta['warmup']} warm-up iterations"
+    warm = (
+        f"after {meta['warmup']} warm-up iterations"
+        if meta.get("warmup") is not None
+        else "warm-up unknown"
     )
-    console.print(
-        f"clock [bold]{clk['name']}[/bold]: overhead {fmt(clk['overhead_ns'])} (not subtracted "
-        f"below), resolution {fmt(clk['resolution_ns'])}"
-    )
+    console.print(f"[bold]{meta['benchmark']}[/bold] {params_line(meta)}  —  n={meta['n']} {warm}")
+    console.print(f"clock [bold]{clk['name']}[/bold]: {clock_line(clk)}")
     summ = run.summary()
     cols = {c["name"]: c for c in meta["columns"]}
     t = Table(title=f"run {run.id}", title_justify="left")
@@ -74,7 +90,7 @@ def print_run(console: Console, run: Any, details: bool = False) -> None:
             fmt_bare(row["p99.9_ns"], unit),
             fmt_bare(row["max_ns"], unit),
         )
-        if row["p50_ns"] < 10 * clk["resolution_ns"]:
+        if clk.get("resolution_ns") and row["p50_ns"] < 10 * clk["resolution_ns"]:
             warnings.append(
                 f"{c}: the median ({fmt(row['p50_ns'])}) is shorter than 10× the clock's "
                 f"resolution ({fmt(clk['resolution_ns'])}); read its distribution with care, "
@@ -96,7 +112,7 @@ def print_run(console: Console, run: Any, details: bool = False) -> None:
         )
     bench = meta.get("bench", {})
     batch = bench.get("batch")
-    if batch:
+    if batch and clk.get("overhead_ns") is not None:
         med = summ.filter(summ["column"] == "call")["p50_ns"][0]
         per = batch["per_call_median_ns"]
         console.print(
@@ -121,11 +137,46 @@ def print_run(console: Console, run: Any, details: bool = False) -> None:
         warnings.append(w)
     for w in warnings:
         console.print(f"[yellow]warning:[/yellow] {w}")
-    if details:
-        env = meta.get("env", {})
+    if details and meta.get("source"):
+        src = meta["source"]
+        console.print(
+            f"[dim]imported {meta['run'].get('created_utc', '')} from {src.get('path')} "
+            f"(sha256 {str(src.get('sha256'))[:16]}…, {src.get('rows')} rows); measured "
+            "elsewhere: environment and clock unknown[/dim]"
+        )
+    elif details:
+        env = meta.get("env") or {}
         console.print(
             f"[dim]measured {meta.get('started_utc')} on {env.get('hostname')}: "
             f"{env.get('cpu_model')}, {env.get('cpus_online')} CPUs, kernel "
             f"{env.get('release')}, clocksource {env.get('clocksource')}; probe "
-            f"{meta['probe']['version']}[/dim]"
+            f"{(meta.get('probe') or {}).get('version')}[/dim]"
         )
+
+
+def run_label(run: Any) -> str:
+    """A short human name for a run: its --name / tag for imports and named runs, else the
+    benchmark and the parameters the user gave."""
+    meta = run.meta
+    tags = (meta.get("run") or {}).get("tags") or {}
+    if tags.get("name"):
+        return str(tags["name"])
+    if meta.get("benchmark") == "imported":
+        return str(meta.get("name") or (meta.get("params") or {}).get("file") or run.id)
+    given = (meta.get("run") or {}).get("params_given")
+    params = given if given else meta.get("params") or {}
+    ps = " ".join(f"{k}={v}" for k, v in params.items() if v not in ("", None))
+    return f"{meta['benchmark']} {ps}".strip()
+
+
+def unique_labels(runs: list[Any]) -> list[str]:
+    """run_label of each run, with the end of the run id added where two would be equal."""
+    labels = [run_label(r) for r in runs]
+    out = []
+    for r, lab in zip(runs, labels, strict=True):
+        if labels.count(lab) > 1:
+            lab = f"{lab} [{r.id.rsplit('-', 1)[-1]}]"
+        out.append(lab)
+    if len(set(out)) < len(out):  # the same run twice, or equal id endings
+        out = [f"{lab} #{i + 1}" for i, lab in enumerate(out)]
+    return out

@@ -17,7 +17,7 @@ import polars as pl
 
 from . import __version__, _probe, samples
 from .errors import BadInput
-from .store import RUN_FILE, SAMPLES_FILE, Store
+from .store import RUN_FILE, SAMPLES_FILE, Store, summary_frame
 
 # The figures of the summary table, in order.
 SUMMARY_FIELDS = ("n", "min", "p50", "mean", "std", "p95", "p99", "p99.9", "max")
@@ -27,7 +27,8 @@ class Run:
     """One benchmark run: its samples (polars), its summary (polars) and its metadata (dict).
 
     `samples` has one row per recorded iteration: `iteration`, `t_start_s` (seconds since the
-    first recorded iteration) and one `<column>_ns` per timed column, in nanoseconds.
+    first recorded iteration; null for imported samples without times) and one `<column>_ns`
+    per timed column, in nanoseconds.
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
@@ -43,6 +44,7 @@ class Run:
         self._file = samples.load(self.sample_path)
         self.id: str = run_meta.get("id") or self.sample_path.stem
         self.meta: dict[str, Any] = {**self._file.header, "run": run_meta}
+        self._summaries: dict[float, pl.DataFrame] = {}
 
     def __repr__(self) -> str:
         return f"<latscope.Run {self.id} {self.benchmark} n={self.n}>"
@@ -79,15 +81,27 @@ class Run:
             )
         return self._file.ns(column)
 
+    @property
+    def has_times(self) -> bool:
+        """False for imported samples without iteration start times (t_start is then 0)."""
+        return self.meta.get("times", "measured") != "unknown"
+
+    @property
+    def imported(self) -> bool:
+        return self.benchmark == "imported"
+
     def times_s(self) -> np.ndarray:
-        """Start of each iteration, seconds since the first recorded one."""
+        """Start of each iteration, seconds since the first recorded one (all zero when
+        `has_times` is False)."""
         return self._file.ns("t_start") / 1e9
 
     @cached_property
     def samples(self) -> pl.DataFrame:
         data: dict[str, Any] = {
             "iteration": np.arange(self.n, dtype=np.int64),
-            "t_start_s": self.times_s(),
+            "t_start_s": self.times_s()
+            if self.has_times
+            else pl.repeat(None, self.n, dtype=pl.Float64, eager=True),
         }
         for c in self.columns:
             data[f"{c}_ns"] = self.values(c)
@@ -98,15 +112,18 @@ class Run:
         the confidence interval of the median, with its method and effective sample size."""
         from .summary import column_summary
 
-        rows = [
-            {"column": c, **column_summary(self.values(c), confidence=confidence)}
-            for c in self.columns + self.derived_columns
-        ]
-        return pl.DataFrame(rows)
+        if confidence not in self._summaries:
+            rows = [
+                {"column": c, **column_summary(self.values(c), confidence=confidence)}
+                for c in self.columns + self.derived_columns
+            ]
+            self._summaries[confidence] = pl.DataFrame(rows)
+        return self._summaries[confidence]
 
 
 def _now_utc() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    # microseconds: runs made within one second still sort in the order they were made
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def measure(
@@ -128,17 +145,25 @@ def measure(
     if warmup is not None and warmup < 0:
         raise BadInput(f"--warmup {warmup}: must be 0 or more")
     st = store if isinstance(store, Store) else Store(store)
+    if env is None:
+        from . import env as envmod
+
+        env = envmod.capture(path=env_path(bench, params))  # cheap: no load sampling
     run_id, partial = st.begin(bench)
     ok = False
     try:
         out = partial / SAMPLES_FILE
         args = _probe.probe_args(bench, params, out, n=n, warmup=warmup, clock=clock)
+        created = _now_utc()
         warnings = _probe.run_probe(args, progress=progress)
+        measured = Run(out)  # the complete sample file, still in the partial directory
         meta = {
             "id": run_id,
-            "created_utc": _now_utc(),
+            "created_utc": created,
             "benchmark": bench,
+            "params": measured.meta.get("params"),
             "params_given": {k: str(v) for k, v in params.items()},
+            "clock": measured.clock.get("name"),
             "command": " ".join(
                 shlex.quote(a) for a in [os.path.basename(sys.argv[0])] + sys.argv[1:]
             ),
@@ -149,12 +174,26 @@ def measure(
             "env": dict(env) if env else None,
             "status": "complete",
         }
-        final = st.commit(run_id, partial, meta)
+        summary = measured.summary()
+        final = st.commit(run_id, partial, meta, summary=summary_frame(meta, summary))
         ok = True
     finally:
         if not ok:
             st.abandon(partial)
-    return Run(final)
+    run = Run(final)
+    run._summaries[0.95] = summary
+    return run
+
+
+def env_path(bench: str, params: Mapping[str, Any]) -> str | None:
+    """The directory whose filesystem a run's environment records: the value of the
+    benchmark's `path` parameter (file: `dir`), or the probe's default for it ($TMPDIR or
+    /tmp) when not given; None for benchmarks without a path parameter."""
+    for p in _probe.benchmark(bench).get("params", []):
+        if p.get("type") == "path":
+            v = params.get(p["name"])
+            return str(v) if v not in (None, "") else os.environ.get("TMPDIR") or "/tmp"
+    return None
 
 
 def load(ref: str | os.PathLike[str], store: str | os.PathLike[str] | Store | None = None) -> Run:

@@ -1,8 +1,9 @@
-"""Reading the probe's sample files (format: docs/sample-format.md).
+"""Reading and writing sample files (format: docs/sample-format.md).
 
 A file is: a magic line, one line of JSON (the header), a DATA line, the samples as
 little-endian int64 in clock ticks (one column after another), and an END line with the row
 count and a CRC-32 of the samples.  A file without its END line was cut short and is refused.
+The probe writes them; `write` writes the same format for samples imported from elsewhere.
 """
 
 from __future__ import annotations
@@ -10,11 +11,13 @@ from __future__ import annotations
 import json
 import os
 import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from .errors import BadInput
 
@@ -100,3 +103,64 @@ def load(path: str | os.PathLike[str]) -> SampleFile:
     data = data.reshape(ncols, nrows)
     ticks = {c["name"]: data[i] for i, c in enumerate(cols)}
     return SampleFile(path=p, header=header, ticks=ticks)
+
+
+def write(
+    path: str | os.PathLike[str],
+    header: dict[str, Any],
+    columns: Mapping[str, npt.ArrayLike],
+    *,
+    overwrite: bool = False,
+) -> Path:
+    """Write a sample file in the probe's format (docs/sample-format.md) and return its path.
+
+    ``header["columns"]`` lists the columns in file order (``name``, ``kind``, ...); ``columns``
+    maps each name to its integer ticks (int64). ``format``, ``format_version``, ``n`` and
+    ``byte_order`` are filled in. The file is written under ``<name>.tmp.<pid>`` and renamed
+    when complete, so a file with the final name is always whole; an existing file is refused
+    unless ``overwrite``."""
+    p = Path(path)
+    names = [c["name"] for c in header.get("columns", [])]
+    if not names:
+        raise ValueError("header['columns'] must name at least one column")
+    if sorted(names) != sorted(columns):
+        raise ValueError(f"header names columns {names} but data was given for {sorted(columns)}")
+    arrays = []
+    for name in names:
+        a = np.asarray(columns[name])
+        if a.ndim != 1 or not np.issubdtype(a.dtype, np.integer):
+            raise ValueError(f"column {name}: need a one-dimensional integer array of ticks")
+        arrays.append(a.astype("<i8", copy=False))
+    nrows = int(arrays[0].size)
+    if any(a.size != nrows for a in arrays):
+        raise ValueError("all columns must have the same number of rows")
+    hdr = {
+        "format": "latscope-samples",
+        "format_version": SUPPORTED_VERSIONS[-1],
+        **header,
+        "n": nrows,
+        "byte_order": "little",
+    }
+    hdr["format_version"] = SUPPORTED_VERSIONS[-1]
+    head = json.dumps(hdr, allow_nan=False, separators=(",", ":"))
+    if not overwrite and p.exists():
+        raise BadInput(f"{p} exists; not overwriting it")
+    tmp = p.with_name(f"{p.name}.tmp.{os.getpid()}")
+    crc = 0
+    try:
+        with open(tmp, "wb") as f:
+            f.write(MAGIC + f"{hdr['format_version']}\n".encode())
+            f.write(head.encode() + b"\n")
+            f.write(f"DATA {len(arrays)} {nrows}\n".encode())
+            for a in arrays:
+                buf = np.ascontiguousarray(a).tobytes()
+                crc = zlib.crc32(buf, crc)
+                f.write(buf)
+            f.write(f"\nEND {nrows} {crc & 0xFFFFFFFF:08x}\n".encode())
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, p)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return p

@@ -1,0 +1,199 @@
+"""Every communication mechanism side by side, and the placement sweep of one mechanism.
+
+* `latscope matrix`: median and p99 of the round trip for every ping-pong mechanism in the
+  probe's catalogue × (threads, processes) × (same CPU, different CPUs), one table.
+* `latscope run MECH --sweep cpus`: the mechanism between every ordered pair of CPUs, as a
+  matrix of medians, marking the same CPU, SMT siblings and other cores (as core-to-core
+  latency tools do for cache lines).
+
+Every cell is its own probe run, kept in the store and tagged, so any cell can be shown,
+reported or compared afterwards.  A cell that this machine does not permit (exit 3, e.g. the
+network-namespace benchmarks without CAP_NET_ADMIN) is shown with the probe's reason.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import _probe
+from .errors import BadInput, LatscopeError, Unsupported
+from .runs import measure
+from .store import Store
+
+#: Spinning peers sharing one CPU hand over only at a scheduler tick (milliseconds each):
+#: their cells use this many iterations.
+SPIN_SAME_CPU_N = 100
+
+
+@dataclass
+class Cell:
+    mechanism: str
+    mode: str
+    cpus: str
+    p50_ns: float | None = None
+    p99_ns: float | None = None
+    n: int = 0
+    run_id: str | None = None
+    problem: str | None = None
+
+
+def ipc_benchmarks() -> list[dict[str, Any]]:
+    return [b for b in _probe.catalogue()["benchmarks"] if b.get("mechanism")]
+
+
+def _one(
+    bench: dict[str, Any],
+    mode: str,
+    cpus: str,
+    n: int,
+    store: Store,
+    tags: dict[str, Any],
+    progress: Callable[[int, int], None] | None,
+) -> Cell:
+    cell = Cell(bench["name"], mode, cpus)
+    if not bench["available"]:
+        cell.problem = bench.get("unavailable_reason") or "unavailable"
+        return cell
+    mech = bench["mechanism"]
+    a, b = cpus.split(",")
+    if not mech["blocking"] and a == b:
+        n = min(n, SPIN_SAME_CPU_N)
+    params: dict[str, Any] = {"mode": mode, "cpus": cpus}
+    try:
+        r = measure(bench["name"], params, n=n, store=store, tags=tags, progress=progress)
+    except Unsupported as e:
+        cell.problem = e.message
+        return cell
+    except LatscopeError as e:
+        if e.exit_code == 130:
+            raise
+        cell.problem = f"failed: {e.message}"
+        return cell
+    rtt = r.values("rtt")
+    cell.p50_ns = float(np.median(rtt))
+    cell.p99_ns = float(np.percentile(rtt, 99))
+    cell.n = r.n
+    cell.run_id = r.id
+    return cell
+
+
+def matrix_plan(
+    mechanisms: list[str] | None = None, modes: tuple[str, ...] = ("threads", "processes")
+) -> list[tuple[dict[str, Any], str, str]]:
+    """(benchmark, mode, cpus) for every cell, in table order."""
+    benches = ipc_benchmarks()
+    if mechanisms:
+        known = {b["name"] for b in benches}
+        unknown = [m for m in mechanisms if m not in known]
+        if unknown:
+            raise BadInput(
+                f"not a communication mechanism: {', '.join(unknown)} (see 'latscope list')"
+            )
+        benches = [b for b in benches if b["name"] in mechanisms]
+    two = (os.cpu_count() or 1) >= 2
+    plan = []
+    for b in benches:
+        for mode in modes:
+            if not b["mechanism"].get(mode):
+                continue
+            plan.append((b, mode, "0,0"))
+            if two and b["name"] != "yield":  # sched_yield ping-pong needs one CPU
+                plan.append((b, mode, "0,1"))
+    return plan
+
+
+def run_matrix(
+    plan: list[tuple[dict[str, Any], str, str]],
+    n: int,
+    store: Store,
+    on_cell: Callable[[int, Cell], None] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[Cell]:
+    tags = {"matrix": True}
+    cells = []
+    for i, (b, mode, cpus) in enumerate(plan):
+        c = _one(b, mode, cpus, n, store, tags, progress)
+        cells.append(c)
+        if on_cell:
+            on_cell(i, c)
+    return cells
+
+
+# ----------------------------------------------------------------------------- the sweep
+
+
+def online_cpus() -> list[int]:
+    return sorted(os.sched_getaffinity(0))
+
+
+def smt_siblings(cpu: int, root: str = "/") -> set[int]:
+    """CPUs sharing a core with `cpu` (itself included), from sysfs; {cpu} when unknown."""
+    from .env import parse_cpulist
+
+    p = Path(root) / f"sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list"
+    try:
+        got = parse_cpulist(p.read_text().strip())
+        return set(got) if got else {cpu}
+    except OSError:
+        return {cpu}
+
+
+def relation(a: int, b: int) -> str:
+    if a == b:
+        return "same CPU"
+    if b in smt_siblings(a):
+        return "SMT sibling"
+    return "other core"
+
+
+def sweep_plan(cpus: list[int] | None = None) -> list[tuple[int, int]]:
+    cs = cpus if cpus is not None else online_cpus()
+    return [(a, b) for a in cs for b in cs]
+
+
+def run_sweep(
+    bench: str,
+    params: dict[str, Any],
+    n: int | None,
+    store: Store,
+    pairs: list[tuple[int, int]],
+    on_cell: Callable[[int, Cell], None] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[Cell]:
+    b = _probe.benchmark(bench)
+    if not b.get("mechanism"):
+        raise BadInput(
+            f"--sweep cpus needs a communication benchmark (two parties); {bench} has one"
+        )
+    if "cpus" in params:
+        raise BadInput("--sweep cpus sets cpus=A,B itself; drop -p cpus=")
+    cells = []
+    for i, (a, c) in enumerate(pairs):
+        cell = Cell(bench, str(params.get("mode", "processes")), f"{a},{c}")
+        try:
+            r = measure(
+                bench,
+                {**params, "cpus": f"{a},{c}"},
+                n=n,
+                store=store,
+                tags={"sweep": "cpus"},
+                progress=progress,
+            )
+            rtt = r.values("rtt")
+            cell.p50_ns = float(np.median(rtt))
+            cell.p99_ns = float(np.percentile(rtt, 99))
+            cell.n, cell.run_id = r.n, r.id
+        except LatscopeError as e:
+            if e.exit_code in (2, 130):
+                raise
+            cell.problem = e.message
+        cells.append(cell)
+        if on_cell:
+            on_cell(i, cell)
+    return cells

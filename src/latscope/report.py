@@ -1,0 +1,845 @@
+"""The full analysis of one or more runs, as a document (``document.py``) written as one
+self-contained HTML file (``latscope report RUN... --html FILE``), as Markdown with image
+files (``--md DIR``), or printed in the terminal (``latscope show RUN --full``).
+
+Per run: what was measured and how (benchmark, parameters, the environment, the clock's
+overhead and resolution), then per column the summary table (percentiles p1 ... p99.99 with the
+number of samples beyond each and "—" where too few, mean, std, MAD, IQR, CV, geometric mean;
+every confidence interval with its method and the effective sample size), the serial
+dependence, the shifted log-normal fit and its goodness of fit, the outliers by class and the
+spikes with their period, drift (change points and trend), every warning (each says what to
+do), and the figures. With several runs, a comparison with the first run (the baseline):
+ratios of medians and p99s with intervals, p-values, verdicts, and figures grouped by run.
+
+Files are written under a temporary name and renamed when complete.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from . import __version__
+from .document import (
+    Alert,
+    Block,
+    Cell,
+    Document,
+    Heading,
+    Image,
+    KeyValues,
+    Progress,
+    Table,
+    Text,
+    render_html,
+    render_markdown,
+    slug,
+)
+from .errors import BadInput
+from .report_text import latency_label, unique_labels
+from .units import fmt, pick_unit
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    from .analysis import ColumnAnalysis, Interval
+    from .runs import Run
+
+#: Histograms in the report are cut at this percentile (the log-x histogram shows everything).
+HIST_CUT = 97.0
+
+
+@dataclass
+class RunAnalysis:
+    run: Run
+    label: str
+    columns: dict[str, ColumnAnalysis] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+
+
+def _all_columns(run: Run) -> list[str]:
+    return list(run.columns) + list(run.derived_columns)
+
+
+def analyse(
+    run: Run,
+    label: str,
+    *,
+    seed: int = 0,
+    level: float = 0.95,
+    progress: Progress | None = None,
+) -> RunAnalysis:
+    """Run the full analysis on every column of ``run`` (``rtt/2`` included)."""
+    from .analysis import analyze_column
+
+    ra = RunAnalysis(run, label)
+    t = run.times_s() if run.has_times else None
+    res = run.clock.get("resolution_ns")
+    for col in _all_columns(run):
+        if progress:
+            progress(f"analysing {label}: {col}")
+        r = res / 2.0 if (res and col == "rtt/2") else res
+        try:
+            ra.columns[col] = analyze_column(
+                run.values(col), t, resolution_ns=r, seed=seed, level=level
+            )
+        except ValueError as e:
+            ra.errors[col] = str(e)
+    return ra
+
+
+# ------------------------------------------------------------------------------ formatting
+
+
+def _v(v: float | None, unit: tuple[str, float]) -> str:
+    return "—" if v is None or not math.isfinite(v) else fmt(v, unit)
+
+
+def _ci(iv: Interval, unit: tuple[str, float]) -> str:
+    if iv.low is None or iv.high is None:
+        return "—"
+    return f"{fmt(iv.low, unit)} – {fmt(iv.high, unit)}"
+
+
+def _method(iv: Interval) -> str:
+    m = iv.method if iv.low is not None else "none"
+    return f"{m}; {iv.reason}" if iv.reason else m
+
+
+def _flat(v: Any) -> str:
+    if isinstance(v, dict):
+        return ", ".join(f"{k}={_flat(x)}" for k, x in v.items() if x not in (None, ""))
+    if isinstance(v, (list, tuple)):
+        return ", ".join(_flat(x) for x in v)
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    return "—" if v is None else str(v)
+
+
+def _p(p: float | None) -> str:
+    if p is None:
+        return "—"
+    return "< 1e-15" if p < 1e-15 else f"= {p:.2g}"
+
+
+# ------------------------------------------------------------------------------ run parts
+
+
+def _measurement(run: Run) -> list[Block]:
+    meta, rmeta = run.meta, run.meta.get("run") or {}
+    rows: list[tuple[str, str | Cell]] = [
+        ("run id", run.id),
+        ("benchmark", str(meta.get("benchmark"))),
+        ("parameters", _flat(meta.get("params") or {}) or "—"),
+        ("iterations recorded", f"{run.n:,}"),
+        (
+            "warm-up iterations",
+            f"{meta['warmup']:,} (run and discarded)"
+            if meta.get("warmup") is not None
+            else "unknown",
+        ),
+    ]
+    if meta.get("started_utc"):
+        rows.append(("measured (UTC)", f"{meta.get('started_utc')} – {meta.get('finished_utc')}"))
+    if rmeta.get("created_utc"):
+        rows.append(("kept (UTC)", str(rmeta["created_utc"])))
+    if rmeta.get("command"):
+        rows.append(("command", str(rmeta["command"])))
+    if rmeta.get("probe_command"):
+        rows.append(("probe command", str(rmeta["probe_command"])))
+    probe = meta.get("probe") or {}
+    if probe:
+        rows.append(("probe", f"{probe.get('version')} (compiler {probe.get('compiler')})"))
+    rows.append(("latscope", str(rmeta.get("latscope_version") or __version__)))
+    if rmeta.get("tags"):
+        rows.append(("tags", _flat(rmeta["tags"])))
+    for k, v in (meta.get("bench") or {}).items():
+        rows.append((str(k).replace("_", " "), _flat(v)))
+    out: list[Block] = [KeyValues("What was measured", rows)]
+    src = meta.get("source")
+    if src:
+        srows: list[tuple[str, str | Cell]] = [
+            ("file", str(src.get("path"))),
+            ("sha256", str(src.get("sha256"))),
+            ("rows", f"{src.get('rows'):,}"),
+            (
+                "columns",
+                ", ".join(
+                    f"{k} ← '{c.get('header')}' ({c.get('unit')})"
+                    for k, c in (src.get("columns") or {}).items()
+                ),
+            ),
+            ("start times", str(meta.get("times"))),
+        ]
+        for s in src.get("skipped") or []:
+            srows.append(("skipped", f"'{s.get('column')}': {s.get('why')}"))
+        out.append(KeyValues("Imported from", srows))
+        out.append(
+            Text(
+                "Imported samples were measured by another program: its clock, warm-up and "
+                "environment are unknown to latscope.",
+                "note",
+            )
+        )
+    for w in rmeta.get("probe_warnings") or []:
+        out.append(Alert(str(w), code="probe"))
+    return out
+
+
+def _clock(run: Run) -> list[Block]:
+    clk = run.clock
+    rows: list[tuple[str, str | Cell]] = [
+        ("clock", str(clk.get("name"))),
+        ("ns per tick", f"{clk.get('ns_per_tick'):.6g}"),
+    ]
+    if clk.get("overhead_ns") is None:
+        rows.append(("overhead", Cell("unknown (imported)", "dim")))
+    else:
+        rows.append(
+            (
+                "overhead",
+                f"{fmt(clk['overhead_ns'])}: median of back-to-back reads, what an empty timed "
+                "region measures; not subtracted from the samples",
+            )
+        )
+    res = clk.get("resolution_ns")
+    if res is None:
+        rows.append(("resolution", "unknown"))
+    elif clk.get("resolution_guessed"):
+        rows.append(
+            (
+                "resolution",
+                f"{fmt(res)} — {clk.get('resolution_note') or 'a guess from the data'}",
+            )
+        )
+    else:
+        rows.append(("resolution", f"{fmt(res)}: smallest non-zero step between reads"))
+    if clk.get("getres_ns"):
+        rows.append(("clock_getres", fmt(clk["getres_ns"])))
+    if clk.get("tsc_invariant") is not None:
+        rows.append(("invariant TSC", "yes" if clk["tsc_invariant"] else "no"))
+    if clk.get("calibration_ms"):
+        rows.append(
+            (
+                "calibration",
+                f"{clk['calibration_ms']} ms against {clk.get('calibrated_against')}, "
+                f"uncertainty {clk.get('calibration_ppm', float('nan')):.3g} ppm",
+            )
+        )
+    return [KeyValues("Clock", rows)]
+
+
+def _environment(run: Run) -> list[Block]:
+    from . import env as envmod
+
+    if run.imported:
+        return [Text("Environment: unknown (samples imported from another program).", "dim")]
+    full = (run.meta.get("run") or {}).get("env")
+    out: list[Block] = []
+    if isinstance(full, dict):
+        out.append(KeyValues("Environment", list(envmod._summary_rows(full))))
+        for fd in envmod.check(full):
+            out.append(Alert(f"{fd.message} {fd.advice}", code=fd.code, severity=fd.severity))
+        return out
+    e = run.meta.get("env") or {}
+    rows: list[tuple[str, str | Cell]] = [
+        ("host", str(e.get("hostname"))),
+        ("kernel", f"{e.get('sysname')} {e.get('release')} ({e.get('version')})"),
+        ("architecture", str(e.get("machine"))),
+        ("CPU", f"{e.get('cpu_model')}, {e.get('cpus_online')} CPUs online"),
+        ("clock source", str(e.get("clocksource"))),
+        ("user", f"uid {e.get('uid')}, euid {e.get('euid')}"),
+    ]
+    out.append(KeyValues("Environment (as recorded by the probe)", rows))
+    return out
+
+
+def _columns_table(run: Run) -> Table:
+    cols = {c["name"]: c for c in run.meta.get("columns", [])}
+    rows: list[list[str | Cell]] = []
+    for c in _all_columns(run):
+        m = cols.get(c)
+        if m is None:  # rtt/2
+            rows.append([c, latency_label({"latency": "one_way_rtt_half"}), "—", "rtt / 2"])
+            continue
+        cs = m.get("context_switches")
+        rows.append(
+            [c, latency_label(m) or "—", "—" if cs is None else str(cs), m.get("description", "")]
+        )
+    return Table("Columns", ["column", "latency", "context switches", "what"], rows, "llrl")
+
+
+def _summary_table(ca: ColumnAnalysis, col: str) -> Table:
+    s, ivs = ca.summary, ca.intervals
+    unit = pick_unit([s.median])
+    ess = f"{ivs.ess:,.0f}"
+    rows: list[list[str | Cell]] = [["n", f"{s.n:,}", "", "", "", ""]]
+    rows.append(["min", _v(s.min, unit), "", "", "", ""])
+    for p in s.percentiles:
+        try:
+            iv = ivs.percentile(p.name)
+        except KeyError:
+            iv = None
+        beyond = f"{p.n_beyond:,} {p.side}"
+        name = "p50 (median)" if p.name == "p50" else p.name
+        val: str | Cell = _v(p.value, unit) if p.value is not None else Cell("—", "dim")
+        if p.name == "p50":
+            val = Cell(_v(p.value, unit), "bold")
+        if iv is not None:
+            rows.append([name, val, beyond, _ci(iv, unit), _method(iv), ess])
+        else:
+            rows.append([name, val, beyond, "", "", ""])
+    rows.append(["max", _v(s.max, unit), "", "", "", ""])
+    m = ivs.mean
+    rows.append(["mean", _v(s.mean, unit), "", _ci(m, unit), _method(m), ess])
+    rows.append(["std", _v(s.std, unit), "", "", "", ""])
+    rows.append(["MAD", f"{_v(s.mad, unit)} (× 1.4826 = {_v(s.mad_scaled, unit)})", "", "", "", ""])
+    rows.append(["IQR", _v(s.iqr, unit), "", "", "", ""])
+    rows.append(["CV (std / mean)", "—" if s.cv is None else f"{s.cv:.3g}", "", "", "", ""])
+    rows.append(["geometric mean", _v(s.geometric_mean, unit), "", "", "", ""])
+    return Table(
+        f"Summary of {col}",
+        ["statistic", "value", "samples beyond", f"{100 * ca.level:.0f}% CI", "CI method", "ESS"],
+        rows,
+        align="lrrrlr",
+        small={4},
+        note=(
+            f"A percentile is shown only when at least {s.min_beyond} samples lie beyond it "
+            "(else —). ESS: effective sample size, the number of independent samples carrying "
+            f"the same information as the {s.n:,} correlated ones. {ivs.rule}."
+        ),
+    )
+
+
+def _dependence(ca: ColumnAnalysis) -> KeyValues:
+    d, ivs = ca.dependence, ca.intervals
+    tau = f"{d.tau:.3g} iterations"
+    if d.tau_truncated:
+        tau += " (the ACF stays positive: non-stationary data, τ is a lower bound)"
+    rows: list[tuple[str, str | Cell]] = [
+        ("effective sample size", f"{d.ess:,.0f} of {d.n:,} ({d.ess / max(d.n, 1):.1%})"),
+        ("autocorrelation time τ", tau),
+        (
+            "Ljung–Box",
+            f"Q = {d.ljung_box_q:.4g} over {d.ljung_box_lag} lags, p {_p(d.ljung_box_p)}"
+            if d.ljung_box_q is not None
+            else "not computed (too few samples)",
+        ),
+        (
+            "treated as",
+            "independent: exact order-statistic intervals"
+            if ivs.independent
+            else f"dependent: block bootstrap, blocks of {ivs.block_length} ({ivs.n_blocks} "
+            "blocks)",
+        ),
+        ("rule", d.rule),
+        ("computed on", d.transform),
+    ]
+    return KeyValues("Serial dependence", rows)
+
+
+def _ks_reading(d: float) -> Cell:
+    if d < 0.02:
+        return Cell(f"{d:.4f} — good for plots and rough tail estimates", "good")
+    if d <= 0.05:
+        return Cell(f"{d:.4f} — rough", "warn")
+    return Cell(f"{d:.4f} — poor: do not use the model for tails", "bad")
+
+
+def _distribution(ca: ColumnAnalysis) -> KeyValues:
+    dist = ca.distribution
+    f = dist.lognormal
+    rows: list[tuple[str, str | Cell]] = []
+    if f is None:
+        rows.append(("shifted log-normal", f"not fitted: {dist.lognormal_reason}"))
+    else:
+        unit = pick_unit([f.median])
+        rows += [
+            ("model", "x = loc + exp(μ + σ·Z), Z standard normal"),
+            ("loc (floor)", fmt(f.loc, unit)),
+            ("median of the model (loc + e^μ)", fmt(f.median, unit)),
+            ("σ (log-scale spread)", f"{f.sigma:.4g}"),
+            ("e^μ (typical excess over loc)", fmt(f.scale, unit)),
+            ("Kolmogorov–Smirnov D", _ks_reading(f.ks_statistic)),
+            ("Anderson–Darling A² (of log(x − loc))", f"{f.ad_statistic:.4g}"),
+            ("fitted on", f"{f.n_fit:,} samples; {f.method}"),
+        ]
+        if f.note:
+            rows.append(("note", Cell(f.note, "warn")))
+    m = dist.modes
+    if m is None:
+        rows.append(("modes", f"not computed: {dist.modes_reason}"))
+    else:
+        unit = pick_unit(list(m.locations))
+        where = ", ".join(
+            f"{fmt(loc, unit)} ({100 * mass:.0f}%)"
+            for loc, mass in zip(m.locations, m.masses, strict=True)
+        )
+        tone = "warn" if m.multimodal else ""
+        rows.append(("modes", Cell(f"{len(m.locations)}: {where}", tone)))
+        rows.append(("modes method", m.method))
+    return KeyValues("Distribution", rows)
+
+
+def _outliers(ca: ColumnAnalysis) -> list[Block]:
+    o, n = ca.outliers, ca.n
+    unit = pick_unit([ca.summary.median])
+
+    def share(k: int) -> str:
+        return f"{100 * k / n:.2g}%"
+
+    rows: list[list[str | Cell]] = [
+        ["low extreme", f"< {_v(o.low_extreme_fence, unit)}", f"{o.n_low_extreme:,}"],
+        [
+            "low mild",
+            f"{_v(o.low_extreme_fence, unit)} … {_v(o.low_mild_fence, unit)}",
+            f"{o.n_low_mild:,}",
+        ],
+        [
+            "high mild",
+            f"{_v(o.high_mild_fence, unit)} … {_v(o.high_extreme_fence, unit)}",
+            f"{o.n_high_mild:,}",
+        ],
+        ["high extreme", f"> {_v(o.high_extreme_fence, unit)}", f"{o.n_high_extreme:,}"],
+    ]
+    counts = [o.n_low_extreme, o.n_low_mild, o.n_high_mild, o.n_high_extreme]
+    for r, k in zip(rows, counts, strict=True):
+        r.append(share(k))
+    table = Table(
+        "Outliers by class",
+        ["class", "range", "samples", "share"],
+        rows,
+        align="lrrr",
+        note="Tukey fences: mild between 1.5 and 3 IQR beyond the quartiles, extreme beyond "
+        "3 IQR. Outliers are reported, never dropped; high mild ones are normal for latencies.",
+    )
+    per = o.periodicity
+    if per.confident and per.period_iterations is not None:
+        when = f" ({per.period_seconds * 1e3:.4g} ms)" if per.period_seconds else ""
+        period: str | Cell = Cell(
+            f"every {per.period_iterations:,.1f} iterations{when}; strength "
+            f"{per.strength or 0:.2f}, p {_p(per.p_value)}",
+            "warn",
+        )
+    else:
+        period = f"none found: {per.reason}" if per.reason else "none found"
+    spikes = KeyValues(
+        "Spikes",
+        [
+            (
+                "threshold",
+                f"> {_v(o.spike_threshold, unit)} (median + {o.spike_k:g} × "
+                f"{o.spike_scale_source} = {_v(o.spike_scale, unit)})",
+            ),
+            ("spikes", f"{o.n_spikes:,} ({100 * o.spike_fraction:.2g}% of the samples)"),
+            ("period of the spikes", period),
+            ("method", per.method),
+        ],
+    )
+    return [table, spikes]
+
+
+def _drift(ca: ColumnAnalysis) -> list[Block]:
+    d = ca.drift
+    unit = pick_unit([ca.summary.median])
+    rows: list[tuple[str, str | Cell]] = [("method", d.method)]
+    if d.reason:
+        rows.append(("not analysed", d.reason))
+    if d.noise is not None:
+        rows.append(("noise of the window medians", _v(d.noise, unit)))
+    med = ca.summary.median
+
+    def signed(v: float) -> str:
+        return ("+" if v > 0 else "") + _v(v, unit)
+
+    def share(v: float) -> str:
+        return f" ({100 * v / med:+.2g}% of the median)" if med else ""
+
+    if d.slope_ns_per_minute is not None and d.window_times is not None:
+        span_s = float(d.window_times[-1] - d.window_times[0])
+        total = d.slope_ns_per_minute / 60.0 * span_s
+        ci = d.slope_ci_ns_per_minute
+        cis = f", 95% CI {signed(ci[0])} … {signed(ci[1])}" if ci else ""
+        rows.append(
+            (
+                "trend (Theil–Sen)",
+                f"{signed(total)} over {span_s:.3g} s{share(total)}; slope "
+                f"{signed(d.slope_ns_per_minute)} per minute{cis}",
+            )
+        )
+    elif d.slope_ns_per_iteration is not None and d.window_starts.size > 1:
+        span_it = int(d.window_starts[-1] - d.window_starts[0])
+        total = d.slope_ns_per_iteration * span_it
+        rows.append(
+            (
+                "trend (Theil–Sen)",
+                f"{signed(total)} over {span_it:,} iterations{share(total)}; slope "
+                f"{signed(d.slope_ns_per_iteration)} per iteration",
+            )
+        )
+    rows.append(
+        (
+            "warm-up left in the samples",
+            f"{d.warmup_iterations:,} iterations" if d.warmup_iterations else "none detected",
+        )
+    )
+    rows.append(("change points", str(len(d.change_points)) if d.change_points else "none"))
+    out: list[Block] = [KeyValues("Drift", rows)]
+    if d.change_points:
+        cps: list[list[str | Cell]] = []
+        for i, cp in enumerate(d.change_points, 1):
+            tone = (
+                "bad" if cp.relative_change >= 0.1 else "warn" if cp.relative_change <= -0.1 else ""
+            )
+            cps.append(
+                [
+                    str(i),
+                    f"{cp.index:,}",
+                    "—" if cp.time_s is None else f"{cp.time_s:.4g} s",
+                    _v(cp.median_before, unit),
+                    _v(cp.median_after, unit),
+                    Cell(f"{100 * cp.relative_change:+.1f}%", tone),
+                ]
+            )
+        out.append(
+            Table(
+                "Change points",
+                ["#", "from iteration", "at time", "median before", "median after", "change"],
+                cps,
+                align="rrrrrr",
+            )
+        )
+    return out
+
+
+def _two(
+    draw_left: Callable[[Axes], object], draw_right: Callable[[Axes], object], title: str
+) -> Figure:
+    """Two plots side by side under one title (the panels' own titles stay short)."""
+    from . import plots
+
+    fig = plots.new_figure(ncols=2)
+    draw_left(fig.axes[0])
+    draw_right(fig.axes[1])
+    fig.suptitle(title, fontsize=11)
+    return fig
+
+
+def _column_figures(ra: RunAnalysis, col: str, ca: ColumnAnalysis) -> list[Block]:
+    from . import plots
+
+    run, label = ra.run, ra.label
+    title = f"{col} — {label}"
+    fit = ca.distribution.lognormal
+    key = f"{run.id}-{slug(col)}"
+
+    def values() -> Any:
+        return run.values(col)
+
+    def hist() -> Figure:
+        x = values()
+        return _two(
+            lambda ax: plots.histogram(x, fit=fit, cut=HIST_CUT, ax=ax),
+            lambda ax: plots.histogram(x, fit=fit, log_x=True, ax=ax),
+            title,
+        )
+
+    def series() -> Figure:
+        return plots.time_series(
+            values(),
+            label=title,
+            t=run.times_s() if run.has_times else None,
+            drift=ca.drift,
+            spikes=ca.outliers.spike_indices,
+        )
+
+    def dist() -> Figure:
+        x = {col: values()}
+        return _two(
+            lambda ax: plots.ecdf(x, ax=ax),
+            lambda ax: plots.tail(x, ax=ax),
+            title,
+        )
+
+    def dep() -> Figure:
+        return _two(
+            lambda ax: plots.acf(ca.dependence, level=ca.level, ax=ax),
+            lambda ax: plots.qq(fit, ax=ax),
+            title,
+        )
+
+    axis = "time" if run.has_times else "iteration number"
+    return [
+        Image(
+            f"{key}-hist",
+            f"{col}: histogram up to p{HIST_CUT:g} (left) and of all samples on a log axis "
+            "(right), with the fitted shifted log-normal density — " + label,
+            hist,
+        ),
+        Image(
+            f"{key}-time",
+            f"{col}: every sample against {axis}, the median of consecutive windows, change "
+            "points (dashed) and spikes (red) — " + label,
+            series,
+        ),
+        Image(
+            f"{key}-ecdf",
+            f"{col}: empirical CDF (left) and tail, 1 − p on a log scale (right) — {label}",
+            dist,
+        ),
+        Image(
+            f"{key}-acf",
+            f"{col}: autocorrelation with the band for independent samples (left) and Q–Q plot "
+            f"against the shifted log-normal (right) — {label}",
+            dep,
+        ),
+    ]
+
+
+def run_blocks(ra: RunAnalysis, *, figures: bool = True, anchor: str | None = None) -> list[Block]:
+    """Everything about one run."""
+    from . import plots
+
+    run = ra.run
+    anchor = anchor or f"run-{slug(run.id)}"
+    out: list[Block] = [
+        Heading(f"Run {ra.label}", 2, anchor),
+        Text(f"{run.id} — {run.benchmark}, {run.n:,} iterations", "dim"),
+    ]
+    out += _measurement(run)
+    out += _clock(run)
+    out += _environment(run)
+    out.append(_columns_table(run))
+    for col in _all_columns(run):
+        out.append(Heading(f"{col} — {ra.label}", 3, f"{anchor}-{slug(col)}", toc=col))
+        if col in ra.errors:
+            out.append(Alert(f"not analysed: {ra.errors[col]}", code="error"))
+            continue
+        ca = ra.columns[col]
+        if ca.warnings:
+            out.extend(Alert(w.message, code=w.code) for w in ca.warnings)
+        else:
+            out.append(Text("No warnings: nothing in the analysis says to distrust the figures."))
+        if ca.summary.min < 0:
+            out.append(
+                Alert(
+                    "Negative values: the two CPUs' clocks disagree, or the clock stepped. Use "
+                    "--clock mono_raw or pin both parties to one CPU.",
+                    code="negative",
+                )
+            )
+        out.append(_summary_table(ca, col))
+        out.append(_dependence(ca))
+        out.append(_distribution(ca))
+        out += _outliers(ca)
+        out += _drift(ca)
+        if figures:
+            if col == "rtt/2":
+                out.append(
+                    Text(
+                        "rtt/2 is rtt halved: its figures are those of rtt with the latency "
+                        "axis halved.",
+                        "note",
+                    )
+                )
+            else:
+                out += _column_figures(ra, col, ca)
+    if figures and len(run.columns) > 0:
+        groups = {c: run.values(c) for c in run.columns}
+
+        def boxes() -> Figure:
+            return _two(
+                lambda ax: plots.box(groups, ax=ax),
+                lambda ax: plots.box(groups, violin=True, ax=ax),
+                f"all columns — {ra.label}",
+            )
+
+        out.append(
+            Image(
+                f"{run.id}-box",
+                f"All columns of {ra.label}: box plots (left; whiskers at 1.5 IQR, ◇ mean) and "
+                "violins (right), log axis",
+                boxes,
+            )
+        )
+    return out
+
+
+def comparison_section(
+    analyses: Sequence[RunAnalysis], *, noise: float, seed: int, figures: bool = True
+) -> list[Block]:
+    from . import compare_cmd, plots
+
+    runs = [a.run for a in analyses]
+    labels = [a.label for a in analyses]
+    out: list[Block] = [
+        Heading(f"Comparison with the baseline {labels[0]}", 2, "comparison"),
+    ]
+    try:
+        common, rows = compare_cmd.compare_runs(runs, noise=noise, seed=seed)
+    except BadInput as e:
+        out.append(Alert(f"No comparison: {e.message}", code="comparison"))
+        return out
+    out += compare_cmd.comparison_blocks(runs, rows, labels)
+    if not figures:
+        return out
+    series = []
+    for a in analyses:
+        for c in common:
+            ca = a.columns.get(c)
+            ci = (ca.intervals.median.low, ca.intervals.median.high) if ca else None
+            series.append(plots.Series(a.label, c, a.run.values(c), ci))
+
+    def scen() -> Figure:
+        return plots.scenarios(series)
+
+    out.append(
+        Image(
+            "comparison-scenarios",
+            "Runs side by side, grouped by column: medians with their 95% confidence intervals "
+            "(left) and box plots on a log axis (right)",
+            scen,
+        )
+    )
+    if any(r.result is not None for r in rows):
+        out.append(
+            Image(
+                "comparison-shift",
+                "Shift of the deciles of each run against the baseline; inside the grey wedge "
+                "the difference is within the noise threshold",
+                lambda: compare_cmd.shift_figure(runs, rows),
+            )
+        )
+    for c in common[:4]:
+        groups = {a.label: a.run.values(c) for a in analyses}
+
+        def dist(groups: dict[str, Any] = groups, c: str = c) -> Figure:
+            return _two(
+                lambda ax: plots.ecdf(groups, ax=ax),
+                lambda ax: plots.tail(groups, ax=ax),
+                f"{c} — all runs",
+            )
+
+        out.append(
+            Image(
+                f"comparison-{slug(c)}-ecdf",
+                f"{c}: empirical CDFs (left) and tails (right) of all runs",
+                dist,
+            )
+        )
+    return out
+
+
+def build(
+    runs: Sequence[Run],
+    *,
+    figures: bool = True,
+    noise: float = 0.02,
+    seed: int = 0,
+    level: float = 0.95,
+    progress: Progress | None = None,
+) -> Document:
+    """The report of ``runs`` as a document; the first run is the comparison baseline."""
+    if not runs:
+        raise BadInput("no runs to report on")
+    labels = unique_labels(list(runs))
+    analyses = [
+        analyse(r, lab, seed=seed, level=level, progress=progress)
+        for r, lab in zip(runs, labels, strict=True)
+    ]
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    title = (
+        f"latscope report — {labels[0]}"
+        if len(runs) == 1
+        else f"latscope report — {len(runs)} runs"
+    )
+    doc = Document(title, f"generated {now} by latscope {__version__}")
+    if len(runs) > 1:
+        rows: list[list[str | Cell]] = []
+        for a in analyses:
+            r = a.run
+            meds = []
+            for c in _all_columns(r):
+                ca = a.columns.get(c)
+                if ca is not None:
+                    meds.append(f"{c} {fmt(ca.summary.median)}")
+            rows.append([a.label, r.id, r.benchmark, f"{r.n:,}", ", ".join(meds)])
+        doc.add(
+            Table(
+                "Runs in this report (the first is the baseline)",
+                ["run", "id", "benchmark", "n", "medians"],
+                rows,
+                align="lllrl",
+            )
+        )
+    for i, a in enumerate(analyses):
+        doc.extend(run_blocks(a, figures=figures, anchor=f"run-{i + 1}"))
+    if len(runs) > 1:
+        doc.extend(comparison_section(analyses, noise=noise, seed=seed, figures=figures))
+    return doc
+
+
+# ------------------------------------------------------------------------------ writing
+
+
+def check_target(p: Path, directory: bool = False) -> None:
+    """Refuse, before any work, a target that cannot be written."""
+    if directory:
+        if p.exists() and not p.is_dir():
+            raise BadInput(f"{p} exists and is not a directory")
+    elif p.is_dir():
+        raise BadInput(f"{p} is a directory; give a file name")
+    if not p.parent.is_dir():
+        raise BadInput(f"{p.parent} does not exist")
+
+
+def write_html(
+    doc: Document, path: str | os.PathLike[str], progress: Progress | None = None
+) -> Path:
+    """Write the document as one self-contained HTML file (temporary name, then renamed)."""
+    p = Path(path)
+    check_target(p)
+    text = render_html(doc, progress=progress)
+    tmp = p.with_name(f".{p.name}.tmp.{os.getpid()}")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, p)
+    except OSError as e:
+        raise BadInput(f"cannot write {p}: {e.strerror}") from None
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return p
+
+
+def write_markdown(
+    doc: Document, directory: str | os.PathLike[str], progress: Progress | None = None
+) -> Path:
+    """Write ``DIR/report.md`` and its PNG figures into ``DIR`` (created if missing; the
+    parent must exist). Every file is written under a temporary name and renamed."""
+    d = Path(directory)
+    check_target(d, directory=True)
+    created = not d.exists()
+    try:
+        d.mkdir(exist_ok=True)
+        text, _images = render_markdown(doc, d, progress=progress)
+        target = d / "report.md"
+        tmp = d / f".report.md.tmp.{os.getpid()}"
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, target)
+    except OSError as e:
+        if created:
+            shutil.rmtree(d, ignore_errors=True)
+        raise BadInput(f"cannot write {d}: {e.strerror}") from None
+    except BaseException:
+        if created:
+            shutil.rmtree(d, ignore_errors=True)
+        raise
+    return target

@@ -1,0 +1,212 @@
+"""latscope report: one self-contained HTML file (no network references), Markdown with image
+files, the full terminal summary, and the HTML opened in a real headless Chromium."""
+
+from __future__ import annotations
+
+import base64
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from latscope.store import Store
+from synth import lognormal, make_run
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+PNG = b"\x89PNG\r\n\x1a\n"
+# src= / href= / url() / @import pointing at the network
+REMOTE = re.compile(
+    r"""(?:\b(?:src|href|srcset|poster|data)\s*=\s*["']?\s*(?:https?:)?//)"""
+    r"""|(?:url\(\s*["']?\s*(?:https?:)?//)|(?:@import)""",
+    re.I,
+)
+
+
+def assert_self_contained(text: str) -> None:
+    assert not REMOTE.search(text), REMOTE.search(text)
+    assert "<script" not in text.lower()
+    assert "<link" not in text.lower()
+    for m in re.finditer(r'src="([^"]*)"', text):
+        assert m.group(1).startswith("data:image/png;base64,"), m.group(1)[:60]
+        assert base64.b64decode(m.group(1).split(",", 1)[1]).startswith(PNG)
+
+
+def test_html_report_of_two_runs(cli, store: Path, tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    spiky = lognormal(4000, 1000.0, seed=1)
+    spiky[::50] *= 30.0
+    a = make_run(store, {"open": spiky, "read": lognormal(4000, 90.0, seed=2)})
+    b = make_run(
+        store,
+        {
+            "open": 1.2 * lognormal(4000, 1000.0, seed=3),
+            "read": rng.lognormal(np.log(90.0), 0.3, 4000),
+        },
+    )
+    out = tmp_path / "r.html"
+    r = cli("report", a.id, b.id, "--html", str(out))
+    assert r.returncode == 0, r.stderr
+    text = out.read_text()
+    assert_self_contained(text)
+    for word in (
+        "Summary of open",
+        "p99.99",  # shown as — with 4,000 samples
+        "samples beyond",
+        "CI method",
+        "ESS",
+        "geometric mean",
+        "MAD",
+        "IQR",
+        "CV (std / mean)",
+        "Kolmogorov–Smirnov D",
+        "Outliers by class",
+        "period of the spikes",
+        "Drift",
+        "Clock",
+        "overhead",
+        "resolution",
+        "Environment",
+        "Comparison with the baseline",
+        "ratio of medians",
+        "Mann–Whitney p",
+        "slower",
+    ):
+        assert word in text, word
+    assert text.count("<table") >= 20
+    assert text.count("<img") >= 10
+    assert 'class="alert' in text  # the spikes and the tail give warnings
+    assert not list(tmp_path.glob(".*tmp*"))
+
+
+def test_markdown_report(cli, store: Path, tmp_path: Path) -> None:
+    a = make_run(store, {"call": lognormal(2000, 500.0)})
+    d = tmp_path / "md"
+    r = cli("report", a.id, "--md", str(d))
+    assert r.returncode == 0, r.stderr
+    md = (d / "report.md").read_text()
+    assert "| p50 (median) |" in md and "## Run" in md
+    links = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", md)
+    assert len(links) >= 5
+    for link in links:
+        assert (d / link).read_bytes().startswith(PNG)
+    assert not [p for p in d.iterdir() if ".tmp" in p.name]
+
+
+def test_report_bad_input(cli, store: Path, tmp_path: Path) -> None:
+    a = make_run(store, {"call": lognormal(100, 500.0)})
+    for args, words in (
+        ((a.id,), "--html FILE"),
+        ((a.id, "--html", str(tmp_path / "no" / "x.html")), "does not exist"),
+        ((a.id, "--html", str(tmp_path)), "is a directory"),
+        (("no-such-run", "--html", str(tmp_path / "x.html")), "no run"),
+    ):
+        r = cli("report", *args)
+        assert r.returncode == 2, (args, r.stderr)
+        lines = r.stderr.strip().splitlines()
+        assert len(lines) == 1 and words in lines[0], r.stderr
+    assert not (tmp_path / "x.html").exists()
+
+
+def test_show_full(cli, store: Path) -> None:
+    a = make_run(store, {"call": lognormal(3000, 500.0)})
+    r = cli("show", a.id, "--full")
+    assert r.returncode == 0, r.stderr
+    for word in ("Summary of call", "Serial dependence", "Distribution", "Spikes", "Drift", "ESS"):
+        assert word in r.stdout, word
+    plain = cli("show", a.id)
+    assert plain.returncode == 0 and "Summary of call" not in plain.stdout
+
+
+# ------------------------------------------------------------------------------ browser
+
+
+def _chromium(args: list[str], profile: Path) -> subprocess.CompletedProcess[str]:
+    assert CHROMIUM
+    return subprocess.run(
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={profile}",
+            "--enable-logging=stderr",
+            "--v=0",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+
+
+IMAGE_PROBE = """<script>
+window.addEventListener("load", function () {
+  var imgs = Array.prototype.slice.call(document.images);
+  var ok = imgs.filter(function (i) { return i.complete && i.naturalWidth > 0; }).length;
+  document.body.setAttribute("data-images", ok + "/" + imgs.length);
+});
+</script></body>"""
+
+
+def _pipe_run(cli, store: Path) -> str:
+    r = cli("run", "pipe", "-n", "3000", "--quiet")
+    assert r.returncode == 0, r.stderr
+    return Store(store).list_meta()[-1]["id"]
+
+
+def _imported_run(cli, store: Path, tmp_path: Path) -> str:
+    rng = np.random.default_rng(7)
+    f = tmp_path / "win.csv"
+    rows = [
+        f"{i},{int(rng.lognormal(6.3, 0.3))},{int(rng.lognormal(2.2, 0.2))}" for i in range(3000)
+    ]
+    f.write_text("iteration,open_us,read_us\n" + "\n".join(rows) + "\n")
+    r = cli("import", str(f), "--quiet")
+    assert r.returncode == 0, r.stderr
+    return r.stdout.strip()
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (CI installs it)")
+@pytest.mark.parametrize("source", ["pipe", "imported"])
+def test_report_in_headless_chromium(cli, store: Path, tmp_path: Path, source: str) -> None:
+    rid = _pipe_run(cli, store) if source == "pipe" else _imported_run(cli, store, tmp_path)
+    html = tmp_path / f"{source}.html"
+    r = cli("report", rid, "--html", str(html))
+    assert r.returncode == 0, r.stderr
+    text = html.read_text()
+    assert_self_contained(text)
+
+    # 1. the page as it is: loads, no console messages at all (it has no scripts)
+    dom = _chromium(["--dump-dom", html.as_uri()], tmp_path / "profile1")
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    assert "Uncaught" not in dom.stderr and "CONSOLE" not in dom.stderr, dom.stderr[-2000:]
+    n_tables = dom.stdout.count("<table")
+    n_images = dom.stdout.count("<img")
+    assert n_tables >= 8 and n_images >= 4, (n_tables, n_images)
+    assert "Summary of" in dom.stdout and "Clock" in dom.stdout
+
+    # 2. every image decodes in the browser: a copy with a small probe script
+    probe = tmp_path / f"{source}-probe.html"
+    probe.write_text(text.replace("</body>", IMAGE_PROBE, 1))
+    dom2 = _chromium(
+        ["--virtual-time-budget=10000", "--dump-dom", probe.as_uri()], tmp_path / "profile2"
+    )
+    m = re.search(r'data-images="(\d+)/(\d+)"', dom2.stdout)
+    assert m, dom2.stdout[:500]
+    assert m.group(1) == m.group(2) == str(n_images)
+
+    # 3. it renders: a screenshot
+    shot = tmp_path / f"{source}.png"
+    s = _chromium(
+        ["--hide-scrollbars", "--window-size=1280,2000", f"--screenshot={shot}", html.as_uri()],
+        tmp_path / "profile3",
+    )
+    assert s.returncode == 0, s.stderr[-2000:]
+    assert shot.read_bytes().startswith(PNG) and shot.stat().st_size > 20_000

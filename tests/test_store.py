@@ -1,0 +1,257 @@
+"""The store: concurrent writers, killed runs, damaged and foreign entries (reported, never
+fatal), summary.parquet queried with DuckDB, `ls`, `rm`, `history`."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from latscope.runs import measure
+from latscope.store import SUMMARY_FILE, Store
+
+SUITE = """
+name = "{name}"
+repeat = 3
+n = 1500
+warmup = 50
+
+[[scenario]]
+name = "sys"
+benchmark = "syscall"
+[scenario.matrix]
+op = ["getppid", "read0"]
+
+[[scenario]]
+name = "pipe"
+benchmark = "pipe"
+n = 800
+"""
+
+
+def _env(store: Path) -> dict[str, str]:
+    return {**os.environ, "LATSCOPE_STORE": str(store), "COLUMNS": "200"}
+
+
+def _procs_mentioning(text: str) -> list[int]:
+    out = []
+    for p in Path("/proc").iterdir():
+        if not p.name.isdigit():
+            continue
+        try:
+            cmd = (p / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = (p / "status").read_text()
+        except OSError:
+            continue
+        if text in cmd and "zombie" not in state:
+            out.append(int(p.name))
+    return out
+
+
+def test_two_suites_into_one_store_at_once(store: Path, tmp_path: Path) -> None:
+    files = []
+    for name in ("alpha", "beta"):
+        f = tmp_path / f"{name}.toml"
+        f.write_text(SUITE.format(name=name))
+        files.append(f)
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "latscope.cli",
+                "suite",
+                str(f),
+                "--quiet",
+                "--html",
+                str(tmp_path / f"{f.stem}.html"),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=_env(store),
+        )
+        for f in files
+    ]
+    outs = [p.communicate(timeout=600) for p in procs]
+    for p, (out, err) in zip(procs, outs, strict=True):
+        assert p.returncode == 0, out + err
+    scan = Store(store).scan()
+    assert not scan.skipped and not scan.partials
+    assert len(scan.runs) == 18  # 2 suites x 3 scenarios x 3 repetitions
+    by_suite = {"alpha": 0, "beta": 0}
+    for r in scan.runs:
+        by_suite[r.meta["tags"]["suite"]] += 1
+        assert (r.dir / SUMMARY_FILE).is_file()
+    assert by_suite == {"alpha": 9, "beta": 9}
+    ls = subprocess.run(
+        [sys.executable, "-m", "latscope.cli", "ls", "--json"],
+        capture_output=True,
+        text=True,
+        env=_env(store),
+    )
+    assert ls.returncode == 0, ls.stderr
+    listed = json.loads(ls.stdout)
+    assert {r["id"] for r in listed["runs"]} == {r.id for r in scan.runs}
+    assert listed["partial"] == [] and listed["skipped"] == []
+
+
+def test_suite_killed_halfway(store: Path, tmp_path: Path) -> None:
+    f = tmp_path / "long.toml"
+    f.write_text(
+        'repeat = 2\n[[scenario]]\nname = "s"\nbenchmark = "syscall"\nn = 2000\n'
+        '[[scenario]]\nname = "p"\nbenchmark = "pipe"\nn = 50000000\n'
+    )
+    p = subprocess.Popen(
+        [sys.executable, "-m", "latscope.cli", "suite", str(f), "--seed", "4", "--quiet"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=_env(store),
+        start_new_session=True,
+    )
+    deadline = time.time() + 60
+    victims: list[int] = []
+    while time.time() < deadline:
+        victims = [
+            x
+            for x in _procs_mentioning(f"{store}/runs/.partial-")
+            if b"pipe" in Path(f"/proc/{x}/cmdline").read_bytes()
+        ]
+        if len(victims) >= 2:  # the probe and its forked peer
+            break
+        time.sleep(0.05)
+    assert len(victims) >= 2, "the pipe probe and its peer did not start"
+    time.sleep(0.3)
+    os.killpg(p.pid, signal.SIGKILL)
+    p.wait(timeout=10)
+    # nothing of the probe or its peer survives (the peer follows by PR_SET_PDEATHSIG)
+    deadline = time.time() + 10
+    while time.time() < deadline and _procs_mentioning(str(store)):
+        time.sleep(0.1)
+    assert not _procs_mentioning(str(store))
+    env = _env(store)
+    ls = subprocess.run(
+        [sys.executable, "-m", "latscope.cli", "ls"], capture_output=True, text=True, env=env
+    )
+    assert ls.returncode == 0, ls.stderr
+    assert "partial (killed)" in ls.stdout and "Traceback" not in ls.stderr
+    scan = Store(store).scan()
+    assert [x.state for x in scan.partials] == ["killed"]
+    assert all(r.meta["benchmark"] == "syscall" for r in scan.runs)
+    js = subprocess.run(
+        [sys.executable, "-m", "latscope.cli", "ls", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert json.loads(js.stdout)["partial"][0]["status"] == "partial (killed)"
+    rm = subprocess.run(
+        [sys.executable, "-m", "latscope.cli", "rm", "--partial"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert rm.returncode == 0, rm.stderr
+    assert "removed .partial-" in rm.stdout
+    assert not [d for d in (store / "runs").iterdir() if d.name.startswith(".")]
+    assert len(Store(store).scan().runs) == len(scan.runs)
+
+
+def test_rm_partial_keeps_a_run_still_being_measured(store: Path) -> None:
+    st = Store(store)
+    run_id, partial = st.begin("syscall")  # owned by this (live) process
+    assert st.scan().partials[0].state == "running"
+    removed, kept = st.remove_partials()
+    assert not removed and kept[0].path == partial and partial.is_dir()
+    st.abandon(partial)
+
+
+def _runs(store: Path, k: int, **params: str) -> list[str]:
+    return [measure("syscall", params, n=500, warmup=10, store=store).id for _ in range(k)]
+
+
+def test_damaged_and_foreign_entries_are_reported_and_skipped(cli, store: Path) -> None:
+    good = _runs(store, 2)
+    bad_json, truncated, bad_summary = _runs(store, 3)
+    runs = store / "runs"
+    (runs / bad_json / "run.json").write_text('{"id": "x", "created')
+    s = runs / truncated / "samples.lss"
+    s.write_bytes(s.read_bytes()[: s.stat().st_size // 2])
+    (runs / bad_summary / SUMMARY_FILE).write_bytes(b"not parquet at all")
+    (runs / "notes.txt").write_text("my notes")
+    (runs / "junk").mkdir()
+    r = cli("ls")
+    assert r.returncode == 0, r.stderr
+    assert "Traceback" not in r.stderr
+    for rid in good + [bad_summary]:  # a damaged summary is rebuilt from the samples
+        assert rid in r.stdout
+    for what in (bad_json, truncated, "notes.txt", "junk"):
+        assert what not in r.stdout
+        lines = [ln for ln in r.stderr.splitlines() if what in ln]
+        assert len(lines) == 1 and "skipped" in lines[0], r.stderr
+    assert "truncated" in r.stderr and "not a latscope run" in r.stderr
+    h = cli("history", "syscall")
+    assert h.returncode == 0, h.stderr
+    for rid in good + [bad_summary]:
+        assert rid in h.stdout
+    assert truncated not in h.stdout and bad_json not in h.stdout
+    assert truncated in h.stderr and "notes.txt" in h.stderr
+    pl.read_parquet(runs / bad_summary / SUMMARY_FILE)  # rebuilt
+
+
+def test_summary_parquet_and_duckdb(store: Path) -> None:
+    (rid,) = _runs(store, 1, op="read0")
+    df = pl.read_parquet(store / "runs" / rid / SUMMARY_FILE)
+    row = df.row(0, named=True)
+    assert row["run_id"] == rid and row["benchmark"] == "syscall" and row["column"] == "call"
+    assert row["n"] == 500 and row["p50_ci_low_ns"] <= row["p50_ns"] <= row["p50_ci_high_ns"]
+    assert json.loads(row["params"])["op"] == "read0" and row["ci_method"]
+    import duckdb
+
+    con = duckdb.connect()  # any tool reads the store's summaries straight from the files
+    n = con.execute(f"SELECT count(*) FROM '{store}/runs/*/{SUMMARY_FILE}'").fetchall()
+    assert n == [(1,)]
+
+
+def test_history_in_time_order_with_plot(cli, store: Path, tmp_path: Path) -> None:
+    ids = _runs(store, 2, op="getppid") + _runs(store, 1, op="read0") + _runs(store, 1)
+    r = cli("history", "syscall")
+    assert r.returncode == 0, r.stderr
+    pos = [r.stdout.index(i) for i in ids]
+    assert pos == sorted(pos)  # rows in time order
+    assert "95% CI" in r.stdout and "p50" in r.stdout
+    png = tmp_path / "h.png"
+    f = cli("history", "syscall", "-p", "op=getppid", "--stat", "p99", "--plot", str(png))
+    assert f.returncode == 0, f.stderr
+    assert ids[2] not in f.stdout and ids[0] in f.stdout and ids[3] in f.stdout
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    j = cli("history", "syscall", "--json")
+    rows = json.loads(j.stdout)["rows"]
+    assert [x["run_id"] for x in rows] == ids
+    assert cli("history", "syscall", "--column", "nope").returncode == 2
+    assert cli("history", "pipe").returncode == 2
+    assert cli("history", "syscall", "--stat", "p42").returncode == 2
+
+
+def test_rm(cli, store: Path) -> None:
+    a, b = _runs(store, 2)
+    r = cli("rm", a)
+    assert r.returncode == 0 and f"removed {a}" in r.stdout
+    assert [m["id"] for m in Store(store).list_meta()] == [b]
+    assert cli("rm", a).returncode == 2  # gone
+    assert cli("rm").returncode == 2  # nothing named
+
+
+@pytest.mark.parametrize("leftover", [".removing-20250101-000000-syscall-abcd-1234"])
+def test_rm_partial_cleans_interrupted_removals(cli, store: Path, leftover: str) -> None:
+    (store / "runs" / leftover).mkdir(parents=True)
+    r = cli("rm", "--partial")
+    assert r.returncode == 0 and leftover in r.stdout
+    assert not (store / "runs" / leftover).exists()
