@@ -25,8 +25,12 @@ def latency_label(col: dict[str, Any]) -> str:
     return name
 
 
+def _pval(v: Any) -> str:
+    return ("true" if v else "false") if isinstance(v, bool) else str(v)
+
+
 def params_line(meta: dict[str, Any]) -> str:
-    return " ".join(f"{k}={v}" for k, v in meta["params"].items() if v not in ("", None))
+    return " ".join(f"{k}={_pval(v)}" for k, v in meta["params"].items() if v not in ("", None))
 
 
 def clock_line(clk: dict[str, Any]) -> str:
@@ -102,13 +106,20 @@ def print_run(console: Console, run: Any, details: bool = False) -> None:
                 "or pin both parties to one CPU"
             )
     console.print(t)
-    methods = {r["ci_method"] for r in summ.iter_rows(named=True) if r["ci_method"]}
-    ess = ", ".join(
-        f"{r['column']} {r['ess']:.0f}" for r in summ.iter_rows(named=True) if r["ess"] is not None
-    )
-    if methods:
+    # the interval's method family per column (details: latscope show RUN --full)
+    families: dict[str, list[str]] = {}
+    for r in summ.iter_rows(named=True):
+        if r["ci_method"] and r["column"] != "rtt/2":
+            fam = r["ci_method"].split(",")[0].split(" (")[0]
+            ess_txt = f"{r['column']} (ESS {r['ess']:,.0f} of {r['n']:,})"
+            families.setdefault(fam, []).append(ess_txt)
+    if families:
+        parts = [f"{fam}: {', '.join(cols)}" for fam, cols in families.items()]
         console.print(
-            f"[dim]interval: {'; '.join(sorted(methods))}; effective sample size: {ess}[/dim]"
+            "[dim]95% CI of p50 by "
+            + "; ".join(parts)
+            + " — ESS: effective sample size after autocorrelation; block bootstrap where "
+            "samples are autocorrelated, exact order statistics where independent[/dim]"
         )
     bench = meta.get("bench", {})
     batch = bench.get("batch")
