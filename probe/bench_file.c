@@ -85,13 +85,7 @@ static void run_file(struct runctx *ctx) {
         die(EXIT_BADINPUT, "cache=direct needs size to be a multiple of 4096 bytes (O_DIRECT)");
     if (strchr(fname, '/'))
         die(EXIT_BADINPUT, "file=%s: give a plain name; put the directory in dir=", fname);
-    if (cpu >= 0) {
-        if (!cpu_exists(cpu))
-            die(EXIT_BADINPUT, "CPU %d does not exist or is not available to this process "
-                "(this machine has %d CPUs, numbered from 0)", cpu, cpu_count_conf());
-        int e = pin_to_cpu(cpu);
-        if (e) die(EXIT_UNSUPPORTED, "cannot pin to CPU %d: %s", cpu, strerror(e));
-    }
+    pin_or_die(cpu);
 
     int dropfd = -1;
     if (drop) {

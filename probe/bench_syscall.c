@@ -46,13 +46,7 @@ static void run_syscall(struct runctx *ctx) {
     int op = !strcmp(param(ctx, "op")->s, "read0");
     long long batch = param(ctx, "batch")->i, batches = param(ctx, "batches")->i;
     int cpu = (int)param(ctx, "cpu")->i;
-    if (cpu >= 0) {
-        if (!cpu_exists(cpu))
-            die(EXIT_BADINPUT, "CPU %d does not exist or is not available to this process "
-                "(this machine has %d CPUs, numbered from 0)", cpu, cpu_count_conf());
-        int e = pin_to_cpu(cpu);
-        if (e) die(EXIT_UNSUPPORTED, "cannot pin to CPU %d: %s", cpu, strerror(e));
-    }
+    pin_or_die(cpu);
     int fd = -1;
     if (op == 1) {
         char tmpl[] = "/tmp/latscope-read0-XXXXXX";

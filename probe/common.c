@@ -473,3 +473,16 @@ int cpu_exists(int cpu) {
 }
 
 int cpu_count_conf(void) { return (int)sysconf(_SC_NPROCESSORS_CONF); }
+
+void check_cpu_or_die(int cpu) {
+    if (cpu >= 0 && !cpu_exists(cpu))
+        die(EXIT_BADINPUT, "CPU %d does not exist or is not available to this process "
+            "(this machine has %d CPUs, numbered from 0)", cpu, cpu_count_conf());
+}
+
+void pin_or_die(int cpu) {
+    if (cpu < 0) return;
+    check_cpu_or_die(cpu);
+    int e = pin_to_cpu(cpu);
+    if (e) die(EXIT_UNSUPPORTED, "cannot pin to CPU %d: %s", cpu, strerror(e));
+}

@@ -95,6 +95,10 @@ int64_t *alloc_samples(size_t n);
 /* Pin the calling thread to one CPU (cpu < 0: leave unpinned). Returns 0 or errno. */
 int pin_to_cpu(int cpu);
 int cpu_exists(int cpu);
+/* Exit 2 if the CPU does not exist here (one line saying how many there are). */
+void check_cpu_or_die(int cpu);
+/* check_cpu_or_die, then pin the calling thread (cpu < 0: leave unpinned). */
+void pin_or_die(int cpu);
 int cpu_count_conf(void);
 
 #endif

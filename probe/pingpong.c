@@ -182,11 +182,7 @@ void pingpong_run(struct runctx *ctx, const struct pp_mech *m) {
     if (m->has_size && pp->size > m->max_size)
         die(EXIT_BADINPUT, "parameter size=%zu: %s carries at most %zu bytes per message",
             pp->size, m->name, m->max_size);
-    for (int s = 0; s < 2; s++) {
-        if (pp->cpu[s] >= 0 && !cpu_exists(pp->cpu[s]))
-            die(EXIT_BADINPUT, "CPU %d does not exist or is not available to this process "
-                "(this machine has %d CPUs, numbered from 0)", pp->cpu[s], cpu_count_conf());
-    }
+    for (int s = 0; s < 2; s++) check_cpu_or_die(pp->cpu[s]);
 
     /* Everything the two sides share, allocated and touched before the first sample. */
     size_t shbytes = sizeof(struct pp_shared) + (size_t)ctx->n * sizeof(int64_t);
