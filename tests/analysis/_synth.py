@@ -31,3 +31,16 @@ def periodic_positions(n: int, period: int, jitter: int, rng: np.random.Generato
     base = np.arange(period // 2, n, period)
     pos = base + rng.integers(-jitter, jitter + 1, size=base.size)
     return pos[(pos >= 0) & (pos < n)]
+
+
+def bursts(
+    n: int, rate: float, shortest: int, longest: int, rng: np.random.Generator
+) -> np.ndarray:
+    """Sorted, distinct positions of bursts: onsets at Poisson times (probability ``rate`` per
+    iteration), each burst ``shortest`` to ``longest`` (uniform) consecutive positions."""
+    starts = np.flatnonzero(rng.random(n) < rate)
+    lengths = rng.integers(shortest, longest + 1, size=starts.size)
+    hit = np.repeat(starts, lengths) + (
+        np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    )
+    return np.unique(hit[hit < n])

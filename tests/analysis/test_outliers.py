@@ -2,8 +2,9 @@ import numpy as np
 import pytest
 
 from latscope.analysis import outliers, spike_periodicity
+from latscope.analysis.outliers import decluster
 
-from ._synth import lognormal_ar1, periodic_positions
+from ._synth import bursts, lognormal_ar1, periodic_positions
 
 
 def test_tukey_classes_counted_on_both_sides_never_dropped():
@@ -28,8 +29,26 @@ def test_spike_indices_are_exactly_the_injected_ones():
     o = outliers(x)
     assert np.array_equal(o.spike_indices, where)
     assert o.n_spikes == 40 and o.spike_fraction == pytest.approx(40 / 50_000)
+    # Stationary data: the local (windowed) thresholds scatter around the global formula.
     mad = np.median(np.abs(x - np.median(x)))
-    assert o.spike_threshold == pytest.approx(np.median(x) + 5 * 1.4826 * mad)
+    assert o.spike_threshold == pytest.approx(np.median(x) + 5 * 1.4826 * mad, rel=0.01)
+    assert o.spike_threshold_min <= o.spike_threshold <= o.spike_threshold_max
+    assert o.spike_threshold_max < 1.05 * o.spike_threshold_min
+    assert o.spike_window == 1000 and "windows of 1,000" in o.spike_scale_source
+
+
+def test_spike_threshold_follows_a_level_shift():
+    """With one global median and MAD, a slower last 30% would be all spikes."""
+    rng = np.random.default_rng(33)
+    n = 100_000
+    x = rng.normal(1000, 10, n)
+    x[70_500:] = rng.normal(3000, 30, n - 70_500)  # the step is inside a window
+    where = np.sort(rng.choice(n, 60, replace=False))
+    x[where] += 5000
+    o = outliers(x)
+    assert np.array_equal(o.spike_indices, where)
+    assert o.spike_threshold_min == pytest.approx(1000 + 5 * 10, rel=0.01)
+    assert o.spike_threshold_max == pytest.approx(3000 + 5 * 30, rel=0.01)
 
 
 def test_zero_mad_falls_back_to_value_gap():
@@ -82,3 +101,73 @@ def test_clustered_random_spikes_have_no_confident_period(seed):
     x[np.clip(hit, 0, n - 1)] *= 20
     p = outliers(x).periodicity
     assert not p.confident and p.period_iterations is None
+
+
+def test_decluster_groups_near_consecutive_spikes():
+    onsets, spans = decluster(np.array([1, 2, 4, 10, 14, 15, 30]))
+    assert onsets.tolist() == [1, 10, 14, 30]  # gaps <= 3 join, a gap of 4 splits
+    assert spans.tolist() == [4, 1, 2, 1]
+    empty, _ = decluster(np.array([], dtype=np.int64))
+    assert empty.size == 0
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_bursty_random_spikes_have_no_confident_period(seed):
+    """Poisson burst onsets, each burst 1 to 10 consecutive spikes: bursts, not a period."""
+    rng = np.random.default_rng(300 + seed)
+    n = 200_000
+    x = lognormal_ar1(n, rng, phi=0.3, sigma=0.3)
+    x[bursts(n, 2e-3, 1, 10, rng)] *= 20
+    p = outliers(x).periodicity
+    assert not p.confident and p.period_iterations is None and p.period_seconds is None
+    assert p.p_value > 1e-3 and p.reason is not None
+    assert p.n_events < 0.5 * p.n_spikes  # declustered: about 5.5 spikes per burst
+    assert p.burst_iterations >= 8 and p.min_period >= 3 * (8 + 3)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_dense_episodes_of_spikes_have_no_confident_period(seed):
+    """A few long episodes with a spike every few iterations: their spectrum rises steeply at
+    the lowest frequencies, which one block-mean background mistook for a long period."""
+    rng = np.random.default_rng(400 + seed)
+    n = 200_000
+    idx = []
+    for start in np.flatnonzero(rng.random(n) < 5e-5):
+        pos, end = start, start + rng.integers(1000, 5000)
+        while pos < min(n, end):
+            idx.append(pos)
+            pos += rng.integers(1, 20)
+    p = spike_periodicity(np.array(idx), n)
+    assert p.n_events >= 10
+    assert not p.confident and p.period_iterations is None
+
+
+def test_periodic_bursts_give_their_period():
+    """A burst of 3 spikes every 500 iterations (jitter +-20) among random bursts."""
+    rng = np.random.default_rng(500)
+    n = 200_000
+    x = lognormal_ar1(n, rng, phi=0.3, sigma=0.3)
+    pos = periodic_positions(n, 500, 20, rng)
+    x[np.clip(pos[:, None] + np.arange(3), 0, n - 1).ravel()] *= 20
+    x[bursts(n, 5e-4, 1, 10, rng)] *= 20
+    t = np.arange(n) * 2e-6
+    p = outliers(x, t).periodicity
+    assert p.confident and p.p_value < 1e-3
+    assert p.period_iterations == pytest.approx(500, rel=0.005)
+    assert p.period_seconds == pytest.approx(500 * 2e-6, rel=0.005)
+    assert p.n_events < p.n_spikes / 2  # each periodic burst is one event
+
+
+@pytest.mark.parametrize("shift_at", [0.5, 0.6, 0.7])
+def test_level_shift_without_spikes_gives_few_spikes_and_no_period(shift_at):
+    """3 x slower from ``shift_at`` of the run on; no spikes at all. A global threshold made
+    the whole slower part spikes when it was less than half of the run (60,000 spikes and a
+    confident 'period' of 4 iterations at 0.7)."""
+    rng = np.random.default_rng(600)
+    n = 200_001
+    x = lognormal_ar1(n, rng, phi=0.5, sigma=0.1)
+    x[int(shift_at * n) :] *= 3
+    o = outliers(x)
+    assert o.n_spikes < n / 1000
+    assert not o.periodicity.confident and o.periodicity.period_iterations is None
+    assert o.spike_threshold_max > 2.5 * o.spike_threshold_min  # one threshold per level

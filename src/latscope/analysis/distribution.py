@@ -12,14 +12,31 @@ best grid point). The likelihood of this model is unbounded as ``loc`` approache
 the search keeps to the interior local maximum and says so in ``note`` when the best fit sits at
 an edge (shift not identified). ``loc`` is kept below the minimum of *all* samples.
 
+``loc`` is a floor of positive latencies, so it is also kept at or above zero: when the minimum is
+positive, ``loc`` is searched in ``[0, min(x))`` (the grid is cut at ``loc = 0``, which is added as
+its last point). When the profile likelihood still rises at ``loc = 0``, that end is the
+(constrained) maximum and the model is a plain two-parameter log-normal. A sample of a true
+log-normal without shift lands there about half of the time, harmlessly; but a distribution that is
+not a shifted log-normal at all can drag an unconstrained ``loc`` far below zero (two levels, 30% of
+the samples near 5 µs and 70% near 15 µs: about -10 µs; -22.7 µs in a real run with two levels),
+which is meaningless for a floor. So the likelihood is also profiled down to ``LOC_BELOW_ZERO_SPAN``
+(10^4) spreads below zero, and when twice its gain over ``loc = 0`` exceeds ``LOC_BOUND_LR`` (10.83,
+the chi-squared(1) 0.1% point) ``note`` says that the fit was held at zero and where the likelihood
+wanted the floor. Held or not, the goodness of fit below is computed for the fit that is reported,
+so a poor model stays visibly poor. When some samples are zero or negative (e.g. after subtracting
+the timer overhead), there is no such bound: ``loc`` is only kept below ``min(x)``, and ``note``
+says so.
+
 Goodness of fit, on the same subsample: the Kolmogorov–Smirnov statistic ``D`` (the largest
 vertical distance between the empirical and the fitted CDF, in probability) and the
 Anderson–Darling statistic ``A^2`` of ``log(x - loc)`` against a normal (weights the tails). No
 p-values: the parameters were estimated from the same data, and with 100,000 points any real
 data set "fails"; read ``D`` as an effect size (below ~0.02 the model is good for plotting and
-rough tail estimates, above ~0.05 it is not). The Q–Q arrays (at most ``QQ_POINTS`` = 1000)
-pair fitted and empirical quantiles from *all* samples at probabilities evenly spaced on the
-normal-score scale, so the tails get as many points as the body.
+rough tail estimates, above ~0.05 it is not): ``fit_quality`` is "good" for
+``D < GOOD_FIT_KS`` (0.02), "rough" up to ``POOR_FIT_KS`` (0.05) and "poor" above. The Q–Q
+arrays (at most ``QQ_POINTS`` = 1000) pair fitted and empirical quantiles from *all* samples at
+probabilities evenly spaced on the normal-score scale, so the tails get as many points as the
+body.
 
 Modes. A Gaussian KDE (``scipy.stats.gaussian_kde``) of ``log(x)`` on a random subsample of at
 most ``KDE_MAX_POINTS`` (20,000), bandwidth by Silverman's robust rule
@@ -52,6 +69,14 @@ QQ_POINTS = 1000
 KDE_GRID_POINTS = 512
 MODE_MIN_PROMINENCE = 0.05
 MODE_MIN_MASS = 0.03
+#: Goodness of fit by the KS distance D: "good" below, "rough" up to POOR_FIT_KS, then "poor".
+GOOD_FIT_KS = 0.02
+POOR_FIT_KS = 0.05
+#: A fit held at loc = 0 is noted when 2 x the log-likelihood gain of a negative shift exceeds
+#: this (the chi-squared(1) 0.1% point) ...
+LOC_BOUND_LR = 10.83
+#: ... within this many times the data's spread below zero.
+LOC_BELOW_ZERO_SPAN = 1e4
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -64,6 +89,7 @@ class LogNormalFit(Result):
     n_fit: int
     ks_statistic: float
     ad_statistic: float
+    fit_quality: str  # "good" (D < 0.02), "rough" (D <= 0.05) or "poor"
     qq_probabilities: FloatArray
     qq_theoretical: FloatArray
     qq_sample: FloatArray
@@ -92,12 +118,37 @@ class Distribution(Result):
     modes_reason: str | None
 
 
+def _quality(ks: float) -> str:
+    if ks < GOOD_FIT_KS:
+        return "good"
+    return "rough" if ks <= POOR_FIT_KS else "poor"
+
+
 def _profile_loglik(v: FloatArray, loc: float) -> float:
     y = np.log(v - loc)
     s = float(np.std(y))
     if not s > 0.0:
         return -math.inf
     return float(-np.sum(y) - y.size * math.log(s))
+
+
+def _note_at_zero(v: FloatArray, xmin: float, spread: float, ll_zero: float) -> str | None:
+    """Note for a fit held at ``loc = 0``, if the likelihood really wants a negative shift: the
+    best profile likelihood for ``loc`` in ``[-LOC_BELOW_ZERO_SPAN * spread, 0)`` gains more than
+    ``LOC_BOUND_LR / 2`` over ``loc = 0`` (a likelihood-ratio test at about 0.1%)."""
+    log_d = np.linspace(math.log(xmin), math.log(xmin + LOC_BELOW_ZERO_SPAN * spread), 40)
+    ll = np.array([_profile_loglik(v, xmin - math.exp(t)) for t in log_d])
+    i = int(np.argmax(ll))
+    if 2.0 * (float(ll[i]) - ll_zero) <= LOC_BOUND_LR:
+        return None
+    if i == log_d.size - 1:
+        want = "keeps rising as the floor goes below zero (the samples look nearly normal)"
+    else:
+        want = f"puts the floor at about {xmin - math.exp(float(log_d[i])):.4g} ns, below zero"
+    return (
+        f"loc held at 0: the likelihood {want}, and no latency can have a negative floor; the "
+        "samples are not a shifted log-normal (see the goodness of fit)"
+    )
 
 
 def fit_shifted_lognormal(
@@ -118,33 +169,52 @@ def fit_shifted_lognormal(
     if spread <= 0.0:
         return None
 
-    # Search over d = xmin - loc > 0 on a log grid, plus the quantile-matching start.
+    # Search over d = xmin - loc > 0 on a log grid, plus the quantile-matching start. Latencies
+    # are positive, so with a positive minimum the shift is kept in [0, xmin): d <= xmin.
+    bounded = xmin > 0.0
     d_lo, d_hi = spread * 1e-5, spread * 1e4
+    at_zero = bounded and d_hi >= xmin  # the grid ends at loc = 0
+    if at_zero:
+        d_lo = min(d_lo, 1e-3 * xmin)
     log_d = np.linspace(math.log(d_lo), math.log(d_hi), 90)
+    if at_zero:  # the same grid up to xmin (loc = 0), which is added
+        log_d = np.append(log_d[log_d < math.log(xmin)], math.log(xmin))
+        d_hi = xmin
     denom = q10 + q90 - 2.0 * q50
     if denom > 0.0:
         loc0 = (q10 * q90 - q50 * q50) / denom
         if loc0 < xmin and d_lo < xmin - loc0 < d_hi:
             log_d = np.sort(np.append(log_d, math.log(xmin - loc0)))
     ll = np.array([_profile_loglik(v, xmin - math.exp(t)) for t in log_d])
-    # Interior local maxima; the singular edge d -> 0 is never one by construction.
+    # Interior local maxima; the singular edge d -> 0 is never one by construction. With the
+    # grid ending at loc = 0, that end is a (constrained) maximum when the likelihood still
+    # rises towards it.
     interior = [i for i in range(1, log_d.size - 1) if ll[i] >= ll[i - 1] and ll[i] >= ll[i + 1]]
+    last = log_d.size - 1
+    if at_zero and ll[last] >= ll[last - 1]:
+        interior.append(last)
     note = None
     if interior:
         best = max(interior, key=lambda i: ll[i])
+        hi = log_d[best + 1] if best < last else log_d[best]
         res = optimize.minimize_scalar(
             lambda t: -_profile_loglik(v, xmin - math.exp(t)),
-            bounds=(log_d[best - 1], log_d[best + 1]),
+            bounds=(log_d[best - 1], hi),
             method="bounded",
             options={"xatol": 1e-6},
         )
         t_best = float(res.x) if -res.fun >= ll[best] else float(log_d[best])
+        if best == last:
+            note = _note_at_zero(v, xmin, spread, float(ll[best]))
     else:
         best = int(np.argmax(ll))
         t_best = float(log_d[best])
         where = "minimum of the data" if best == 0 else "far below the data (nearly normal)"
         note = f"shift not identified: the best fit puts loc at the edge of its range ({where})"
-    loc = xmin - math.exp(t_best)
+    if not bounded:
+        unbounded = "some samples are <= 0, so loc is not held >= 0"
+        note = unbounded if note is None else f"{note}; {unbounded}"
+    loc = max(0.0, xmin - math.exp(t_best)) if bounded else xmin - math.exp(t_best)
     y = np.log(v - loc)
     mu, sigma = float(np.mean(y)), float(np.std(y))
     scale = math.exp(mu)
@@ -175,6 +245,7 @@ def fit_shifted_lognormal(
         n_fit=int(v.size),
         ks_statistic=ks,
         ad_statistic=ad,
+        fit_quality=_quality(ks),
         qq_probabilities=probs,
         qq_theoretical=theo_q,
         qq_sample=sample_q,
