@@ -29,7 +29,7 @@ const struct coldef pp_columns[] = {
     {"rtt", "round trip: initiator sends, responder answers; timed by the initiator",
      "round_trip", NULL},
     {"oneway", "initiator to responder, from the shared clock (responder's receive time minus "
-               "the initiator's stamp)",
+               "the initiator's start of the round trip)",
      "one_way_shared_clock", NULL},
 };
 const int pp_ncolumns = PP_NCOLUMNS;
@@ -107,12 +107,11 @@ static void responder_loop(struct pp_ctx *pp) {
             return;
         }
         uint64_t t = clk_end();
-        if (i >= warm) pp->sh->oneway[i - warm] = (int64_t)(t - pp->sh->stamp);
         if (pp->m->send(pp, 1)) {
             peer_fail(pp, pp->err[1]);
             return;
         }
-        pp->sh->done = i + 1;
+        if (i >= warm) pp->sh->recv_at[i - warm] = (int64_t)t;
     }
     if (pp->m->responder_done) pp->m->responder_done(pp);
 }
@@ -255,7 +254,6 @@ void pingpong_run(struct runctx *ctx, const struct pp_mech *m) {
     for (uint64_t i = 0; i < total; i++) {
         if (g_stop) die(EXIT_INTERRUPTED, "interrupted; nothing was written");
         uint64_t a = clk_start();
-        pp->sh->stamp = a;
         if (m->send(pp, 0) || m->recv(pp, 0)) initiator_failed(pp);
         uint64_t b = clk_end();
         if (i >= warm) {
@@ -280,7 +278,10 @@ void pingpong_run(struct runctx *ctx, const struct pp_mech *m) {
         pthread_join(pp->thr[1], NULL);
         if (pp->sh->peer_failed) die(EXIT_FAIL, "%s", pp->sh->errmsg);
     }
-    memcpy(ctx->cols[1].data, pp->sh->oneway, (size_t)ctx->n * sizeof(int64_t));
+    /* one-way from the shared clock: the responder's receive time minus the initiator's start
+     * of the same round trip (t0 + t_start), both raw reads of the one clock */
+    for (long long k = 0; k < ctx->n; k++)
+        ctx->cols[1].data[k] = pp->sh->recv_at[k] - (int64_t)t0 - ctx->t_start[k];
     pp->finished = 1;
     cleanup_now(th); /* the teardown, under the clean-up list's lock */
 
@@ -302,9 +303,10 @@ void pingpong_run(struct runctx *ctx, const struct pp_mech *m) {
     jb_bool(j, "blocking", m->blocking);
     jb_str(j, "timed_region", m->timed);
     jb_str(j, "timed_region_frame",
-           "rtt: the initiator's start read of the clock, a store of that stamp in shared "
-           "memory, the mechanism's send and receive (above), the end read; oneway: from that "
-           "stamp to the responder's clock read right after its receive returned");
+           "rtt: the initiator's start read of the clock, the mechanism's send and receive "
+           "(above), the end read; oneway: from that start read to the responder's clock read "
+           "right after its receive returned (the responder keeps its reads in its own array; "
+           "the subtraction is done after the run)");
     jb_obj(j, "latencies");
     jb_str(j, "rtt", "round trip (initiator -> responder -> initiator), timed by the initiator");
     jb_str(j, "oneway", "one-way initiator -> responder from the shared clock; "

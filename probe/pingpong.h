@@ -1,9 +1,10 @@
 /* latscope-probe: the one ping-pong driver shared by every communication mechanism.
  *
- * Side 0 (the initiator) reads the clock, stamps the shared clock value, sends, waits for
- * the answer and reads the clock again: that is the round trip.  Side 1 (the responder)
- * receives, reads the clock and subtracts the stamp: that is the one-way time from the
- * shared clock.  Placement, warm-up, timing, peer watching and clean-up live here; a
+ * Side 0 (the initiator) reads the clock, sends, waits for the answer and reads the clock
+ * again: that is the round trip.  Side 1 (the responder) receives, reads the clock, answers
+ * and keeps that reading; after the run the driver subtracts the initiator's start read from
+ * it: that is the one-way time from the shared clock.  Nothing but the two mechanisms' calls
+ * and the clock reads lies in the timed region.  Placement, warm-up, timing, peer watching and clean-up live here; a
  * mechanism only says how to set up, send, receive and tear down. */
 #ifndef LATSCOPE_PINGPONG_H
 #define LATSCOPE_PINGPONG_H
@@ -18,12 +19,12 @@
 #define PP_SCRATCH 4096
 
 struct pp_shared {
-    volatile uint64_t stamp;   /* initiator's clock at the start of the round trip */
-    volatile uint64_t done;    /* iterations completed by the responder */
     volatile int peer_failed;
     char errmsg[256];
     _Alignas(64) unsigned char scratch[PP_SCRATCH]; /* mechanism's shared objects */
-    _Alignas(64) int64_t oneway[];
+    /* the responder's clock read right after each receive (raw ticks); written only by the
+     * responder, read by the initiator after the run: no shared store in any timed region */
+    _Alignas(64) int64_t recv_at[];
 };
 
 struct pp_ctx;
