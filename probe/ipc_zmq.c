@@ -213,6 +213,12 @@ static void zmq_teardown(struct pp_ctx *pp) {
 
 #endif
 
+/* ipc:// and tcp:// messages pass through an I/O thread on each side */
+#define ZMQ_IO_THREAD_SWITCHES                                                                \
+    .switches_per_way = 3,                                                                    \
+    .switches_note = "each way: the sender's ZeroMQ I/O thread is woken, then the receiver's " \
+                     "I/O thread, then the receiving thread"
+
 static const struct pp_mech mech_zmq_inproc = {
     .name = "zmq_inproc",
     .threads_ok = 1,
@@ -233,9 +239,7 @@ static const struct pp_mech mech_zmq_ipc = {
     .blocking = 1,
     .has_size = 1,
     .max_size = 1 << 20,
-    .switches_per_way = 3,
-    .switches_note = "each way: the sender's ZeroMQ I/O thread is woken, then the receiver's "
-                     "I/O thread, then the receiving thread",
+    ZMQ_IO_THREAD_SWITCHES,
     ZMQ_FUNCS(zmq_ipc_setup),
     .timed = "rtt: zmq_send(size bytes) and zmq_recv over an ipc:// endpoint (a Unix-domain "
              "socket in a private directory, removed once connected; pattern pair or req/rep; "
@@ -250,9 +254,7 @@ static const struct pp_mech mech_zmq_tcp = {
     .blocking = 1,
     .has_size = 1,
     .max_size = 1 << 20,
-    .switches_per_way = 3,
-    .switches_note = "each way: the sender's ZeroMQ I/O thread is woken, then the receiver's "
-                     "I/O thread, then the receiving thread",
+    ZMQ_IO_THREAD_SWITCHES,
     ZMQ_FUNCS(zmq_tcp_setup),
     .timed = "rtt: zmq_send(size bytes) and zmq_recv over tcp://127.0.0.1 (an ephemeral port; "
              "pattern pair or req/rep; one context and I/O thread per side; connected and one "

@@ -58,3 +58,30 @@ def run_probe(probe: str, *args: str, timeout: float = 120) -> subprocess.Comple
 
 
 is_root = os.geteuid() == 0
+
+
+def children(pid: int) -> list[int]:
+    """The direct children of every thread of process `pid` (from /proc)."""
+    out: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*/children"):
+        try:
+            out += [int(x) for x in task.read_text().split()]
+        except OSError:
+            pass
+    return out
+
+
+def procs_mentioning(text: str) -> list[int]:
+    """Live (not zombie) processes whose command line contains `text`."""
+    out = []
+    for p in Path("/proc").iterdir():
+        if not p.name.isdigit():
+            continue
+        try:
+            cmd = (p / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = (p / "status").read_text()
+        except OSError:
+            continue
+        if text in cmd and "zombie" not in state:
+            out.append(int(p.name))
+    return out

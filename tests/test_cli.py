@@ -14,6 +14,7 @@ import polars as pl
 import pytest
 
 import latscope
+from conftest import children
 from latscope.errors import BadInput
 from latscope.store import Store
 
@@ -124,13 +125,6 @@ def test_api(store: Path) -> None:
     assert "pipe" in names
 
 
-def _children(pid: int) -> list[int]:
-    out = []
-    for task in Path(f"/proc/{pid}/task").glob("*/children"):
-        out += [int(x) for x in task.read_text().split()]
-    return out
-
-
 def test_ctrl_c_leaves_nothing(store: Path, tmp_path: Path) -> None:
     env = {**os.environ, "LATSCOPE_STORE": str(store)}
     p = subprocess.Popen(
@@ -145,13 +139,13 @@ def test_ctrl_c_leaves_nothing(store: Path, tmp_path: Path) -> None:
     deadline = time.time() + 30
     probe_pid = None
     while time.time() < deadline:
-        kids = _children(p.pid)
-        if kids and _children(kids[0]):
+        kids = children(p.pid)
+        if kids and children(kids[0]):
             probe_pid = kids[0]
             break
         time.sleep(0.1)
     assert probe_pid, "the probe did not start"
-    peer = _children(probe_pid)[0]
+    peer = children(probe_pid)[0]
     os.killpg(p.pid, signal.SIGINT)  # what Ctrl-C does: the whole foreground group
     out, err = p.communicate(timeout=20)
     assert p.returncode == 130, err

@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import children
 from latscope import samples
 
 REPO = Path(__file__).resolve().parent.parent
@@ -136,16 +137,6 @@ def _unavailable(catalogue: dict[str, dict], name: str) -> str | None:
 # ------------------------------------------------------------------------------ the state
 
 
-def _children(pid: int) -> list[int]:
-    out: list[int] = []
-    for task in Path(f"/proc/{pid}/task").glob("*/children"):
-        try:
-            out += [int(x) for x in task.read_text().split()]
-        except OSError:
-            pass
-    return out
-
-
 def _sysv_ids() -> set[tuple[str, str]]:
     ids = set()
     for kind in ("sem", "msg", "shm"):
@@ -228,7 +219,7 @@ class Reaper:
         return self
 
     def orphans(self) -> list[int]:
-        return _children(os.getpid())
+        return children(os.getpid())
 
     def __exit__(self, *exc: object) -> None:
         self.libc.prctl(self.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
@@ -522,7 +513,7 @@ class Running:
         pytest.fail("the probe made no progress within 30 s")
 
     def peer(self) -> int:
-        kids = _children(self.p.pid)
+        kids = children(self.p.pid)
         assert len(kids) == 1, kids
         return kids[0]
 

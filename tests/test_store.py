@@ -14,6 +14,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from conftest import procs_mentioning
 from latscope.runs import measure
 from latscope.store import SUMMARY_FILE, Store
 
@@ -38,21 +39,6 @@ n = 800
 
 def _env(store: Path) -> dict[str, str]:
     return {**os.environ, "LATSCOPE_STORE": str(store), "COLUMNS": "200"}
-
-
-def _procs_mentioning(text: str) -> list[int]:
-    out = []
-    for p in Path("/proc").iterdir():
-        if not p.name.isdigit():
-            continue
-        try:
-            cmd = (p / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            state = (p / "status").read_text()
-        except OSError:
-            continue
-        if text in cmd and "zombie" not in state:
-            out.append(int(p.name))
-    return out
 
 
 def test_two_suites_into_one_store_at_once(store: Path, tmp_path: Path) -> None:
@@ -121,7 +107,7 @@ def test_suite_killed_halfway(store: Path, tmp_path: Path) -> None:
     while time.time() < deadline:
         victims = [
             x
-            for x in _procs_mentioning(f"{store}/runs/.partial-")
+            for x in procs_mentioning(f"{store}/runs/.partial-")
             if b"pipe" in Path(f"/proc/{x}/cmdline").read_bytes()
         ]
         if len(victims) >= 2:  # the probe and its forked peer
@@ -133,9 +119,9 @@ def test_suite_killed_halfway(store: Path, tmp_path: Path) -> None:
     p.wait(timeout=10)
     # nothing of the probe or its peer survives (the peer follows by PR_SET_PDEATHSIG)
     deadline = time.time() + 10
-    while time.time() < deadline and _procs_mentioning(str(store)):
+    while time.time() < deadline and procs_mentioning(str(store)):
         time.sleep(0.1)
-    assert not _procs_mentioning(str(store))
+    assert not procs_mentioning(str(store))
     env = _env(store)
     ls = subprocess.run(
         [sys.executable, "-m", "latscope.cli", "ls"], capture_output=True, text=True, env=env

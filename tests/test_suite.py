@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import procs_mentioning
 from latscope import scenarios
 from latscope.store import Store
 
@@ -298,21 +299,6 @@ def test_not_permitted_scenario_is_skipped_and_the_suite_goes_on(
     assert not [d for d in (store / "runs").iterdir() if d.name.startswith(".")]
 
 
-def _procs_mentioning(text: str) -> list[int]:
-    out = []
-    for p in Path("/proc").iterdir():
-        if not p.name.isdigit():
-            continue
-        try:
-            cmd = (p / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            state = (p / "status").read_text()
-        except OSError:
-            continue
-        if text in cmd and "zombie" not in state:
-            out.append(int(p.name))
-    return out
-
-
 def test_ctrl_c_stops_the_suite_and_keeps_finished_runs(store: Path, tmp_path: Path) -> None:
     f = write(
         tmp_path,
@@ -329,11 +315,11 @@ def test_ctrl_c_stops_the_suite_and_keeps_finished_runs(store: Path, tmp_path: P
         start_new_session=True,
     )
     deadline = time.time() + 60
-    while time.time() < deadline and not _procs_mentioning(f"{store}/runs/.partial-"):
+    while time.time() < deadline and not procs_mentioning(f"{store}/runs/.partial-"):
         time.sleep(0.05)
     # wait for the long pipe run (the syscall runs finish in a moment)
     while time.time() < deadline:
-        procs = _procs_mentioning(f"{store}/runs/.partial-")
+        procs = procs_mentioning(f"{store}/runs/.partial-")
         if procs and any(b"pipe" in Path(f"/proc/{x}/cmdline").read_bytes() for x in procs):
             break
         time.sleep(0.05)
@@ -342,7 +328,7 @@ def test_ctrl_c_stops_the_suite_and_keeps_finished_runs(store: Path, tmp_path: P
     out, err = p.communicate(timeout=30)
     assert p.returncode == 130, out + err
     assert "interrupted" in err and "Traceback" not in err + out
-    assert not _procs_mentioning(str(store))
+    assert not procs_mentioning(str(store))
     runs = Store(store).list_meta()
     assert all(m["benchmark"] == "syscall" for m in runs)
     assert not [d for d in (store / "runs").iterdir() if d.name.startswith(".")]
