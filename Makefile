@@ -7,23 +7,29 @@ SOURCES := $(shell find src probe -name '*.py' -o -name '*.c' -o -name '*.h' -o 
 PROBE_SRC := $(filter-out probe/main.c,$(wildcard probe/*.c))
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 # ZeroMQ benchmarks when libzmq is installed (as meson does); without it they stay unavailable
-ZMQ := $(shell pkg-config --exists libzmq 2>/dev/null && echo -DHAVE_ZMQ=1 $$(pkg-config --libs libzmq))
+ZMQ = $(shell pkg-config --exists libzmq 2>/dev/null && echo -DHAVE_ZMQ=1 $$(pkg-config --libs libzmq))
 
-.PHONY: run test probe-test pytest lint clean
+.PHONY: run test build-deps system-deps probe-test pytest lint clean
 
 run: $(STAMP)
 	$(VENV)/bin/latscope quick
 
-$(STAMP): $(SOURCES)
+$(STAMP): $(SOURCES) | build-deps
 	@test -d $(VENV) || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install -q --upgrade pip
 	$(VENV)/bin/python -m pip install -q '.[test]'
 	@touch $@
 
-test: probe-test pytest
+test: system-deps probe-test pytest
+
+# system packages: installed when root with apt-get, else listed (scripts/system-deps)
+build-deps:
+	@scripts/system-deps build
+system-deps:
+	@scripts/system-deps test
 
 # C unit tests and the probe itself under AddressSanitizer + UndefinedBehaviorSanitizer
-probe-test:
+probe-test: system-deps
 	@mkdir -p build/san
 	$(CC) -std=c11 -O1 -g -Wall -Wextra -Werror -D_GNU_SOURCE $(SAN) -o build/san/test-probe \
 	    probe/tests/test_main.c $(PROBE_SRC) -lpthread -lm $(ZMQ)
