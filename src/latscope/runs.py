@@ -71,6 +71,24 @@ class Run:
     def clock(self) -> dict[str, Any]:
         return dict(self.meta["clock"])
 
+    @property
+    def step_ns(self) -> float | None:
+        """The clock's granularity (its step) in ns, from the probe's header; None where it
+        was not measured (older files, imports that do not state it)."""
+        v = self.meta.get("clock", {}).get("step_ns")
+        return float(v) if isinstance(v, (int, float)) and v > 0 else None
+
+    @property
+    def segments(self) -> list[int]:
+        """Samples per worker process, in order (the probe's ``workers``); one segment for a
+        run measured in a single process."""
+        ws = self.meta.get("workers")
+        if isinstance(ws, list) and ws:
+            sizes = [w.get("n") if isinstance(w, dict) else None for w in ws]
+            if all(isinstance(k, int) and k > 0 for k in sizes) and sum(sizes) == self.n:
+                return [int(k) for k in sizes]
+        return [self.n]
+
     def values(self, column: str) -> np.ndarray:
         """One timed column in nanoseconds (float64), in iteration order."""
         if column == "rtt/2" and "rtt" in self.columns:
@@ -114,7 +132,15 @@ class Run:
 
         if confidence not in self._summaries:
             rows = [
-                {"column": c, **column_summary(self.values(c), confidence=confidence)}
+                {
+                    "column": c,
+                    **column_summary(
+                        self.values(c),
+                        confidence=confidence,
+                        step_ns=self.step_ns,
+                        segments=self.segments,
+                    ),
+                }
                 for c in self.columns + self.derived_columns
             ]
             self._summaries[confidence] = pl.DataFrame(rows)
