@@ -48,7 +48,7 @@ def main() -> None:
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
     t0 = time.perf_counter()
-    res = analyze_column(x, t, resolution_ns=1.0, seed=0)
+    res = analyze_column(x, t, step_ns=1.0, seed=0)
     elapsed = time.perf_counter() - t0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 

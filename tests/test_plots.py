@@ -30,7 +30,7 @@ def _data(n: int = 5000, seed: int = 1) -> np.ndarray:
 def analysed() -> tuple[np.ndarray, np.ndarray, object]:
     x = _data()
     t = np.cumsum(x) / 1e9
-    return x, t, analyze_column(x, t, resolution_ns=20.0)
+    return x, t, analyze_column(x, t, step_ns=20.0)
 
 
 def _kinds(x: np.ndarray, t: np.ndarray, a: object) -> dict[str, Callable[[], Figure]]:

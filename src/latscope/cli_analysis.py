@@ -436,7 +436,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
                 raise BadInput(f"run {run.id} has no start times (imported without a time column)")
             x = run.values(col)
             t = run.times_s() if run.has_times else None
-            ca = analyze_column(x, t, resolution_ns=run.clock.get("resolution_ns"))
+            ca = analyze_column(x, t, step_ns=run.column_step_ns(col))
             return plots.time_series(
                 x,
                 label=title,

@@ -81,14 +81,12 @@ def analyse(
 
     ra = RunAnalysis(run, label)
     t = run.times_s() if run.has_times else None
-    res = run.clock.get("resolution_ns")
     for col in _all_columns(run):
         if progress:
             progress(f"analysing {label}: {col}")
-        r = res / 2.0 if (res and col == "rtt/2") else res
         try:
             ra.columns[col] = analyze_column(
-                run.values(col), t, resolution_ns=r, seed=seed, level=level
+                run.values(col), t, step_ns=run.column_step_ns(col), seed=seed, level=level
             )
         except ValueError as e:
             ra.errors[col] = str(e)

@@ -75,8 +75,16 @@ class Run:
     def step_ns(self) -> float | None:
         """The clock's granularity (its step) in ns, from the probe's header; None where it
         was not measured (older files, imports that do not state it)."""
-        v = self.meta.get("clock", {}).get("step_ns")
+        clk = self.meta.get("clock", {})
+        v = clk.get("step_ns")
+        if v is None and clk.get("resolution_guessed"):
+            v = clk.get("resolution_ns")  # imports: the smallest difference between values
         return float(v) if isinstance(v, (int, float)) and v > 0 else None
+
+    def column_step_ns(self, column: str) -> float | None:
+        """The step of one column's values: the clock's, halved for rtt/2."""
+        s = self.step_ns
+        return s / 2.0 if (s and column == "rtt/2") else s
 
     @property
     def segments(self) -> list[int]:
@@ -137,7 +145,7 @@ class Run:
                     **column_summary(
                         self.values(c),
                         confidence=confidence,
-                        step_ns=self.step_ns,
+                        step_ns=self.column_step_ns(c),
                         segments=self.segments,
                     ),
                 }

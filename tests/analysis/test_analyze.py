@@ -18,7 +18,7 @@ def synthetic(n: int = 60_000, seed: int = 61):
 
 def test_analyze_column_runs_everything_and_serialises():
     x, t = synthetic()
-    a = analyze_column(x, t, resolution_ns=1.0, seed=3)
+    a = analyze_column(x, t, step_ns=1.0, seed=3)
     assert isinstance(a, ColumnAnalysis) and a.n == x.size
     d = a.to_dict()
     text = json.dumps(d, allow_nan=False)
@@ -43,7 +43,7 @@ def test_analyze_column_is_deterministic_for_a_seed():
 def test_coarse_timer_and_tail_warnings():
     rng = np.random.default_rng(63)
     x = np.round(rng.lognormal(np.log(40.0), 0.2, 5000) / 25.0) * 25.0  # 25 ns ticks
-    a = analyze_column(x, resolution_ns=25.0)
+    a = analyze_column(x, step_ns=25.0)
     codes = [w.code for w in a.warnings]
     assert codes[0] == "timer_too_coarse"
     assert "tail_too_few" in codes

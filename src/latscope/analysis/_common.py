@@ -89,8 +89,12 @@ class Prepared:
     spurious autocorrelation through the order in which ties happen to be broken.
     """
 
-    def __init__(self, x: npt.ArrayLike, t: npt.ArrayLike | None = None) -> None:
+    def __init__(
+        self, x: npt.ArrayLike, t: npt.ArrayLike | None = None, step: float | None = None
+    ) -> None:
         self.x: FloatArray = as_float_array(x, "x")
+        #: the clock's granularity in the units of x (None: unknown, treat as continuous)
+        self.step: float | None = float(step) if step and step > 0 else None
         self.n: int = int(self.x.size)
         self.t: FloatArray | None = None
         if t is not None:
@@ -138,14 +142,16 @@ class Prepared:
         self.__dict__.pop(name, None)
 
 
-def as_prepared(x: npt.ArrayLike | Prepared, t: npt.ArrayLike | None = None) -> Prepared:
-    """Return ``x`` if it is already ``Prepared`` (``t`` must then be None or the same), else
-    validate and wrap it."""
+def as_prepared(
+    x: npt.ArrayLike | Prepared, t: npt.ArrayLike | None = None, step: float | None = None
+) -> Prepared:
+    """Return ``x`` if it is already ``Prepared`` (``t`` and ``step`` must then be None or the
+    same), else validate and wrap it."""
     if isinstance(x, Prepared):
-        if t is not None and x.t is None:
-            return Prepared(x.x, t)
+        if (t is not None and x.t is None) or (step is not None and x.step is None):
+            return Prepared(x.x, t if t is not None else x.t, step if step is not None else x.step)
         return x
-    return Prepared(x, t)
+    return Prepared(x, t, step)
 
 
 def subsample(a: FloatArray, max_points: int, rng: np.random.Generator) -> FloatArray:

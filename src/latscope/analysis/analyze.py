@@ -8,7 +8,7 @@ dependence step to keep the peak memory low (about 10 x 8 bytes per sample at th
 
 Warnings, in the order a reader should act on them (each says what to do):
 
-- ``timer_too_coarse``: the median is shorter than 10 clock ticks (needs ``resolution_ns``);
+- ``timer_too_coarse``: the median is shorter than 10 clock ticks (needs ``step_ns``);
 - the drift warnings: ``warmup``, ``slowdown``, ``level_shift``, ``oscillation``, ``trend``;
 - ``short_run``: the dependence reaches further than the run allows a block bootstrap to see;
 - ``autocorrelated``: ESS below ``AUTOCORRELATED_ESS_RATIO`` (10%) of n;
@@ -45,7 +45,7 @@ class ColumnAnalysis(Result):
     outliers: Outliers
     drift: Drift
     warnings: tuple[AnalysisWarning, ...]
-    resolution_ns: float | None
+    step_ns: float | None
     level: float
     seed: int
 
@@ -58,10 +58,10 @@ def _collect_warnings(
     dist: Distribution,
     outl: Outliers,
     dr: Drift,
-    resolution_ns: float | None,
+    step_ns: float | None,
 ) -> list[AnalysisWarning]:
     out: list[AnalysisWarning] = []
-    coarse = timer_too_coarse(summ.median, resolution_ns)
+    coarse = timer_too_coarse(summ.median, step_ns)
     if coarse is not None:
         out.append(coarse)
     out.extend(dr.warnings)
@@ -122,13 +122,13 @@ def _collect_warnings(
 def analyze_column(
     x: npt.ArrayLike,
     t: npt.ArrayLike | None = None,
-    resolution_ns: float | None = None,
+    step_ns: float | None = None,
     seed: int = 0,
     level: float = DEFAULT_LEVEL,
 ) -> ColumnAnalysis:
     """Analyse one column of latencies ``x`` (ns, iteration order) with optional iteration start
-    times ``t`` (s) and clock resolution ``resolution_ns``. Deterministic for a given ``seed``."""
-    prep = Prepared(x, t)
+    times ``t`` (s) and clock step (granularity) ``step_ns``. Deterministic for a given ``seed``."""
+    prep = Prepared(x, t, step=step_ns)
     dep = dependence(prep)
     prep.release("normal_scores")
     summ = summarize(prep)
@@ -136,7 +136,7 @@ def analyze_column(
     dist = describe_distribution(prep, seed=seed)
     outl = outliers(prep)
     dr = drift(prep)
-    warnings = _collect_warnings(prep.n, summ, dep, ivs, dist, outl, dr, resolution_ns)
+    warnings = _collect_warnings(prep.n, summ, dep, ivs, dist, outl, dr, step_ns)
     return ColumnAnalysis(
         n=prep.n,
         summary=summ,
@@ -146,7 +146,7 @@ def analyze_column(
         outliers=outl,
         drift=dr,
         warnings=tuple(warnings),
-        resolution_ns=resolution_ns,
+        step_ns=step_ns,
         level=level,
         seed=seed,
     )

@@ -287,6 +287,7 @@ def confidence_intervals(
     dep: Dependence | None = None,
     n_boot: int = N_BOOT,
     percentiles: tuple[tuple[str, float], ...] = HEADLINE,
+    step: float | None = None,
 ) -> Intervals:
     """Confidence intervals for the median, the ``percentiles`` (name, probability in 0..1;
     default p90, p95, p99, p99.9) and the mean of ``x`` (ns).
@@ -295,7 +296,7 @@ def confidence_intervals(
     the independence rule documented in ``dependence.py``; see the module docstring."""
     if not 0.0 < level < 1.0:
         raise ValueError(f"level must lie strictly between 0 and 1, got {level}")
-    prep = as_prepared(x)
+    prep = as_prepared(x, step=step)
     n = prep.n
     if dep is None:
         dep = dependence(prep)

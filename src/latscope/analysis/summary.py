@@ -100,9 +100,10 @@ def percentile_side(percent: float) -> str:
     return "above" if percent >= 50.0 else "below"
 
 
-def summarize(x: npt.ArrayLike | Prepared) -> Summary:
-    """Descriptive statistics of latencies ``x`` (ns). See the module docstring for the rules."""
-    prep = as_prepared(x)
+def summarize(x: npt.ArrayLike | Prepared, step: float | None = None) -> Summary:
+    """Descriptive statistics of latencies ``x`` (ns). See the module docstring for the rules.
+    ``step``: the clock's granularity (ns), when known."""
+    prep = as_prepared(x, step=step)
     xs = prep.sorted
     n = prep.n
     mean = float(np.mean(prep.x))
