@@ -59,11 +59,6 @@ int clock_parse(const char *s, enum clock_kind *out) {
     return 0;
 }
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 #if HAVE_TSC
 /* One (tsc, mono_raw) pair, bracketed tightly: the pair with the shortest bracket of 16. */
 static void tsc_pair(double *tsc, double *ns, double *width) {
@@ -104,30 +99,166 @@ double clock_tsc_calibrate(double interval_ms, double *ppm) {
 #endif
 }
 
-double clock_measure_overhead(int reps) {
-    double *d = xcalloc((size_t)reps, sizeof(double));
+/* The median of values on a grid of spacing step (ticks, not necessarily whole), estimated
+ * within the step: the grouped-data median L + (N/2 - F) / f * step, where the median value's
+ * class [k*step - step/2, k*step + step/2) holds f values and F lie below it.  So the figure
+ * moves smoothly with the distribution instead of jumping by whole steps between runs. */
+double clock_grouped_median(const uint64_t *sorted, size_t n, double step) {
+    if (n == 0) return 0;
+    if (!(step > 0)) step = 1;
+    double k = floor((double)sorted[n / 2] / step + 0.5);
+    double lo = (k - 0.5) * step, hi = (k + 0.5) * step;
+    size_t below = 0, in = 0;
+    for (size_t i = 0; i < n; i++) {
+        double v = (double)sorted[i];
+        if (v < lo) below++;
+        else if (v < hi) in++;
+    }
+    if (in == 0) return (double)sorted[n / 2];
+    double med = lo + ((double)n / 2.0 - (double)below) / (double)in * step;
+    return med < 0 ? 0 : med;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+double clock_measure_overhead(int reps, double step_ticks) {
+    uint64_t *d = xcalloc((size_t)reps, sizeof(uint64_t));
     for (int i = 0; i < reps; i++) {
         uint64_t a = clk_start();
         uint64_t b = clk_end();
-        d[i] = (double)(b - a);
+        d[i] = b - a;
     }
-    qsort(d, (size_t)reps, sizeof(double), cmp_double);
-    double med = d[reps / 2];
+    qsort(d, (size_t)reps, sizeof(uint64_t), cmp_u64);
+    double med = clock_grouped_median(d, (size_t)reps, step_ticks);
     free(d);
     return med; /* ticks */
 }
 
-double clock_measure_resolution(int reps) {
-    uint64_t best = UINT64_MAX;
-    for (int i = 0; i < reps; i++) {
-        uint64_t a = clk_start(), b;
-        int spins = 0;
-        do {
-            b = clk_start();
-        } while (b == a && ++spins < 1000000);
-        if (b > a && b - a < best) best = b - a;
+static int cmp_dbl(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The clock's step (ticks; not always whole: this VM's TSC advances by ~24.5 ticks) from a set
+ * of deltas between reads.  Method:
+ *  1. the distinct non-zero delta values; where there are many samples, values seen only once
+ *     are dropped (an occasional off-grid delta);
+ *  2. runs of adjacent values (differing by one tick) form clusters (a step that is not a whole
+ *     number of ticks, or jitter of a tick, lands on two neighbouring values); a cluster four
+ *     or more ticks wide means the values are dense: the step is 1 tick;
+ *  3. otherwise the clusters' centres sit on the grid k * step: a first step is the median gap
+ *     between neighbouring centres, each centre gets its k = round(centre / step), the step is
+ *     the least-squares slope through the origin, and centres off the grid by more than a
+ *     quarter step are dropped before a second fit.
+ * Never 0: with nothing to go by it is 1 tick. */
+double clock_step_from_deltas(const uint64_t *deltas, size_t n) {
+    uint64_t *v = xcalloc(n ? n : 1, sizeof(uint64_t));
+    size_t nv = 0;
+    for (size_t i = 0; i < n; i++)
+        if (deltas[i] > 0) v[nv++] = deltas[i];
+    qsort(v, nv, sizeof(uint64_t), cmp_u64);
+    /* distinct values with counts */
+    uint64_t *dv = xcalloc(nv ? nv : 1, sizeof(uint64_t));
+    size_t *cnt = xcalloc(nv ? nv : 1, sizeof(size_t));
+    size_t nd = 0;
+    for (size_t i = 0; i < nv; i++) {
+        if (nd && dv[nd - 1] == v[i]) cnt[nd - 1]++;
+        else {
+            dv[nd] = v[i];
+            cnt[nd++] = 1;
+        }
     }
-    return best == UINT64_MAX ? 0 : (double)best; /* ticks */
+    if (nv >= 100) { /* drop the singletons, if enough values remain */
+        size_t keep = 0;
+        for (size_t i = 0; i < nd; i++) keep += cnt[i] > 1;
+        if (keep >= 3) {
+            size_t m = 0;
+            for (size_t i = 0; i < nd; i++)
+                if (cnt[i] > 1) {
+                    dv[m] = dv[i];
+                    cnt[m++] = cnt[i];
+                }
+            nd = m;
+        }
+    }
+    double step = 1;
+    double *ctr = xcalloc(nd ? nd : 1, sizeof(double));
+    size_t nc = 0;
+    int dense = 0;
+    for (size_t i = 0; i < nd;) {
+        size_t j = i;
+        double sum = 0, w = 0;
+        while (1) {
+            sum += (double)dv[j] * (double)cnt[j];
+            w += (double)cnt[j];
+            if (j + 1 < nd && dv[j + 1] - dv[j] <= 1) j++;
+            else break;
+        }
+        if (dv[j] - dv[i] >= 3) dense = 1;
+        ctr[nc++] = sum / w;
+        i = j + 1;
+    }
+    if (!dense && nc == 1) step = ctr[0]; /* one value only: it is a multiple of the step */
+    if (!dense && nc >= 2) {
+        double *gap = xcalloc(nc - 1, sizeof(double));
+        for (size_t i = 0; i + 1 < nc; i++) gap[i] = ctr[i + 1] - ctr[i];
+        qsort(gap, nc - 1, sizeof(double), cmp_dbl);
+        double s0 = gap[(nc - 1) / 2];
+        /* the smallest centre is a multiple too: a first step no larger than it */
+        if (ctr[0] < s0 * 0.75) s0 = ctr[0];
+        free(gap);
+        for (int pass = 0; pass < 2 && s0 > 0; pass++) {
+            double sxy = 0, sxx = 0;
+            for (size_t i = 0; i < nc; i++) {
+                double k = floor(ctr[i] / s0 + 0.5);
+                if (k < 1) continue;
+                if (pass == 1 && fabs(ctr[i] - k * s0) > 0.25 * s0) continue;
+                sxy += ctr[i] * k;
+                sxx += k * k;
+            }
+            if (sxx > 0) s0 = sxy / sxx;
+        }
+        if (s0 >= 1) step = s0;
+    }
+    free(ctr);
+    free(dv);
+    free(cnt);
+    free(v);
+    return step;
+}
+
+/* Back-to-back reads with a varying amount of work between them (0 to ~300 simple loop
+ * iterations), so the deltas spread over many values of the clock's grid; plus, for a coarse
+ * clock whose back-to-back reads mostly agree, the first change seen while spinning. */
+double clock_measure_step(int reps) {
+    uint64_t *d = xcalloc((size_t)reps * 2, sizeof(uint64_t));
+    size_t nd = 0;
+    for (int i = 0; i < reps; i++) {
+        volatile unsigned sink = 0;
+        unsigned k = (unsigned)(i % 97) * 3u;
+        uint64_t a = clk_start();
+        for (unsigned j = 0; j < k; j++) sink = sink + j;
+        uint64_t b = clk_start();
+        d[nd++] = b - a;
+    }
+    size_t nonzero = 0;
+    for (size_t i = 0; i < nd; i++) nonzero += d[i] > 0;
+    if (nonzero < (size_t)reps / 2) {
+        for (int i = 0; i < reps / 10 + 1; i++) {
+            uint64_t a = clk_start(), b;
+            int spins = 0;
+            do {
+                b = clk_start();
+            } while (b == a && ++spins < 1000000);
+            d[nd++] = b - a;
+        }
+    }
+    double s = clock_step_from_deltas(d, nd);
+    free(d);
+    return s; /* ticks */
 }
 
 void clock_setup(enum clock_kind k, struct clock_info *info) {
@@ -157,6 +288,8 @@ void clock_setup(enum clock_kind k, struct clock_info *info) {
         info->invariant = HAVE_TSC ? tsc_invariant() : 0;
     }
     g_clock = k;
-    info->overhead_ns = clock_measure_overhead(20001) * info->ns_per_tick;
-    info->resolution_ns = clock_measure_resolution(2000) * info->ns_per_tick;
+    double step = clock_measure_step(20000);
+    info->step_ns = step * info->ns_per_tick;
+    info->resolution_ns = info->step_ns; /* the old name, for older readers */
+    info->overhead_ns = clock_measure_overhead(20001, step) * info->ns_per_tick;
 }

@@ -2,6 +2,7 @@
 #ifndef LATSCOPE_CLOCK_H
 #define LATSCOPE_CLOCK_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -11,8 +12,9 @@ struct clock_info {
     enum clock_kind kind;
     const char *name;
     double ns_per_tick;   /* 1.0 for the POSIX clocks */
-    double overhead_ns;   /* median of back-to-back start/end reads */
-    double resolution_ns; /* smallest non-zero step seen */
+    double overhead_ns;   /* read cost: median of back-to-back start/end reads, within the step */
+    double step_ns;       /* granularity: the spacing of the clock's values (clock_measure_step) */
+    double resolution_ns; /* = step_ns, kept for older readers */
     double getres_ns;     /* clock_getres() (POSIX clocks), 0 for tsc */
     double calib_ppm;     /* TSC: estimated calibration uncertainty, parts per million */
     double calib_ms;      /* TSC: calibration interval */
@@ -70,7 +72,9 @@ int tsc_invariant(void);     /* 1 if the CPU says the TSC is invariant */
 void clock_setup(enum clock_kind k, struct clock_info *info);
 /* Exposed for tests. */
 double clock_tsc_calibrate(double interval_ms, double *ppm);
-double clock_measure_overhead(int reps);
-double clock_measure_resolution(int reps);
+double clock_measure_overhead(int reps, double step_ticks); /* ticks */
+double clock_measure_step(int reps);                         /* ticks */
+double clock_step_from_deltas(const uint64_t *deltas, size_t n);
+double clock_grouped_median(const uint64_t *sorted, size_t n, double step);
 
 #endif

@@ -179,6 +179,7 @@ static void print_clocks(void) {
         jb_obj(&j, NULL);
         jb_str(&j, "name", ci.name);
         jb_num(&j, "ns_per_tick", ci.ns_per_tick);
+        jb_num(&j, "step_ns", ci.step_ns);
         jb_num(&j, "overhead_ns", ci.overhead_ns);
         jb_num(&j, "resolution_ns", ci.resolution_ns);
         jb_num(&j, "getres_ns", ci.getres_ns);

@@ -174,6 +174,7 @@ void sfile_write(struct runctx *ctx, const char *path, int argc, char **argv,
     jb_obj(&j, "clock");
     jb_str(&j, "name", ctx->clk.name);
     jb_num(&j, "ns_per_tick", ctx->clk.ns_per_tick);
+    jb_num(&j, "step_ns", ctx->clk.step_ns);
     jb_num(&j, "overhead_ns", ctx->clk.overhead_ns);
     jb_num(&j, "resolution_ns", ctx->clk.resolution_ns);
     jb_num(&j, "getres_ns", ctx->clk.getres_ns);

@@ -34,6 +34,7 @@ static void test_clock_calibration(void) {
         CHECK(ci.ns_per_tick > 0);
         CHECK(ci.overhead_ns > 0);
         CHECK(ci.resolution_ns > 0);
+        CHECK(ci.step_ns > 0 && ci.step_ns < ci.overhead_ns * 4);
         /* the TSC, converted, advances like CLOCK_MONOTONIC_RAW over 20 ms (within 2%) */
         uint64_t t0 = tsc_start(), m0 = posix_now(CLOCK_MONOTONIC_RAW);
         usleep(20000);
@@ -46,9 +47,65 @@ static void test_clock_calibration(void) {
     CHECK(ci.ns_per_tick == 1.0);
     CHECK(ci.overhead_ns > 0 && ci.overhead_ns < 1e6);
     CHECK(ci.resolution_ns >= ci.getres_ns);
+    CHECK(ci.step_ns >= 1.0 && ci.step_ns == ci.resolution_ns);
     enum clock_kind k;
     CHECK(clock_parse("mono", &k) == 0 && k == CLK_MONO);
     CHECK(clock_parse("sundial", &k) == -1);
+}
+
+/* The step finder on synthetic deltas whose spacing is known. */
+static void test_clock_step(void) {
+    uint64_t d[4000];
+    unsigned seed = 12345;
+    size_t n = 0;
+    /* multiples of 26 ticks (1..40 steps), with 2% off-grid values */
+    for (int i = 0; i < 2000; i++) {
+        seed = seed * 1103515245u + 12345u;
+        uint64_t k = 1 + (seed >> 16) % 40;
+        d[n++] = (i % 50 == 7) ? k * 26 + 2 + (seed >> 8) % 22 : k * 26;
+    }
+    CHECK(fabs(clock_step_from_deltas(d, n) - 26) < 0.2);
+    /* the bulk at two steps (the read cost), fewer at one to twelve, one off-grid: 26, not 52 */
+    n = 0;
+    for (int i = 0; i < 1000; i++) d[n++] = 52;
+    for (int r = 0; r < 3; r++)
+        for (int k = 1; k <= 12; k++) d[n++] = 26 * (uint64_t)k;
+    d[n++] = 61;
+    CHECK(fabs(clock_step_from_deltas(d, n) - 26) < 0.2);
+    /* a step that is not a whole number of ticks (this VM's TSC: ~24.5), values rounded and
+     * jittered by a tick */
+    n = 0;
+    for (int i = 0; i < 2000; i++) {
+        seed = seed * 1103515245u + 12345u;
+        double k = (double)(1 + (seed >> 16) % 30);
+        int jitter = (seed >> 4) % 4 == 0 ? 1 : 0;
+        d[n++] = (uint64_t)floor(k * 24.5 + 0.5) + (uint64_t)jitter;
+    }
+    CHECK(fabs(clock_step_from_deltas(d, n) - 24.5) < 0.3);
+    /* every whole number: step 1 */
+    n = 0;
+    for (int i = 0; i < 2000; i++) {
+        seed = seed * 1103515245u + 12345u;
+        d[n++] = 20 + (seed >> 16) % 300;
+    }
+    CHECK(clock_step_from_deltas(d, n) == 1);
+    /* with zeros (equal reads) among them: zeros carry no spacing */
+    for (int i = 0; i < 500; i++) d[i] = 0;
+    CHECK(clock_step_from_deltas(d, n) == 1);
+    /* a coarse clock: few values, their spacing */
+    uint64_t coarse[] = {4000000, 4000000, 8000000, 4000000};
+    CHECK(fabs(clock_step_from_deltas(coarse, 4) - 4000000) < 1);
+    /* nothing to go by: never 0 */
+    uint64_t zeros[] = {0, 0, 0};
+    CHECK(clock_step_from_deltas(zeros, 3) == 1);
+    CHECK(clock_step_from_deltas(NULL, 0) == 1);
+    /* the grouped median moves within the step: 3 values at 26, 7 at 52 -> inside 52's class */
+    uint64_t g[10] = {26, 26, 26, 52, 52, 52, 52, 52, 52, 52};
+    double m = clock_grouped_median(g, 10, 26);
+    CHECK(m > 39 && m < 65);
+    CHECK(fabs(m - (39 + (5.0 - 3.0) / 7.0 * 26)) < 1e-9);
+    uint64_t g2[10] = {26, 26, 26, 26, 26, 52, 52, 52, 52, 52};
+    CHECK(clock_grouped_median(g2, 10, 26) == 39.0); /* half below the boundary: the boundary */
 }
 
 static const struct bench *find(const char *name) {
@@ -152,6 +209,7 @@ static void test_mountinfo(void) {
 
 int main(void) {
     test_clock_calibration();
+    test_clock_step();
     test_params();
     test_sample_file();
     test_mountinfo();

@@ -66,7 +66,7 @@ def benchmark(name: str) -> dict[str, Any]:
 
 
 def clocks() -> list[dict[str, Any]]:
-    """Overhead and resolution of every clock on this machine (runs the probe)."""
+    """Step (granularity) and read cost of every clock on this machine (runs the probe)."""
     out = subprocess.run([probe_path(), "--clocks"], capture_output=True, text=True, timeout=60)
     if out.returncode != 0:
         raise Unsupported(out.stderr.strip() or "latscope-probe --clocks failed")

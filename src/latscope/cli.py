@@ -215,22 +215,21 @@ def cmd_clocks(args: argparse.Namespace) -> int:
     from . import _probe
     from .units import fmt
 
-    t = Table(title="clocks on this machine")
-    for c in (
-        "clock",
-        "overhead (median back-to-back)",
-        "resolution (smallest step)",
-        "clock_getres",
-        "tick",
-    ):
+    t = Table(
+        title="clocks on this machine",
+        caption="step: the spacing of the clock's values (its granularity); read cost: "
+        "the median of back-to-back start/end reads (what an empty timed region measures)",
+    )
+    for c in ("clock", "step", "read cost", "clock_getres", "tick"):
         t.add_column(c, justify="right" if c != "clock" else "left")
     for c in _probe.clocks():
+        step = c.get("step_ns", c.get("resolution_ns"))
         t.add_row(
             c["name"],
+            fmt(step),
             fmt(c["overhead_ns"]),
-            fmt(c["resolution_ns"]),
             fmt(c["getres_ns"]) if c["getres_ns"] else "—",
-            f"{c['ns_per_tick']:.6g} ns",
+            f"{c['ns_per_tick']:.4g} ns",
         )
     console.print(t)
     return 0
