@@ -41,6 +41,20 @@ struct column {
     int64_t *data;
 };
 
+/* A measuring thread's resource usage over the timed loop (recorded iterations only). */
+struct role_usage {
+    const char *role; /* "main", "initiator", "responder" */
+    struct thread_usage u;
+};
+
+/* One worker process's part of the run (header "workers"). */
+struct worker_rec {
+    long long n, warmup;
+    long pid;
+    int nroles;
+    struct role_usage roles[2];
+};
+
 struct bench;
 struct runctx {
     const struct bench *b;
@@ -55,7 +69,20 @@ struct runctx {
     struct jbuf meta;     /* members of the "bench" object in the header */
     double peer_timeout;  /* seconds */
     int progress_fd;
+    /* set by the benchmark's run: */
+    uint64_t t0;          /* raw clock read at the start of the first recorded iteration */
+    int nroles;           /* measuring threads, with their usage over the timed loop */
+    struct role_usage roles[2];
+    int faults_expected;  /* the timed calls themselves may fault (a cold page cache) */
+    int preempt_expected; /* involuntary switches are part of the mechanism (spinning on one
+                           * CPU, unpinned spinning) */
+    /* set by main: */
+    int nworkers;
+    struct worker_rec *workers;
+    double inject_ns;
 };
+
+
 
 struct pp_mech;
 struct bench {

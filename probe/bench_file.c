@@ -180,8 +180,11 @@ static void run_file(struct runctx *ctx) {
     ctx->t_start = alloc_samples((size_t)ctx->n);
 
     uint64_t total = (uint64_t)(ctx->n + ctx->warmup), warm = (uint64_t)ctx->warmup, t0 = 0;
+    touch_stack();
+    struct thread_usage u0 = {0}, u1;
     for (uint64_t i = 0; i < total; i++) {
         if (g_stop) die(EXIT_INTERRUPTED, "interrupted; nothing was written");
+        if (i == warm) thread_usage_now(&u0);
         /* untimed preparation */
         if (drop) drop_caches(dropfd);
         if (fadv) {
@@ -192,6 +195,7 @@ static void run_file(struct runctx *ctx) {
         }
         int64_t d_open, d_write, d_fsync = 0, d_read = 0, d_close;
         uint64_t a = clk_start();
+        inject_delay();
         fd = open(g_path, flags, 0600);
         uint64_t b = clk_end();
         if (fd < 0) die(EXIT_FAIL, "the timed open() of %s failed: %s", g_path, strerror(errno));
@@ -200,6 +204,7 @@ static void run_file(struct runctx *ctx) {
         ssize_t r;
         if (rw) {
             a = clk_start();
+            inject_delay();
             r = read(fd, rbuf, (size_t)size);
             b = clk_end();
             if (r != (ssize_t)size)
@@ -209,6 +214,7 @@ static void run_file(struct runctx *ctx) {
             if (lseek(fd, 0, SEEK_SET) != 0) die(EXIT_FAIL, "lseek failed: %s", strerror(errno));
         }
         a = clk_start();
+        inject_delay();
         r = write(fd, wbuf, (size_t)size);
         b = clk_end();
         if (r != (ssize_t)size)
@@ -217,6 +223,7 @@ static void run_file(struct runctx *ctx) {
         d_write = (int64_t)(b - a);
         if (do_fsync) {
             a = clk_start();
+            inject_delay();
             int fr = fsync(fd);
             b = clk_end();
             if (fr != 0) die(EXIT_FAIL, "the timed fsync() failed: %s", strerror(errno));
@@ -225,6 +232,7 @@ static void run_file(struct runctx *ctx) {
         if (!rw) {
             if (lseek(fd, 0, SEEK_SET) != 0) die(EXIT_FAIL, "lseek failed: %s", strerror(errno));
             a = clk_start();
+            inject_delay();
             r = read(fd, rbuf, (size_t)size);
             b = clk_end();
             if (r != (ssize_t)size)
@@ -233,6 +241,7 @@ static void run_file(struct runctx *ctx) {
             d_read = (int64_t)(b - a);
         }
         a = clk_start();
+        inject_delay();
         int cr = close(fd);
         b = clk_end();
         if (cr != 0) die(EXIT_FAIL, "the timed close() failed: %s", strerror(errno));
@@ -249,6 +258,13 @@ static void run_file(struct runctx *ctx) {
         }
         progress_set(ctx, i + 1);
     }
+    thread_usage_now(&u1);
+    ctx->t0 = t0;
+    ctx->nroles = 1;
+    ctx->roles[0].role = "main";
+    thread_usage_delta(&ctx->roles[0].u, &u0, &u1);
+    /* a cold page cache blocks and may fault in the timed calls; a warm one should not */
+    ctx->faults_expected = !!strcmp(cache, "warm");
     if (dropfd >= 0) close(dropfd);
     unlink(g_path);
     free(wbuf);

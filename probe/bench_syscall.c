@@ -59,9 +59,13 @@ static void run_syscall(struct runctx *ctx) {
     double *bv = xcalloc((size_t)batches, sizeof(double));
 
     uint64_t total = (uint64_t)(ctx->n + ctx->warmup), warm = (uint64_t)ctx->warmup, t0 = 0;
+    touch_stack();
+    struct thread_usage u0 = {0}, u1;
     for (uint64_t i = 0; i < total; i++) {
         if (g_stop) die(EXIT_INTERRUPTED, "interrupted; nothing was written");
+        if (i == warm) thread_usage_now(&u0);
         uint64_t a = clk_start();
+        inject_delay();
         long r = do_op(op, fd);
         uint64_t b = clk_end();
         if (r < 0 || (op == 1 && r != 0))
@@ -73,6 +77,11 @@ static void run_syscall(struct runctx *ctx) {
         }
         progress_set(ctx, i + 1);
     }
+    thread_usage_now(&u1);
+    ctx->t0 = t0;
+    ctx->nroles = 1;
+    ctx->roles[0].role = "main";
+    thread_usage_delta(&ctx->roles[0].u, &u0, &u1);
     /* The batch figure: K calls back to back, one pair of clock reads. */
     for (long long k = 0; k < batches; k++) {
         if (g_stop) die(EXIT_INTERRUPTED, "interrupted; nothing was written");

@@ -293,3 +293,41 @@ void clock_setup(enum clock_kind k, struct clock_info *info) {
     info->resolution_ns = info->step_ns; /* the old name, for older readers */
     info->overhead_ns = clock_measure_overhead(20001, step) * info->ns_per_tick;
 }
+
+/* ---------------------------------------------------------------- --inject-ns */
+
+uint64_t g_inject_ticks = 0;
+
+/* Spin on the run's clock until it has advanced g_inject_ticks. */
+__attribute__((noinline)) void inject_spin(void) {
+    uint64_t s = clk_end(), target = g_inject_ticks;
+    while (clk_end() - s < target) {
+    }
+}
+
+/* The busy-wait adds its own reads and an overshoot of up to one read to the target: measure
+ * what an otherwise empty timed region with the wait in it takes (median of up to 201, at most
+ * ~0.2 s), subtract the read cost, and correct the target by the excess; twice. */
+void inject_calibrate(const struct clock_info *ci, double ns) {
+    g_inject_ticks = 0;
+    if (!(ns > 0)) return;
+    double want = ns / ci->ns_per_tick, target = want;
+    int reps = (int)(0.2e9 / ns);
+    if (reps > 201) reps = 201;
+    if (reps < 11) reps = 11;
+    uint64_t *d = xcalloc((size_t)reps, sizeof(uint64_t));
+    for (int pass = 0; pass < 2; pass++) {
+        g_inject_ticks = target >= 1 ? (uint64_t)(target + 0.5) : 1;
+        for (int i = 0; i < reps; i++) {
+            uint64_t a = clk_start();
+            inject_delay();
+            uint64_t b = clk_end();
+            d[i] = b - a;
+        }
+        qsort(d, (size_t)reps, sizeof(uint64_t), cmp_u64);
+        double added = (double)d[reps / 2] - ci->overhead_ns / ci->ns_per_tick;
+        target -= added - want;
+    }
+    g_inject_ticks = target >= 1 ? (uint64_t)(target + 0.5) : 1;
+    free(d);
+}

@@ -49,6 +49,19 @@ static inline uint64_t posix_now(clockid_t id) {
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+#if HAVE_TSC
+/* A time stamp that waits for earlier instructions (rdtscp) but, unlike tsc_end, does not hold
+ * back later ones: for a reading kept as a mark (the responder's receive time), not for closing
+ * a timed region. */
+static inline uint64_t tsc_stamp(void) {
+    uint32_t lo, hi, aux;
+    __asm__ __volatile__("rdtscp" : "=a"(lo), "=d"(hi), "=c"(aux)::"memory");
+    return ((uint64_t)hi << 32) | lo;
+}
+#else
+static inline uint64_t tsc_stamp(void) { return 0; }
+#endif
+
 /* Read the chosen clock at the start / end of a timed region. */
 static inline uint64_t clk_start(void) {
     switch (g_clock) {
@@ -60,6 +73,25 @@ static inline uint64_t clk_start(void) {
 static inline uint64_t clk_end(void) {
     switch (g_clock) {
     case CLK_TSC: return tsc_end();
+    case CLK_MONO_RAW: return posix_now(CLOCK_MONOTONIC_RAW);
+    default: return posix_now(CLOCK_MONOTONIC);
+    }
+}
+
+/* --inject-ns: a calibrated busy-wait on the run's clock inside every timed region (0: none).
+ * The test costs one load and a never-taken branch when nothing is injected. */
+extern uint64_t g_inject_ticks;
+void inject_spin(void);
+static inline void inject_delay(void) {
+    if (__builtin_expect(g_inject_ticks != 0, 0)) inject_spin();
+}
+/* Calibrate the busy-wait so that a timed region grows by ~ns; call after clock_setup. */
+void inject_calibrate(const struct clock_info *ci, double ns);
+
+/* Read the chosen clock as a mark inside someone else's timed region (tsc_stamp). */
+static inline uint64_t clk_stamp(void) {
+    switch (g_clock) {
+    case CLK_TSC: return tsc_stamp();
     case CLK_MONO_RAW: return posix_now(CLOCK_MONOTONIC_RAW);
     default: return posix_now(CLOCK_MONOTONIC);
     }

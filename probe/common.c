@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -200,7 +201,7 @@ static void *sv_main(void *arg) {
          * that will never answer), give it one second and then clean up from here. */
         if (g_stop && now - stop_at > 1.0)
             die_async(EXIT_INTERRUPTED, "interrupted (signal %d); nothing was written", g_stop);
-        uint64_t p = sv_cfg && sv_cfg->progress ? *sv_cfg->progress : 0;
+        uint64_t p = sv_cfg && sv_cfg->progress ? sv_cfg->progress_base + *sv_cfg->progress : 0;
         unsigned gen = __atomic_load_n(&sv_watch_gen, __ATOMIC_ACQUIRE);
         if (p != last_progress || gen != watch_gen) {
             /* progress, or a peer newly watched: the stall clock starts again (set-up before
@@ -294,7 +295,7 @@ void supervisor_stop(void) {
     if (sv_cfg && sv_cfg->progress_fd >= 0 && sv_cfg->progress) {
         char line[64];
         int len = snprintf(line, sizeof line, "progress %llu %llu\n",
-                           (unsigned long long)*sv_cfg->progress,
+                           (unsigned long long)(sv_cfg->progress_base + *sv_cfg->progress),
                            (unsigned long long)sv_cfg->total);
         if (write(sv_cfg->progress_fd, line, (size_t)len) < 0) {
         }
@@ -443,6 +444,38 @@ int read_line_file(const char *path, char *buf, size_t len) {
     fclose(f);
     buf[strcspn(buf, "\n")] = 0;
     return 0;
+}
+
+void thread_usage_now(struct thread_usage *u) {
+    struct rusage r;
+    memset(&r, 0, sizeof r);
+    getrusage(RUSAGE_THREAD, &r);
+    u->minflt = r.ru_minflt;
+    u->majflt = r.ru_majflt;
+    u->nvcsw = r.ru_nvcsw;
+    u->nivcsw = r.ru_nivcsw;
+}
+
+void thread_usage_delta(struct thread_usage *d, const struct thread_usage *a,
+                        const struct thread_usage *b) {
+    d->minflt = b->minflt - a->minflt;
+    d->majflt = b->majflt - a->majflt;
+    d->nvcsw = b->nvcsw - a->nvcsw;
+    d->nivcsw = b->nivcsw - a->nivcsw;
+}
+
+void touch_pages(void *p, size_t len) {
+    if (!p || !len) return;
+    long pg = sysconf(_SC_PAGESIZE);
+    size_t step = (size_t)(pg > 0 ? pg : 4096);
+    volatile unsigned char *c = p;
+    for (size_t i = 0; i < len; i += step) c[i] = c[i];
+    c[len - 1] = c[len - 1];
+}
+
+__attribute__((noinline)) void touch_stack(void) {
+    volatile unsigned char pad[64 * 1024];
+    for (size_t i = 0; i < sizeof pad; i += 512) pad[i] = 0;
 }
 
 int64_t *alloc_samples(size_t n) {

@@ -45,6 +45,7 @@ int cleanup_kill(pid_t pid);
  * stalls.  Nothing it does runs inside a timed region of the measuring thread. */
 struct supervisor {
     volatile uint64_t *progress; /* iterations done (incl. warm-up), written by the measurer */
+    uint64_t progress_base;      /* iterations done before this process (earlier workers) */
     uint64_t total;              /* iterations to do (incl. warm-up) */
     int progress_fd;             /* -1: none */
     double stall_timeout_s;      /* 0: no stall detection */
@@ -64,6 +65,22 @@ void supervisor_stop(void);
 /* Where a peer reports its own failure (a flag and a message, e.g. in shared memory). */
 void supervisor_peer_error(volatile int *failed, char *errmsg);
 extern volatile sig_atomic_t g_stop; /* set when the user asked us to stop */
+
+/* Resource usage of the calling thread (getrusage(RUSAGE_THREAD)): what a timed loop's
+ * measuring thread went through (page faults, context switches). */
+struct thread_usage {
+    long minflt, majflt, nvcsw, nivcsw;
+};
+void thread_usage_now(struct thread_usage *u);
+/* *d = b - a */
+void thread_usage_delta(struct thread_usage *d, const struct thread_usage *a,
+                        const struct thread_usage *b);
+/* Write every page of [p, p + len) (keeping its contents), so that the calling process owns
+ * them: after a fork, a private page is copied on its first write and a shared one is mapped
+ * on its first access; doing it before the timed loop keeps those faults out of it. */
+void touch_pages(void *p, size_t len);
+/* The same for the next bytes of the calling thread's stack. */
+void touch_stack(void);
 
 /* A growable string buffer used to build JSON. */
 struct jbuf {

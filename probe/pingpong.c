@@ -97,23 +97,53 @@ static void peer_fail(struct pp_ctx *pp, const char *what) {
     __atomic_store_n(&pp->sh->peer_failed, 1, __ATOMIC_SEQ_CST);
 }
 
+/* Runs the recorded round trips as a loop of their own (no test of the iteration number), then
+ * the closing round trip (untimed), in which the responder takes its usage reading: outside
+ * every timed region of the initiator. */
 static void responder_loop(struct pp_ctx *pp) {
     struct runctx *ctx = pp->run;
-    uint64_t total = (uint64_t)(ctx->n + ctx->warmup);
-    uint64_t warm = (uint64_t)ctx->warmup;
-    for (uint64_t i = 0; i < total; i++) {
-        if (pp->m->recv(pp, 1)) {
-            peer_fail(pp, pp->err[1]);
-            return;
-        }
-        uint64_t t = clk_end();
-        if (pp->m->send(pp, 1)) {
-            peer_fail(pp, pp->err[1]);
-            return;
-        }
-        if (i >= warm) pp->sh->recv_at[i - warm] = (int64_t)t;
+    uint64_t n = (uint64_t)ctx->n, warm = (uint64_t)ctx->warmup;
+    for (uint64_t i = 0; i < warm; i++) {
+        if (pp->m->recv(pp, 1)) goto fail;
+        (void)clk_stamp();
+        if (pp->m->send(pp, 1)) goto fail;
     }
+    struct thread_usage u0, u1;
+    thread_usage_now(&u0);
+    int64_t *at = pp->sh->recv_at;
+    for (uint64_t i = 0; i < n; i++) {
+        if (pp->m->recv(pp, 1)) goto fail;
+        uint64_t t = clk_stamp();
+        if (pp->m->send(pp, 1)) goto fail;
+        at[i] = (int64_t)t;
+    }
+    if (pp->m->recv(pp, 1)) goto fail;
+    thread_usage_now(&u1);
+    thread_usage_delta(&pp->sh->responder_usage, &u0, &u1);
+    if (pp->m->send(pp, 1)) goto fail;
     if (pp->m->responder_done) pp->m->responder_done(pp);
+    return;
+fail:
+    peer_fail(pp, pp->err[1]);
+}
+
+/* Everything a side writes in its loop, written by that side now: after a fork, private pages
+ * are shared copy-on-write and the shared map is not yet mapped in the child; either way the
+ * first store would fault inside a timed region. */
+static void touch_side(struct pp_ctx *pp, int side) {
+    struct runctx *ctx = pp->run;
+    size_t n = (size_t)ctx->n;
+    touch_pages(pp->buf[side], pp->size + 64);
+    touch_pages(pp->sh, sizeof *pp->sh);
+    if (side == 1) {
+        touch_pages(pp->sh->recv_at, n * sizeof(int64_t));
+    } else {
+        for (int c = 0; c < ctx->ncols; c++) touch_pages(ctx->cols[c].data, n * sizeof(int64_t));
+        touch_pages(ctx->t_start, n * sizeof(int64_t));
+        touch_pages((void *)ctx, sizeof *ctx);
+        touch_pages(pp, sizeof *pp);
+    }
+    touch_stack();
 }
 
 static int responder_start(struct pp_ctx *pp) {
@@ -132,6 +162,7 @@ static int responder_start(struct pp_ctx *pp) {
         peer_fail(pp, pp->err[1]);
         return -1;
     }
+    touch_side(pp, 1);
     return 0;
 }
 
@@ -247,22 +278,43 @@ void pingpong_run(struct runctx *ctx, const struct pp_mech *m) {
         die(EXIT_FAIL, "%s", pp->err[0]);
     }
 
-    uint64_t total = (uint64_t)(ctx->n + ctx->warmup);
-    uint64_t warm = (uint64_t)ctx->warmup;
-    uint64_t t0 = 0;
-    int64_t *rt = rtt->data;
-    for (uint64_t i = 0; i < total; i++) {
+    touch_side(pp, 0);
+    /* on one CPU every hand-over may preempt (a woken receiver preempts its waker); unpinned
+     * peers may share a CPU at any time */
+    ctx->preempt_expected = same || !pinned;
+
+    uint64_t n = (uint64_t)ctx->n, warm = (uint64_t)ctx->warmup;
+    int64_t *rt = rtt->data, *ts = ctx->t_start;
+    for (uint64_t i = 0; i < warm; i++) {
         if (g_stop) die(EXIT_INTERRUPTED, "interrupted; nothing was written");
         uint64_t a = clk_start();
+        inject_delay();
         if (m->send(pp, 0) || m->recv(pp, 0)) initiator_failed(pp);
         uint64_t b = clk_end();
-        if (i >= warm) {
-            if (i == warm) t0 = a;
-            rt[i - warm] = (int64_t)(b - a);
-            ctx->t_start[i - warm] = (int64_t)(a - t0);
-        }
+        rt[0] = (int64_t)(b - a);
         progress_set(ctx, i + 1);
     }
+    struct thread_usage u0, u1;
+    thread_usage_now(&u0);
+    uint64_t t0 = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        if (g_stop) die(EXIT_INTERRUPTED, "interrupted; nothing was written");
+        uint64_t a = clk_start();
+        inject_delay();
+        if (m->send(pp, 0) || m->recv(pp, 0)) initiator_failed(pp);
+        uint64_t b = clk_end();
+        if (i == 0) t0 = a;
+        rt[i] = (int64_t)(b - a);
+        ts[i] = (int64_t)(a - t0);
+        progress_set(ctx, warm + i + 1);
+    }
+    thread_usage_now(&u1);
+    /* the closing round trip, untimed: the responder takes its usage reading in it */
+    if (m->send(pp, 0) || m->recv(pp, 0)) initiator_failed(pp);
+    ctx->t0 = t0;
+    ctx->nroles = 2;
+    ctx->roles[0].role = "initiator";
+    thread_usage_delta(&ctx->roles[0].u, &u0, &u1);
 
     if (pp->processes) {
         int st = 0;
@@ -282,6 +334,8 @@ void pingpong_run(struct runctx *ctx, const struct pp_mech *m) {
      * of the same round trip (t0 + t_start), both raw reads of the one clock */
     for (long long k = 0; k < ctx->n; k++)
         ctx->cols[1].data[k] = pp->sh->recv_at[k] - (int64_t)t0 - ctx->t_start[k];
+    ctx->roles[1].role = "responder";
+    ctx->roles[1].u = pp->sh->responder_usage;
     pp->finished = 1;
     cleanup_now(th); /* the teardown, under the clean-up list's lock */
 

@@ -21,6 +21,8 @@
 struct pp_shared {
     volatile int peer_failed;
     char errmsg[256];
+    /* the responder's usage over its timed loop, stored by it after its last recorded answer */
+    struct thread_usage responder_usage;
     _Alignas(64) unsigned char scratch[PP_SCRATCH]; /* mechanism's shared objects */
     /* the responder's clock read right after each receive (raw ticks); written only by the
      * responder, read by the initiator after the run: no shared store in any timed region */

@@ -171,6 +171,28 @@ void sfile_write(struct runctx *ctx, const char *path, int argc, char **argv,
     jb_end_obj(&j);
     jb_int(&j, "n", ctx->n);
     jb_int(&j, "warmup", ctx->warmup);
+    jb_num(&j, "inject_ns", ctx->inject_ns);
+    jb_arr(&j, "workers");
+    for (int w = 0; w < ctx->nworkers; w++) {
+        const struct worker_rec *wr = &ctx->workers[w];
+        jb_obj(&j, NULL);
+        jb_int(&j, "n", wr->n);
+        jb_int(&j, "warmup", wr->warmup);
+        jb_int(&j, "pid", wr->pid);
+        jb_obj(&j, "timed_rusage");
+        for (int r = 0; r < wr->nroles && r < 2; r++) {
+            const struct thread_usage *u = &wr->roles[r].u;
+            jb_obj(&j, wr->roles[r].role);
+            jb_int(&j, "minflt", u->minflt);
+            jb_int(&j, "majflt", u->majflt);
+            jb_int(&j, "nvcsw", u->nvcsw);
+            jb_int(&j, "nivcsw", u->nivcsw);
+            jb_end_obj(&j);
+        }
+        jb_end_obj(&j);
+        jb_end_obj(&j);
+    }
+    jb_end_arr(&j);
     jb_obj(&j, "clock");
     jb_str(&j, "name", ctx->clk.name);
     jb_num(&j, "ns_per_tick", ctx->clk.ns_per_tick);
