@@ -103,6 +103,8 @@ static void peer_fail(struct pp_ctx *pp, const char *what) {
 static void responder_loop(struct pp_ctx *pp) {
     struct runctx *ctx = pp->run;
     uint64_t n = (uint64_t)ctx->n, warm = (uint64_t)ctx->warmup;
+    for (int i = 0; i < pp->m->prime_round_trips; i++)
+        if (pp->m->recv(pp, 1) || pp->m->send(pp, 1)) goto fail;
     for (uint64_t i = 0; i < warm; i++) {
         if (pp->m->recv(pp, 1)) goto fail;
         (void)clk_stamp();
@@ -285,6 +287,10 @@ void pingpong_run(struct runctx *ctx, const struct pp_mech *m) {
 
     uint64_t n = (uint64_t)ctx->n, warm = (uint64_t)ctx->warmup;
     int64_t *rt = rtt->data, *ts = ctx->t_start;
+    for (int i = 0; i < m->prime_round_trips; i++) {
+        if (g_stop) die(EXIT_INTERRUPTED, "interrupted; nothing was written");
+        if (m->send(pp, 0) || m->recv(pp, 0)) initiator_failed(pp);
+    }
     for (uint64_t i = 0; i < warm; i++) {
         if (g_stop) die(EXIT_INTERRUPTED, "interrupted; nothing was written");
         uint64_t a = clk_start();
@@ -355,6 +361,7 @@ void pingpong_run(struct runctx *ctx, const struct pp_mech *m) {
     jb_int(j, "message_bytes", (long long)pp->size);
     jb_bool(j, "message_size_parameter", m->has_size);
     jb_bool(j, "blocking", m->blocking);
+    jb_int(j, "priming_round_trips", m->prime_round_trips);
     jb_str(j, "timed_region", m->timed);
     jb_str(j, "timed_region_frame",
            "rtt: the initiator's start read of the clock, the mechanism's send and receive "

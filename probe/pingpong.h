@@ -58,6 +58,9 @@ struct pp_mech {
      * list (it runs under the list's lock). */
     void (*teardown)(struct pp_ctx *pp);
     const char *timed; /* what lies inside the timed region, for the metadata */
+    /* Untimed round trips before the warm-up (not counted in it): where the mechanism's own
+     * allocations settle only after that many messages (ZeroMQ's queue chunks).  0: none. */
+    int prime_round_trips;
 };
 
 struct pp_ctx {

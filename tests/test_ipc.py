@@ -469,6 +469,137 @@ def test_netns_needs_privilege(ipc_probe: str, tmp_path: Path) -> None:
         shutil.rmtree(d, ignore_errors=True)
 
 
+# ------------------------------------------------------------------------------ a clean timed loop
+
+
+@pytest.fixture(scope="session")
+def plain_probe(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A probe built without sanitizers, for counting page faults: AddressSanitizer's shadow
+    memory and allocator fault on their own, inside the timed loop, which says nothing about
+    the probe's own page touching."""
+    if shutil.which("gcc") is None:
+        pytest.skip("gcc is needed to build a probe without sanitizers")
+    out = tmp_path_factory.mktemp("plain") / "latscope-probe"
+    cmd = ["gcc", "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-D_GNU_SOURCE"]
+    cmd += ["-o", str(out), *sorted(str(c) for c in (REPO / "probe").glob("*.c"))]
+    cmd += ["-lpthread", "-lm"]
+    if subprocess.run(["pkg-config", "--exists", "libzmq"], capture_output=True).returncode == 0:
+        cmd += ["-DHAVE_ZMQ=1", "-lzmq"]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return str(out)
+
+
+def _fault_matrix() -> list[tuple[str, str]]:
+    return [
+        (name, mode)
+        for name, (threads, processes, _) in MECHS.items()
+        for mode, ok in (("threads", threads), ("processes", processes))
+        if ok
+    ]
+
+
+@pytest.mark.parametrize("bench,mode", _fault_matrix())
+def test_timed_loop_takes_no_page_faults(
+    plain_probe: str,
+    catalogue: dict[str, dict],
+    tmp_path: Path,
+    tmpdir_env: Path,
+    bench: str,
+    mode: str,
+) -> None:
+    """Each side touches every page it writes after the fork or thread start, so neither
+    measuring thread faults in its timed loop (counts from getrusage, not timings)."""
+    why = _unavailable(catalogue, bench)
+    if why:
+        pytest.skip(why)
+    # spinning peers on one CPU hand over only when the scheduler switches: two CPUs for them
+    cpus = "0,1" if bench.startswith("spin") else "0,0"
+    if cpus == "0,1" and not TWO_CPUS:
+        pytest.skip("spinning peers need CPUs 0 and 1")
+    out = tmp_path / "s.lss"
+    r = run_probe(plain_probe, out, tmpdir_env, bench, f"mode={mode}", f"cpus={cpus}", n=2000)
+    if bench == "tcp_netns" and r.returncode == 3 and not IS_ROOT:
+        pytest.skip("tcp_netns needs CAP_NET_ADMIN (root)")
+    assert r.returncode == 0, r.stderr
+    h = samples.load(out).header
+    assert [w["n"] for w in h["workers"]] == [2000]
+    usage = h["workers"][0]["timed_rusage"]
+    assert set(usage) == {"initiator", "responder"}
+    for role, u in usage.items():
+        assert u["minflt"] + u["majflt"] == 0, (role, u)
+    assert "page faults" not in r.stderr
+
+
+def test_workers_split_and_count_on(ipc_probe: str, tmp_path: Path, tmpdir_env: Path) -> None:
+    """--workers 3 over 1001 iterations: 334, 334, 333, each its own process with its own
+    warm-up; t_start counts on across them; one file."""
+    out = tmp_path / "w.lss"
+    args = [ipc_probe, "pipe", "-n", "1001", "--warmup", "7", "--workers", "3"]
+    args += ["-p", "cpus=0,0", "-o", str(out)]
+    r = subprocess.run(args, capture_output=True, text=True, timeout=120, env=_env(tmpdir_env))
+    assert r.returncode == 0, r.stderr
+    sf = samples.load(out)
+    h = sf.header
+    assert h["n"] == 1001 and h["inject_ns"] == 0
+    ws = h["workers"]
+    assert [w["n"] for w in ws] == [334, 334, 333]
+    assert all(w["warmup"] == 7 for w in ws)
+    assert len({w["pid"] for w in ws}) == 3 and h["env"]["pid"] not in {w["pid"] for w in ws}
+    assert all(set(w["timed_rusage"]) == {"initiator", "responder"} for w in ws)
+    assert (np.diff(sf.ticks["t_start"]) > 0).all()
+    assert (sf.ticks["oneway"] > 0).all()
+
+
+def test_worker_killed(ipc_probe: str, tmp_path: Path, tmpdir_env: Path) -> None:
+    """A worker killed mid-run ends the probe: exit 1, one line, no file, nothing left."""
+    out = tmp_path / "k.lss"
+    args = [ipc_probe, "pipe", "-n", "5000000", "--workers", "2", "-p", "cpus=0,0"]
+    args += ["-o", str(out)]
+    p = subprocess.Popen(
+        args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=_env(tmpdir_env)
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        kids = children(p.pid)
+        if kids and children(kids[0]):
+            break
+        time.sleep(0.05)
+    else:
+        p.kill()
+        pytest.fail("no worker with a responder appeared within 30 s")
+    worker = kids[0]
+    responder = children(worker)[0]
+    os.kill(worker, signal.SIGKILL)
+    _, err = p.communicate(timeout=30)
+    assert p.returncode == 1, err
+    assert "killed by signal 9" in one_error_line(err)
+    assert not out.exists()
+    time.sleep(0.2)
+    for pid in (worker, responder):
+        assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text()
+
+
+def test_workers_and_inject_refused(ipc_probe: str, tmp_path: Path) -> None:
+    out = tmp_path / "x.lss"
+    for extra, words in (
+        (["--workers", "0"], "--workers 0"),
+        (["-n", "5", "--workers", "6"], "more workers than"),
+        (["--inject-ns", "-1"], "--inject-ns -1"),
+        (["--inject-ns", "999999999999"], "--inject-ns"),
+    ):
+        r = subprocess.run(
+            [ipc_probe, "syscall", *extra, "-o", str(out)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=_env(),
+        )
+        assert r.returncode == 2, r.stderr
+        assert words in one_error_line(r.stderr)
+        assert not out.exists()
+
+
 # ------------------------------------------------------------------------------ failures
 
 
