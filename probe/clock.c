@@ -137,6 +137,21 @@ double clock_measure_overhead(int reps, double step_ticks) {
     return med; /* ticks */
 }
 
+double clock_measure_stamp_ns(int reps, const struct clock_info *ci) {
+    uint64_t *d = xcalloc((size_t)reps, sizeof(uint64_t));
+    for (int i = 0; i < reps; i++) {
+        uint64_t a = clk_start();
+        (void)clk_stamp();
+        uint64_t b = clk_end();
+        d[i] = b - a;
+    }
+    qsort(d, (size_t)reps, sizeof(uint64_t), cmp_u64);
+    double step = ci->step_ns / ci->ns_per_tick;
+    double ns = clock_grouped_median(d, (size_t)reps, step) * ci->ns_per_tick - ci->overhead_ns;
+    free(d);
+    return ns > 0 ? ns : 0;
+}
+
 static int cmp_dbl(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);

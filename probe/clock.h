@@ -107,6 +107,9 @@ double clock_tsc_calibrate(double interval_ms, double *ppm);
 double clock_measure_overhead(int reps, double step_ticks); /* ticks */
 double clock_measure_step(int reps);                         /* ticks */
 double clock_step_from_deltas(const uint64_t *deltas, size_t n);
+/* What one clk_stamp() adds to a timed region around it (ns): a grouped median of
+ * start/stamp/end minus the read cost. */
+double clock_measure_stamp_ns(int reps, const struct clock_info *ci);
 double clock_grouped_median(const uint64_t *sorted, size_t n, double step);
 
 #endif

@@ -251,6 +251,9 @@ void pingpong_run(struct runctx *ctx, const struct pp_mech *m) {
         if (e) die(EXIT_UNSUPPORTED, "cannot pin to CPU %d: %s", pp->cpu[0], strerror(e));
     }
 
+    /* what the responder's read of the clock adds to a round trip (for the metadata) */
+    double stamp_ns = clock_measure_stamp_ns(2001, &ctx->clk);
+
     pid_t child = 0;
     int kh = -1;
     if (pp->processes) {
@@ -364,10 +367,20 @@ void pingpong_run(struct runctx *ctx, const struct pp_mech *m) {
     jb_int(j, "priming_round_trips", m->prime_round_trips);
     jb_str(j, "timed_region", m->timed);
     jb_str(j, "timed_region_frame",
-           "rtt: the initiator's start read of the clock, the mechanism's send and receive "
-           "(above), the end read; oneway: from that start read to the responder's clock read "
-           "right after its receive returned (the responder keeps its reads in its own array; "
-           "the subtraction is done after the run)");
+           "rtt: from the initiator's start read of the clock (lfence; rdtsc; lfence for tsc) "
+           "to its end read (rdtscp; lfence): the mechanism's send and receive (above) and, on "
+           "the responder's side between its receive and its answer, one read of the clock "
+           "kept as its receive time (responder_read_ns), and, after its answer, the store of "
+           "that reading into its own (touched) array and its loop back to the receive, which "
+           "lie in the round trip where the two sides share a CPU.  Outside every timed "
+           "region: the initiator's stores of the sample, its progress counter and its check "
+           "for a stop request; the warm-up test (the warm-up is a loop of its own); any "
+           "system call.  Each sample holds one clock read cost (clock.overhead_ns) and one "
+           "responder read (responder_read_ns); neither is subtracted.  With --inject-ns the "
+           "busy-wait (header inject_ns) follows the start read.  oneway: from the "
+           "initiator's start read to the responder's read right after its receive returned "
+           "(the subtraction is done after the run)");
+    jb_num(j, "responder_read_ns", stamp_ns);
     jb_obj(j, "latencies");
     jb_str(j, "rtt", "round trip (initiator -> responder -> initiator), timed by the initiator");
     jb_str(j, "oneway", "one-way initiator -> responder from the shared clock; "
