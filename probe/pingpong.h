@@ -3,8 +3,9 @@
  * Side 0 (the initiator) reads the clock, sends, waits for the answer and reads the clock
  * again: that is the round trip.  Side 1 (the responder) receives, reads the clock, answers
  * and keeps that reading; after the run the driver subtracts the initiator's start read from
- * it: that is the one-way time from the shared clock.  Nothing but the two mechanisms' calls
- * and the clock reads lies in the timed region.  Placement, warm-up, timing, peer watching and clean-up live here; a
+ * it: that is the one-way time from the shared clock.  Inside the round trip: the mechanisms'
+ * calls, the clock reads and, on one CPU, the responder's store of its reading (the header's
+ * bench.timed_region_frame says it exactly).  Placement, warm-up, timing, peer watching and clean-up live here; a
  * mechanism only says how to set up, send, receive and tear down. */
 #ifndef LATSCOPE_PINGPONG_H
 #define LATSCOPE_PINGPONG_H

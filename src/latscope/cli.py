@@ -217,8 +217,9 @@ def cmd_clocks(args: argparse.Namespace) -> int:
 
     t = Table(
         title="clocks on this machine",
-        caption="step: the spacing of the clock's values (its granularity); read cost: "
-        "the median of back-to-back start/end reads (what an empty timed region measures)",
+        caption="step: the spacing of the clock's values (its granularity)\n"
+        "read cost: median of back-to-back start/end reads (an empty timed region)",
+        caption_justify="left",
     )
     for c in ("clock", "step", "read cost", "clock_getres", "tick"):
         t.add_column(c, justify="right" if c != "clock" else "left")
