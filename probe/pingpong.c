@@ -285,8 +285,9 @@ void pingpong_run(struct runctx *ctx, const struct pp_mech *m) {
 
     touch_side(pp, 0);
     /* on one CPU every hand-over may preempt (a woken receiver preempts its waker); unpinned
-     * peers may share a CPU at any time */
-    ctx->preempt_expected = same || !pinned;
+     * peers may share a CPU at any time; helper threads (ZeroMQ's I/O threads, on the
+     * measuring threads' CPUs) preempt them on every message */
+    ctx->preempt_expected = same || !pinned || m->switches_per_way > 1;
 
     uint64_t n = (uint64_t)ctx->n, warm = (uint64_t)ctx->warmup;
     int64_t *rt = rtt->data, *ts = ctx->t_start;
