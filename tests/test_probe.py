@@ -45,6 +45,14 @@ def measure(
     if warmup is not None:
         assert h["warmup"] == warmup
     assert h["clock"]["overhead_ns"] > 0 and h["clock"]["resolution_ns"] > 0
+    # the step (granularity) is measured apart from the read cost, never 0
+    assert h["clock"]["step_ns"] > 0 and h["clock"]["resolution_ns"] == h["clock"]["step_ns"]
+    assert h["inject_ns"] == 0
+    # one segment: the probe ran the benchmark itself
+    assert [w["n"] for w in h["workers"]] == [n]
+    for role, u in h["workers"][0]["timed_rusage"].items():
+        assert role in ("main", "initiator", "responder")
+        assert set(u) == {"minflt", "majflt", "nvcsw", "nivcsw"} and min(u.values()) >= 0
     assert h["columns"][0]["name"] == "t_start"
     for key in ("probe", "params", "env", "started_utc", "finished_utc", "argv", "bench"):
         assert key in h, key
@@ -345,3 +353,40 @@ def test_output_exists_is_never_overwritten(probe: str, tmp_path: Path) -> None:
 def test_unknown_option_and_clock(probe: str, tmp_path: Path) -> None:
     bad(probe, tmp_path, "syscall", "--frobnicate", "1", words="unknown option")
     bad(probe, tmp_path, "syscall", "--clock", "sundial", words="--clock")
+
+
+def test_clocks_step_and_read_cost(probe: str) -> None:
+    r = run_probe(probe, "--clocks")
+    assert r.returncode == 0, r.stderr
+    for c in json.loads(r.stdout):
+        assert c["step_ns"] > 0 and c["overhead_ns"] > 0
+        assert c["resolution_ns"] == c["step_ns"]
+
+
+@pytest.mark.parametrize("bench,params", [("syscall", []), ("file", ["size=512"])])
+def test_workers_segments(probe: str, tmp_path: Path, bench: str, params: list[str]) -> None:
+    """--workers 4 over 301 iterations: 76, 75, 75, 75, each with its own warm-up."""
+    out = tmp_path / "w.lss"
+    args = [bench, "-n", "301", "--warmup", "5", "--workers", "4", "-o", str(out)]
+    for p in params:
+        args += ["-p", p]
+    r = run_probe(probe, *args)
+    assert r.returncode == 0, r.stderr
+    sf = samples.load(out)
+    ws = sf.header["workers"]
+    assert [w["n"] for w in ws] == [76, 75, 75, 75] and sf.header["n"] == 301
+    assert all(w["warmup"] == 5 and set(w["timed_rusage"]) == {"main"} for w in ws)
+    assert (np.diff(sf.ticks["t_start"]) > 0).all()
+    assert not list(tmp_path.glob("*.tmp.*"))
+
+
+def test_inject_ns(probe: str, tmp_path: Path) -> None:
+    """An injected busy-wait is recorded and every sample holds at least (about) that long."""
+    out = tmp_path / "i.lss"
+    r = run_probe(probe, "syscall", "-n", "200", "--inject-ns", "20000", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    sf = samples.load(out)
+    assert sf.header["inject_ns"] == 20000
+    # the spin cannot end before the clock has advanced by ~N (the calibration takes off at
+    # most its own reads, well under 10%)
+    assert (sf.ns("call") > 18000).all()
