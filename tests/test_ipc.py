@@ -580,6 +580,36 @@ def test_worker_killed(ipc_probe: str, tmp_path: Path, tmpdir_env: Path) -> None
         assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text()
 
 
+def test_workers_ctrl_c(ipc_probe: str, tmp_path: Path, tmpdir_env: Path) -> None:
+    """SIGINT to the probe while a worker runs: the worker is told and cleans up, exit 130, one
+    line, no file, no process and nothing in the private TMPDIR left."""
+    out = tmp_path / "c.lss"
+    args = [ipc_probe, "fifo", "-n", "5000000", "--workers", "2", "-p", "cpus=0,0"]
+    args += ["-o", str(out)]
+    p = subprocess.Popen(
+        args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=_env(tmpdir_env)
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        kids = children(p.pid)
+        if kids and children(kids[0]):
+            break
+        time.sleep(0.05)
+    else:
+        p.kill()
+        pytest.fail("no worker with a responder appeared within 30 s")
+    worker, responder = kids[0], children(kids[0])[0]
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=30)
+    assert p.returncode == 130, err
+    assert "interrupted" in one_error_line(err)
+    assert not out.exists()
+    time.sleep(0.2)
+    for pid in (worker, responder):
+        assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text()
+    assert not list(tmpdir_env.iterdir())
+
+
 def test_workers_and_inject_refused(ipc_probe: str, tmp_path: Path) -> None:
     out = tmp_path / "x.lss"
     for extra, words in (
