@@ -5,8 +5,8 @@
  * and keeps that reading; after the run the driver subtracts the initiator's start read from
  * it: that is the one-way time from the shared clock.  Inside the round trip: the mechanisms'
  * calls, the clock reads and, on one CPU, the responder's store of its reading (the header's
- * bench.timed_region_frame says it exactly).  Placement, warm-up, timing, peer watching and clean-up live here; a
- * mechanism only says how to set up, send, receive and tear down. */
+ * bench.timed_region_frame says it exactly).  Placement, warm-up, timing, peer watching and
+ * clean-up live here; a mechanism only says how to set up, send, receive and tear down. */
 #ifndef LATSCOPE_PINGPONG_H
 #define LATSCOPE_PINGPONG_H
 
