@@ -20,6 +20,8 @@
 #define MAX_N 100000000LL
 #define MAX_WARMUP 10000000LL
 #define MAX_WORKERS 1000LL
+#define AUTO_WORKERS 10LL
+#define AUTO_MIN_PER_WORKER 200LL
 #define MAX_INJECT_NS 10000000LL /* 10 ms */
 
 extern const char *param_type_name(enum ptype t);
@@ -44,13 +46,15 @@ static void usage(FILE *f) {
             "options:\n"
             "  -p key=value      a benchmark parameter (see --list); repeatable\n"
             "  -n N              recorded iterations (default: per benchmark, see --list)\n"
-            "  --warmup W        iterations run first and discarded (default: n/10, 10..1000)\n"
+            "  --warmup W        iterations run first and discarded, per worker (default:\n"
+            "                    n/10 in 10..1000, shared between the workers, at least 10 each)\n"
             "  --clock C         tsc | mono_raw | mono | auto (default auto: tsc where invariant)\n"
             "  -o FILE           the sample file to write (must not exist)\n"
             "  --progress-fd FD  write 'progress DONE TOTAL' lines there, at most 4 a second\n"
             "  --peer-timeout S  a peer silent this long ends the run (default 2 s)\n"
-            "  --workers W       split the n iterations over W worker processes, run one after\n"
-            "                    another, each with its own set-up and warm-up (default 1)\n"
+            "  --workers W|auto  split the n iterations over W worker processes, run one after\n"
+            "                    another, each with its own set-up and warm-up (default 1);\n"
+            "                    auto: up to 10, with at least 200 iterations each\n"
             "  --inject-ns N     validation aid: busy-wait N ns on the clock inside every timed\n"
             "                    region (default 0), so a known difference can be injected\n"
             "\n"
@@ -585,7 +589,8 @@ int main(int argc, char **argv) {
         else if (!strcmp(o, "-n")) n = parse_count("-n", v, 1, MAX_N);
         else if (!strcmp(o, "--warmup")) warmup = parse_count("--warmup", v, 0, MAX_WARMUP);
         else if (!strcmp(o, "--clock")) clock_s = v;
-        else if (!strcmp(o, "--workers")) workers = parse_count("--workers", v, 1, MAX_WORKERS);
+        else if (!strcmp(o, "--workers"))
+            workers = !strcmp(v, "auto") ? -1 : parse_count("--workers", v, 1, MAX_WORKERS);
         else if (!strcmp(o, "--inject-ns"))
             inject_ns = parse_count("--inject-ns", v, 0, MAX_INJECT_NS);
         else if (!strcmp(o, "-o")) out = v;
@@ -611,7 +616,19 @@ int main(int argc, char **argv) {
     if (clock_parse(clock_s, &ck))
         die(EXIT_BADINPUT, "--clock %s: choose tsc, mono_raw, mono or auto", clock_s);
     if (n < 0) n = b->default_n_for ? b->default_n_for(b, pv) : b->default_n;
-    if (warmup < 0) warmup = n / 10 < 10 ? 10 : (n / 10 > 1000 ? 1000 : n / 10);
+    /* auto: as many workers as give each at least AUTO_MIN_PER_WORKER iterations, at most
+     * AUTO_WORKERS (the lab's default: between-run variation in every run) */
+    if (workers < 0) {
+        workers = n / AUTO_MIN_PER_WORKER;
+        if (workers > AUTO_WORKERS) workers = AUTO_WORKERS;
+        if (workers < 1) workers = 1;
+    }
+    /* the single-process warm-up, shared between the workers so that a run in W processes
+     * costs about what one did; each worker still warms its own caches and predictors */
+    if (warmup < 0) {
+        long long total = n / 10 < 10 ? 10 : (n / 10 > 1000 ? 1000 : n / 10);
+        warmup = total / workers < 10 ? 10 : total / workers;
+    }
     if (workers > n)
         die(EXIT_BADINPUT, "--workers %lld: more workers than the %lld recorded iterations (-n); "
             "use at most %lld", workers, n, n);
