@@ -334,8 +334,8 @@ def _dependence(ca: ColumnAnalysis) -> KeyValues:
             "treated as",
             "independent: exact order-statistic intervals"
             if ivs.independent
-            else f"dependent: block bootstrap, blocks of {ivs.block_length} ({ivs.n_blocks} "
-            "blocks)",
+            else f"dependent: {ivs.n_blocks} batches of {ivs.block_length:,} (batch shares and "
+            "batch means, t)",
         ),
         ("rule", d.rule),
         ("computed on", d.transform),

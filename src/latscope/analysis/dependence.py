@@ -45,7 +45,7 @@ Block length. The Politis & White (2004) automatic block length for the circular
 bootstrap, with the correction of Patton, Politis & White (2009): flat-top lag window, bandwidth
 ``2 m`` where ``m`` is the smallest lag after which ``K_n = max(5, log10 n)`` consecutive
 autocorrelations are insignificant (``|rho| < 2 sqrt(log10(n) / n)``). ``intervals.py`` uses it
-(with a floor of ``n^(1/3)``) for its block bootstrap.
+as a lower bound of its batch length, ``compare.py`` for its block bootstrap.
 """
 
 from __future__ import annotations
