@@ -40,10 +40,16 @@ The method depends on the serial dependence measured by ``dependence.py`` (on no
 **Quantised clocks.** With the clock's ``step`` known, estimates are grouped quantiles
 (``_common.quantile_sorted``), the order-statistic endpoints are read from the grouped
 distribution at count positions ``l - 1/2`` and ``u - 1/2``, and the batch shares are grouped
-too. The grouped estimate assumes that the samples of one value spread evenly over its step; the
-estimate and the truth lie in the same step but the assumption is not checkable within it, so an
-interval narrower than one step is widened symmetrically to one step (the method says so). A
-zero-width interval such as "170.3–170.3 ns" cannot occur.
+too. The grouped estimate assumes that the samples of one value spread evenly over its step,
+which the data cannot confirm within a step, so each interval is widened by a margin ``m`` on
+both sides. Let ``c0`` be the count of the step holding the estimate, ``c-`` and ``c+`` those of
+the steps either side. When both neighbours hold at least ``RESOLVED_NEIGHBOUR_SHARE`` (half) of
+``c0``, the clock resolves the distribution there; a density that is locally linear plus
+quadratic moves the quantile by at most about ``step (|c+ - c-| / 16 + |c+ + c- - 2 c0| / 32) /
+c0``, which is ``m`` (negligible for a distribution many steps wide). Otherwise (most samples in
+one or two steps: a 170 ns call on a 10 ns clock) the shape within the step is unknown and ``m``
+is half a step: the interval is at least one step wide and says so in its method. A zero-width
+interval such as "170.3–170.3 ns" cannot occur.
 
 A tail percentile with fewer than ``summary.MIN_BEYOND`` samples beyond it gets no interval
 (``low = high = None``) and a ``reason``. Every interval carries its ``method`` and the ``ess``
@@ -103,6 +109,9 @@ HEADLINE: tuple[tuple[str, float], ...] = (
 )
 #: Fewer samples than this: no intervals at all.
 MIN_SAMPLES = 5
+#: The clock resolves the distribution at an estimate when both neighbouring steps hold at least
+#: this share of the estimate's step's samples (see the module docstring).
+RESOLVED_NEIGHBOUR_SHARE = 0.5
 #: Dependent data: batches should be at least this many autocorrelation times long ...
 BATCH_TAUS = 20.0
 #: ... but there are never fewer batches than this (t with 3 degrees of freedom) ...
@@ -131,8 +140,8 @@ class Intervals(Result):
     percentiles: tuple[Interval, ...]
     level: float
     independent: bool
-    block_length: int | None  # None when the independent methods were used
-    n_blocks: int | None
+    block_length: int | None  # batch length (dependent data); None for the independent methods
+    n_blocks: int | None  # number of batches
     ess: float
     rule: str
     seed: int
@@ -314,8 +323,8 @@ def batch_plan(n: int, dep: Dependence) -> tuple[int, int, str | None]:
         )
     elif dep.tau_truncated:
         caveat = (
-            "the autocorrelation had not died out at lag n/4 (a level shift or drift?); the "
-            "interval may be too narrow"
+            "the autocorrelation had not died out at lag n/4 (a level shift or drift?), so the "
+            "batches may be shorter than the dependence"
         )
     return n // b, b, caveat
 
@@ -350,13 +359,36 @@ def batch_quantile_interval(
     return prep.quantile(lo_p), prep.quantile(hi_p)
 
 
-def at_least_one_step(low: float, high: float, step: float | None) -> tuple[float, float, bool]:
-    """Widen ``[low, high]`` symmetrically to one clock step when it is narrower (see the module
-    docstring); returns the interval and whether it was widened."""
-    if step is None or high - low >= step:
-        return low, high, False
-    pad = 0.5 * (step - (high - low))
-    return low - pad, high + pad, True
+def quantisation_margin(xs: FloatArray, est: float, step: float | None) -> float:
+    """How far the grouped estimate ``est`` may sit from the truth because it assumes the samples
+    of one value spread evenly over its step (see the module docstring). 0 without a step."""
+    if step is None:
+        return 0.0
+    n = xs.size
+    i = int(np.searchsorted(xs, est))
+    cands = [xs[j] for j in (i - 1, i) if 0 <= j < n]
+    v = float(min(cands, key=lambda c: abs(c - est)))
+    cuts = np.searchsorted(xs, v + step * np.array([-1.5, -0.5, 0.5, 1.5]))
+    c_minus, c0, c_plus = (float(c) for c in np.diff(cuts))
+    if c0 <= 0.0 or min(c_minus, c_plus) < RESOLVED_NEIGHBOUR_SHARE * c0:
+        return 0.5 * step
+    slope = abs(c_plus - c_minus) / 16.0
+    curvature = abs(c_plus + c_minus - 2.0 * c0) / 32.0
+    return min(0.5 * step, step * (slope + curvature) / c0)
+
+
+def widen_for_step(
+    xs: FloatArray, est: float, low: float, high: float, step: float | None
+) -> tuple[float, float, str]:
+    """``[low - m, high + m]`` with ``m = quantisation_margin``; and a note for the method."""
+    m = quantisation_margin(xs, est, step)
+    if step is None or m <= 0.0:
+        return low, high, ""
+    if m >= 0.5 * step - 1e-12:
+        return low - m, high + m, "; widened by half a clock step each side (step unresolved)"
+    if m < 0.05 * step:
+        return low - m, high + m, ""
+    return low - m, high + m, f"; widened by {m:.2g} ns each side (even spread within the step)"
 
 
 def _batch_means_mean(prep: Prepared, bounds: IntArray, level: float) -> tuple[float, float, str]:
@@ -451,9 +483,8 @@ def confidence_intervals(
                 low = high = None
                 method = "order statistics"
             else:
-                low, high, widened = at_least_one_step(low, high, step)
-                if widened:
-                    method += "; widened to one clock step"
+                low, high, note = widen_for_step(xs, estimates[nm], low, high, step)
+                method += note
             results[nm] = Interval(
                 nm,
                 estimates[nm],
@@ -474,10 +505,10 @@ def confidence_intervals(
         grouped = f", grouped within the {step:.4g} ns step" if step is not None else ""
         for nm, p in usable:
             low, high = batch_quantile_interval(prep, p, estimates[nm], level, bounds)
-            low, high, widened = at_least_one_step(low, high, step)
+            low, high, note = widen_for_step(xs, estimates[nm], low, high, step)
             method = (
                 f"batch shares, {nb} batches of {ell:,} (Woodruff, t with {nb - 1} df{grouped})"
-                + ("; widened to one clock step" if widened else "")
+                + note
             )
             results[nm] = Interval(
                 nm, estimates[nm], low, high, level, method, ess, beyond[nm], caveat
