@@ -166,3 +166,31 @@ def test_bad_samples_are_refused() -> None:
         plots.histogram(np.array([]))
     with pytest.raises(BadInput):
         plots.histogram(np.array([1.0, np.nan]))
+
+
+@pytest.mark.parametrize("log_x", [False, True])
+def test_histogram_of_quantised_samples_has_no_comb(log_x) -> None:
+    """Samples on a 10.015 ns grid: every bin edge lies halfway between grid values, no bin in
+    the body is empty, and the bars integrate to one like the fitted density."""
+    from latscope.analysis import fit_shifted_lognormal
+
+    step = 10.015
+    rng = np.random.default_rng(5)
+    x = np.round((600.0 + rng.lognormal(np.log(60.0), 0.4, 50_000)) / step) * step
+    fig = plots.histogram(x, fit=fit_shifted_lognormal(x), log_x=log_x, step=step)
+    heights, edges, _ = fig.axes[0].patches[0].get_data()
+    # the axis is in ns for these values
+    frac = (edges - x.min()) / step % 1.0
+    assert np.allclose(frac, 0.5, atol=1e-6)
+    body = (edges[:-1] >= np.percentile(x, 1)) & (edges[1:] <= np.percentile(x, 99))
+    assert body.sum() >= 5 and np.all(heights[body] > 0)
+    if not log_x:
+        widths = np.diff(edges)
+        assert np.allclose(widths / step, np.round(widths / step))
+        assert float(np.sum(heights * widths)) == pytest.approx(1.0)
+        # the fitted density meets the bars near the median (not 4x below them)
+        med = np.median(x)
+        i = int(np.searchsorted(edges, med)) - 1
+        line = fig.axes[0].lines[0]
+        gx, gy = line.get_data()
+        assert 0.6 < np.interp(med, gx, gy) / heights[i] < 1.6

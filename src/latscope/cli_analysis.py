@@ -429,7 +429,12 @@ def cmd_plot(args: argparse.Namespace) -> int:
         if kind == "hist":
             x = run.values(col)
             return plots.histogram(
-                x, label=title, fit=fit_shifted_lognormal(x), cut=args.cut, log_x=args.log
+                x,
+                label=title,
+                fit=fit_shifted_lognormal(x),
+                cut=args.cut,
+                log_x=args.log,
+                step=run.column_step_ns(col),
             )
         if kind == "time":
             if args.seconds and not run.has_times:

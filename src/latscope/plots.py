@@ -183,6 +183,29 @@ def _bins(v: np.ndarray, lo: float, hi: float, max_bins: int = 200) -> int:
     return int(min(max_bins, max(10, math.ceil((hi - lo) / width))))
 
 
+def _grid_edges(
+    v: np.ndarray, lo: float, hi: float, step: float, max_bins: int = 200
+) -> np.ndarray:
+    """Bin edges for samples quantised to ``step``: every bin is a whole number of steps wide
+    (the Freedman–Diaconis width rounded to whole steps, at least one step, and wide enough that
+    there are at most ``max_bins`` bins), and every edge lies halfway between two grid values,
+    so each bin holds whole grid values and none is an empty tooth of a comb."""
+    q1, q3 = np.percentile(v, [25, 75])
+    fd = 2.0 * (q3 - q1) / v.size ** (1.0 / 3.0)
+    k = max(1, round(fd / step), math.ceil((hi - lo) / (max_bins * step)))
+    width = k * step
+    start = lo - 0.5 * step  # lo is a grid value: the first edge sits half a step below it
+    nb = max(1, math.ceil((hi + 0.5 * step - start) / width - 1e-9))
+    return start + width * np.arange(nb + 1)
+
+
+def _snap_to_grid(edges: np.ndarray, origin: float, step: float) -> np.ndarray:
+    """Move edges to the nearest midpoint between grid values ``origin + k * step`` and drop
+    duplicates, so every bin holds at least one whole grid value."""
+    k = np.round((edges - origin) / step - 0.5)
+    return np.unique(origin + (k + 0.5) * step)
+
+
 # ------------------------------------------------------------------------------- histograms
 
 
@@ -194,9 +217,18 @@ def histogram(
     cut: float | None = None,
     log_x: bool = False,
     bins: int | None = None,
+    step: float | None = None,
     ax: Axes | None = None,
 ) -> Figure:
     """Histogram of latencies ``x`` (ns) with the fitted shifted log-normal density over it.
+
+    ``step``: the clock's step (ns; ``Run.column_step_ns(col)``). Samples of a quantised clock
+    are whole steps apart, and bins narrower than a step draw a comb of full and empty bins
+    with the fitted density far below the full ones. With ``step``, linear bins are whole
+    multiples of the step centred on grid values (edges halfway between them), and logarithmic
+    bin edges are moved to the nearest midpoint between grid values (every bin at least one
+    step wide); ``bins`` is then ignored. Bars are densities (count / (n x bin width)), the same
+    scale as the fitted density, so the two agree whatever the bin widths.
 
     ``cut``: draw only samples up to this percentile (e.g. 97, like many lab reports) and say
     how many lie beyond. ``log_x``: logarithmic bins and axis (density per decade). The bar
@@ -225,6 +257,14 @@ def histogram(
             hi_l = lo_l + 0.01
         nb = bins or _bins(np.log10(pos), lo_l, hi_l)
         edges = np.logspace(lo_l, hi_l, nb + 1)
+        if step:
+            origin = float(pos.min())
+            edges = _snap_to_grid(edges, origin, step)
+            edges[0] = origin - 0.5 * step
+            edges[-1] = max(edges[-1], float(pos.max()) + 0.5 * step)
+            edges = edges[edges > 0.0]
+            if edges.size < 2 or edges[0] > origin:
+                edges = np.append(origin * (1.0 - 1e-9), edges[edges > origin])
         counts, _ = np.histogram(pos, bins=edges)
         widths_dec = np.diff(np.log10(edges))
         heights = counts / (n * widths_dec)
@@ -246,8 +286,11 @@ def histogram(
             _note(ax, f"{dropped:,} samples ≤ 0 not shown (log axis)", "upper left")
         what = "Histogram (log x)"
     else:
-        nb = bins or _bins(shown, lo, hi)
-        counts, edges = np.histogram(shown, bins=nb, range=(lo, hi if hi > lo else lo + 1.0))
+        if step:
+            counts, edges = np.histogram(shown, bins=_grid_edges(shown, lo, hi, step))
+        else:
+            nb = bins or _bins(shown, lo, hi)
+            counts, edges = np.histogram(shown, bins=nb, range=(lo, hi if hi > lo else lo + 1.0))
         width = np.diff(edges)
         heights = counts / (n * width / unit[1])
         ax.stairs(
@@ -260,7 +303,7 @@ def histogram(
         )
         ax.set_ylabel(f"density (1/{unit[0]})")
         if fit is not None:
-            grid = np.linspace(max(lo, fit.loc), edges[-1], 400)
+            grid = np.linspace(max(float(edges[0]), fit.loc), edges[-1], 400)
             dens = _lognormal_pdf(grid, fit) * unit[1]
             ax.plot(grid / unit[1], dens, color=COLORS[1], lw=1.5, label=_fit_label(fit, unit))
     if cut is not None and cut < 100.0:

@@ -334,8 +334,8 @@ def _dependence(ca: ColumnAnalysis) -> KeyValues:
             "treated as",
             "independent: exact order-statistic intervals"
             if ivs.independent
-            else f"dependent: block bootstrap, blocks of {ivs.block_length} ({ivs.n_blocks} "
-            "blocks)",
+            else f"dependent: {ivs.n_blocks} batches of {ivs.block_length:,} (batch shares and "
+            "batch means, t)",
         ),
         ("rule", d.rule),
         ("computed on", d.transform),
@@ -543,9 +543,10 @@ def _column_figures(ra: RunAnalysis, col: str, ca: ColumnAnalysis) -> list[Block
 
     def hist() -> Figure:
         x = values()
+        step = run.column_step_ns(col)
         return _two(
-            lambda ax: plots.histogram(x, fit=fit, cut=HIST_CUT, ax=ax),
-            lambda ax: plots.histogram(x, fit=fit, log_x=True, ax=ax),
+            lambda ax: plots.histogram(x, fit=fit, cut=HIST_CUT, step=step, ax=ax),
+            lambda ax: plots.histogram(x, fit=fit, log_x=True, step=step, ax=ax),
             title,
         )
 

@@ -118,7 +118,7 @@ def print_run(console: Console, run: Any, details: bool = False) -> None:
         console.print(
             "[dim]95% CI of p50 by "
             + "; ".join(parts)
-            + " — ESS: effective sample size after autocorrelation; block bootstrap where "
+            + " — ESS: effective sample size after autocorrelation; batch shares where "
             "samples are autocorrelated, exact order statistics where independent[/dim]"
         )
     bench = meta.get("bench", {})

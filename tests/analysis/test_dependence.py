@@ -66,3 +66,21 @@ def test_tiny_and_constant_inputs():
     assert d.independent and d.ljung_box_p is None
     d = dependence(np.full(100, 5.0))
     assert d.independent and d.ess == 100
+
+
+@pytest.mark.parametrize("kind", ["alternating", "antithetic"])
+def test_anticorrelated_series_ess_is_capped_at_n(kind):
+    """A strict alternation (or an AR(1) with phi = -0.6) would give ESS > n by the formula; the
+    ESS is capped at n, and such a series is not called independent."""
+    rng = np.random.default_rng(13)
+    n = 500
+    if kind == "alternating":
+        x = np.where(np.arange(n) % 2 == 0, 661.0, 671.0) + rng.normal(0.0, 1.0, n)
+    else:
+        x = 1000.0 + 50.0 * ar1(n, -0.6, rng)
+    d = dependence(x)
+    assert d.ess <= d.n and d.ess == pytest.approx(d.n)
+    assert d.tau >= 1.0
+    assert not d.independent
+    iid = dependence(rng.lognormal(7.0, 0.5, n))
+    assert iid.ess <= iid.n

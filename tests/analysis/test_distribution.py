@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from latscope.analysis import describe_distribution, find_modes, fit_shifted_lognormal
+from latscope.analysis import Prepared, describe_distribution, find_modes, fit_shifted_lognormal
 
 
 @pytest.mark.parametrize(
@@ -130,3 +130,35 @@ def test_non_positive_samples_and_degenerate_input():
     const = describe_distribution(np.full(100, 7.0))
     assert const.lognormal is None and const.lognormal_reason is not None
     assert const.modes is None
+
+
+STEP = 10.015
+
+
+def _on_grid(x: np.ndarray, s: float = STEP) -> np.ndarray:
+    return np.round(x / s) * s
+
+
+def test_two_levels_one_step_apart_are_one_mode():
+    """A warm read on a 10 ns clock: half the samples read 661 ns, half 671 ns. That is rounding
+    of one level, not two code paths."""
+    rng = np.random.default_rng(21)
+    x = _on_grid(rng.choice([66.0, 67.0], size=20_000) * STEP + rng.normal(0.0, 0.2, 20_000))
+    x[rng.random(x.size) < 0.02] += 5 * STEP  # a thin tail, as on real runs
+    m = find_modes(Prepared(x, step=STEP))
+    assert m is not None and not m.multimodal
+    assert m.bandwidth_log >= STEP / np.median(x) * 0.999
+    assert "clock step" in m.method
+
+
+def test_modes_twenty_steps_apart_are_still_found_on_a_quantised_clock():
+    rng = np.random.default_rng(22)
+    n = 20_000
+    low = rng.normal(60 * STEP, 1.5 * STEP, n // 2)
+    high = rng.normal(80 * STEP, 1.5 * STEP, n // 2)
+    x = _on_grid(np.concatenate([low, high]))
+    rng.shuffle(x)
+    m = find_modes(Prepared(x, step=STEP))
+    assert m is not None and m.multimodal and m.locations.size == 2
+    assert m.locations[0] == pytest.approx(60 * STEP, rel=0.03)
+    assert m.locations[1] == pytest.approx(80 * STEP, rel=0.03)

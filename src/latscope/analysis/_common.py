@@ -137,6 +137,11 @@ class Prepared:
         scores[self.order] = scores_sorted
         return scores
 
+    def quantile(self, p: float) -> float:
+        """Quantile ``p`` (0..1); grouped within the clock's step when it is known (see
+        ``quantile_sorted``)."""
+        return quantile_sorted(self.sorted, p, self.step)
+
     def release(self, name: str) -> None:
         """Forget a cached derived array (``"normal_scores"``, ...) to free its memory."""
         self.__dict__.pop(name, None)
@@ -163,15 +168,46 @@ def subsample(a: FloatArray, max_points: int, rng: np.random.Generator) -> Float
     return a[idx]
 
 
-def quantile_sorted(xs: FloatArray, p: float) -> float:
-    """Quantile ``p`` (0..1) of already-sorted data with numpy's default "linear" method
-    (Hyndman & Fan type 7): the value at fractional order-statistic position ``p * (n - 1)``."""
+def quantile_sorted(xs: FloatArray, p: float, step: float | None = None) -> float:
+    """Quantile ``p`` (0..1) of already-sorted data.
+
+    Without ``step``: numpy's default "linear" method (Hyndman & Fan type 7), the value at
+    fractional order-statistic position ``p * (n - 1)``.
+
+    With ``step`` (the clock's granularity, data quantised to it): the quantile of the *grouped*
+    distribution, ``grouped_position(xs, p * n, step)``. Each distinct value ``v`` stands for the
+    interval ``[v - step/2, v + step/2]`` (clipped at the midpoint to a neighbouring distinct
+    value closer than a step, so unquantised data stay well defined), its samples spread evenly
+    over it; the grouped CDF rises linearly across that interval, and the quantile is where it
+    reaches ``p``. For the median of ``c`` samples equal to ``v`` with ``below`` samples under
+    ``v``: ``v - step/2 + step * (n/2 - below) / c``. Unlike an order statistic this moves
+    continuously (by ``step / c`` per sample that changes sides) instead of jumping a whole step."""
+    if step is None or not step > 0.0:
+        n = xs.size
+        h = p * (n - 1)
+        lo = int(math.floor(h))
+        hi = min(lo + 1, n - 1)
+        frac = h - lo
+        return float(xs[lo] + frac * (xs[hi] - xs[lo]))
+    return float(grouped_position(xs, np.array([p * xs.size]), step)[0])
+
+
+def grouped_position(xs: FloatArray, pos: npt.ArrayLike, step: float) -> FloatArray:
+    """The grouped-CDF inverse of sorted, quantised data (see ``quantile_sorted``) at count
+    positions ``pos`` (0..n: how many samples lie below the point). ``O(log n)`` per position."""
     n = xs.size
-    h = p * (n - 1)
-    lo = int(math.floor(h))
-    hi = min(lo + 1, n - 1)
-    frac = h - lo
-    return float(xs[lo] + frac * (xs[hi] - xs[lo]))
+    t = np.clip(np.asarray(pos, dtype=np.float64), 0.0, float(n))
+    k = np.clip(np.ceil(t).astype(np.int64) - 1, 0, n - 1)
+    v = xs[k]
+    lo = np.searchsorted(xs, v, side="left")
+    hi = np.searchsorted(xs, v, side="right")
+    half = 0.5 * step
+    left = xs[np.maximum(lo - 1, 0)]
+    right = xs[np.minimum(hi, n - 1)]
+    h_lo = np.where(lo > 0, np.minimum(half, 0.5 * (v - left)), half)
+    h_hi = np.where(hi < n, np.minimum(half, 0.5 * (right - v)), half)
+    frac = (t - lo) / (hi - lo)
+    return v - h_lo + (h_lo + h_hi) * frac
 
 
 def fmt_ns(v: float) -> str:

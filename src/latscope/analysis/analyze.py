@@ -10,7 +10,7 @@ Warnings, in the order a reader should act on them (each says what to do):
 
 - ``timer_too_coarse``: the median is shorter than 10 clock ticks (needs ``step_ns``);
 - the drift warnings: ``warmup``, ``slowdown``, ``level_shift``, ``oscillation``, ``trend``;
-- ``short_run``: the dependence reaches further than the run allows a block bootstrap to see;
+- ``short_run``: the dependence reaches further than the run allows its interval batches to see;
 - ``autocorrelated``: ESS below ``AUTOCORRELATED_ESS_RATIO`` (10%) of n;
 - ``multimodal``: the log-scale density has two or more modes;
 - ``periodic_spikes``: spikes recur with a confident period;

@@ -26,11 +26,15 @@ Effective sample size. ``ESS = n / tau`` with the integrated autocorrelation tim
 sums of adjacent pairs ``Gamma_m = rho_{2m} + rho_{2m+1}`` are accumulated until the first
 non-positive pair, and forced to be non-increasing. ESS is the number of independent samples that
 would carry the same information about the mean of the scores; for an AR(1) it is
-``n (1 - phi) / (1 + phi)``. For anti-correlated series it can exceed ``n``; like Stan, it is
-capped at ``n log10(n)``. The sequence may run over the first ``n // 4`` lags (one FFT gives
-them all); if it has not ended there (non-stationary data: a level shift keeps the ACF positive
-at all lags), ``tau_truncated`` is set and the ESS is an upper bound. Either way a small ESS
-says the same thing: the run does not average out its own variation.
+``n (1 - phi) / (1 + phi)``. For anti-correlated series (``phi < 0``, or a strict alternation
+of two levels) that formula exceeds ``n``; latscope caps the ESS at ``n`` (``tau >= 1``). An ESS
+above ``n`` would promise more precision than independent samples give, which holds only for the
+mean of a perfectly anti-correlated series and not for quantiles; and "ESS 665 of 500" reads as a
+mistake. So ``ESS <= n`` always, and ``tau = n / ESS >= 1``.
+The sequence may run over the first ``n // 4`` lags (one FFT gives them all); if it has not
+ended there (non-stationary data: a level shift keeps the ACF positive at all lags),
+``tau_truncated`` is set and the ESS is an upper bound. Either way a small ESS says the same
+thing: the run does not average out its own variation.
 
 Independence rule. The column is treated as independent when the Ljung–Box p-value is at least
 ``INDEPENDENCE_P`` (0.01) **and** ``ESS / n >= INDEPENDENCE_ESS_RATIO`` (0.5). With millions of
@@ -41,7 +45,7 @@ Block length. The Politis & White (2004) automatic block length for the circular
 bootstrap, with the correction of Patton, Politis & White (2009): flat-top lag window, bandwidth
 ``2 m`` where ``m`` is the smallest lag after which ``K_n = max(5, log10 n)`` consecutive
 autocorrelations are insignificant (``|rho| < 2 sqrt(log10(n) / n)``). ``intervals.py`` uses it
-(with a floor of ``n^(1/3)``) for its block bootstrap.
+as a lower bound of its batch length, ``compare.py`` for its block bootstrap.
 """
 
 from __future__ import annotations
@@ -197,8 +201,8 @@ def dependence(x: npt.ArrayLike | Prepared, *, max_lag: int | None = None) -> De
     long_lags = min(n - 1, max(max_lag, pw_lags, LJUNG_BOX_LAG, n // 4))
     acf_long = autocorrelation(z, long_lags)
     tau, tau_lags, done = geyer_tau(acf_long)
-    # Like Stan, cap the ESS of anti-correlated series at n log10(n).
-    tau = max(tau, 1.0 / math.log10(max(n, 10)))
+    # Anti-correlation (tau < 1) would give ESS > n: capped at n (see the module docstring).
+    tau = max(tau, 1.0)
     ess = n / tau
 
     h = min(LJUNG_BOX_LAG, n // 5)

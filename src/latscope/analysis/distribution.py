@@ -50,6 +50,14 @@ bins shows (for a log-normal that is its median, not the mode of the linear-scal
 some samples are zero or negative (e.g. after subtracting the timer overhead), ``log(x - min(x)
 + delta)`` is used instead, with ``delta`` 1% of the IQR, and the mode locations are mapped
 back to ns.
+
+Quantised clocks. When the clock's step is known (``Prepared.step``), every sample is a multiple
+of it and the raw values form a comb. Two rules keep the comb from being read as structure: the
+KDE bandwidth is at least one step at the median (``step / median`` on the log scale; a Gaussian
+kernel as wide as the comb's spacing leaves a ripple below 10^-7 of the density), and two peaks
+closer than ``MODE_MIN_SEPARATION_STEPS`` (3) steps are one mode: the less prominent is merged
+into its neighbour. Two levels one step apart (661 and 671 ns on a 10 ns clock) are rounding of
+one level, not two code paths.
 """
 
 from __future__ import annotations
@@ -69,6 +77,8 @@ QQ_POINTS = 1000
 KDE_GRID_POINTS = 512
 MODE_MIN_PROMINENCE = 0.05
 MODE_MIN_MASS = 0.03
+#: Peaks closer than this many clock steps are one mode (quantisation, not two code paths).
+MODE_MIN_SEPARATION_STEPS = 3.0
 #: Goodness of fit by the KS distance D: "good" below, "rough" up to POOR_FIT_KS, then "poor".
 GOOD_FIT_KS = 0.02
 POOR_FIT_KS = 0.05
@@ -288,6 +298,13 @@ def find_modes(
     if not spread > 0.0:
         return None
     bw = 0.9 * spread * m ** (-0.2)
+    step = prep.step
+    floor_note = ""
+    if step is not None:
+        bw_floor = step / max(quantile_sorted(v, 0.5) + shift, 1e-300)
+        if bw < bw_floor:
+            bw = bw_floor
+            floor_note = ", raised to one clock step"
     kde = stats.gaussian_kde(lv, bw_method=bw / sd)
     lo = quantile_sorted(lv, 0.001) - 3.0 * bw
     hi = quantile_sorted(lv, 0.999) + 3.0 * bw
@@ -298,6 +315,16 @@ def find_modes(
     prom = {int(p): float(q) / top for p, q in zip(found, props["prominences"], strict=True)}
     peaks = [int(p) for p in found] or [int(np.argmax(dens))]
     prom.setdefault(peaks[0], 1.0)
+    if step is not None:
+        min_sep = MODE_MIN_SEPARATION_STEPS * step
+        while len(peaks) >= 2:
+            locs = np.exp(grid[peaks]) - shift
+            gaps = np.diff(locs)
+            i = int(np.argmin(gaps))
+            if gaps[i] >= min_sep:
+                break
+            a, b = peaks[i], peaks[i + 1]
+            peaks.remove(a if prom.get(a, 0.0) < prom.get(b, 0.0) else b)
     while True:
         basins = _basins(dens, peaks)
         edges = [grid[a] if a > 0 else -math.inf for a, _ in basins]
@@ -317,9 +344,14 @@ def find_modes(
         grid=np.exp(grid) - shift,
         density=dens,
         method=(
-            f"Gaussian KDE of log(x) on {m:,} samples (Silverman robust bandwidth {bw:.3g}); "
-            f"modes need prominence >= {MODE_MIN_PROMINENCE:.0%} of the top and "
+            f"Gaussian KDE of log(x) on {m:,} samples (Silverman robust bandwidth {bw:.3g}"
+            f"{floor_note}); modes need prominence >= {MODE_MIN_PROMINENCE:.0%} of the top and "
             f">= {MODE_MIN_MASS:.0%} of the samples"
+            + (
+                f", and lie at least {MODE_MIN_SEPARATION_STEPS:g} clock steps apart"
+                if step is not None
+                else ""
+            )
         ),
     )
 

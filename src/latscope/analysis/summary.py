@@ -2,7 +2,13 @@
 
 Percentiles use numpy's default ``"linear"`` method (Hyndman & Fan type 7: linear interpolation
 between the order statistics at fractional position ``p * (n - 1)``), computed from one sort of
-the data. Each percentile also reports how many samples lie *beyond* it: above it for p50 and the
+the data. When the clock's ``step`` is known the data are quantised to it, and percentiles are
+those of the grouped distribution instead (each distinct value stands for an interval one step
+wide centred on it, the grouped CDF is interpolated linearly across it; see
+``_common.quantile_sorted``), so a median moves smoothly with the data rather than in whole
+steps; the IQR uses the same rule.
+
+Each percentile also reports how many samples lie *beyond* it: above it for p50 and the
 upper percentiles, below it for p1, p5, p10 and p25. A percentile is only as trustworthy as the
 number of samples that define its tail, so when fewer than ``MIN_BEYOND`` samples lie beyond a
 percentile its ``value`` is ``None`` (the report prints "—"): with 1,000 samples, "p99.9" would be
@@ -108,10 +114,11 @@ def summarize(x: npt.ArrayLike | Prepared, step: float | None = None) -> Summary
     n = prep.n
     mean = float(np.mean(prep.x))
     std = float(np.std(prep.x, ddof=1)) if n > 1 else None
-    median = quantile_sorted(xs, 0.5)
+    step = prep.step
+    median = quantile_sorted(xs, 0.5, step)
     mad = float(np.median(np.abs(prep.x - median)))
-    q1 = quantile_sorted(xs, 0.25)
-    q3 = quantile_sorted(xs, 0.75)
+    q1 = quantile_sorted(xs, 0.25, step)
+    q3 = quantile_sorted(xs, 0.75, step)
     cv = std / mean if (std is not None and mean != 0.0) else None
     gmean: float | None = None
     if xs[0] > 0.0:
@@ -119,7 +126,7 @@ def summarize(x: npt.ArrayLike | Prepared, step: float | None = None) -> Summary
 
     pcts = []
     for name, percent in PERCENTILES:
-        raw = quantile_sorted(xs, percent / 100.0)
+        raw = quantile_sorted(xs, percent / 100.0, step)
         side = percentile_side(percent)
         beyond = count_beyond(xs, raw, side)
         pcts.append(
