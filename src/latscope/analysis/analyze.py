@@ -89,8 +89,8 @@ def _collect_warnings(
                 "multimodal",
                 f"The distribution has {len(dist.modes.locations)} modes (at {locs}; "
                 f"{shares} of the samples): one median or mean hides them. Look at the "
-                "histogram; separate modes usually mean separate code paths (cache hit/miss, "
-                "CPU migration, page faults).",
+                "histogram; separate modes may come from separate code paths (cache hit or "
+                "miss, CPU migration, page faults).",
             )
         )
     per = outl.periodicity
