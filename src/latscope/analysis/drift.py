@@ -53,7 +53,9 @@ Warnings (code: meaning):
 - ``slowdown``: a change point after which the median is at least ``SLOWDOWN_THRESHOLD`` (10%)
   higher; ``level_shift``: one after which it is that much lower (other than the end of warm-up);
 - ``oscillation``: at least three consecutive changes of at least 5% alternating in direction
-  (the signature of thermal or power throttling);
+  (load that comes and goes, migration between CPUs, or throttling where the system controls
+  the frequency); it replaces the ``slowdown`` and ``level_shift`` warnings of those changes,
+  so that a run that flips between two or three levels gets one warning, not dozens;
 - ``trend``: no step explains it, but the Theil–Sen interval excludes zero and the fitted drift
   over the whole run is at least ``TREND_THRESHOLD`` (10%) of the median;
 - ``timer_too_coarse`` (``timer_too_coarse()``): the median is shorter than 10 clock steps.
@@ -426,13 +428,26 @@ def drift(
     big = [cp.relative_change for cp in cps if abs(cp.relative_change) >= OSCILLATION_THRESHOLD]
     flips = sum(1 for a, b in zip(big[:-1], big[1:], strict=True) if (a > 0) != (b > 0))
     if flips >= 2:
+        # One warning for the whole back and forth instead of one per change point.
+        warnings = [w for w in warnings if w.code not in ("slowdown", "level_shift")]
+        levels = [cps[0].median_before] + [cp.median_after for cp in cps]
+        lo, hi = min(levels), max(levels)
+        spread = (
+            f" (segment medians {fmt_ns(lo)} to {fmt_ns(hi)}, "
+            f"{100.0 * (lo / overall - 1.0):+.0f}% to {100.0 * (hi / overall - 1.0):+.0f}% "
+            "of the median)"
+            if overall > 0
+            else ""
+        )
         warnings.append(
             AnalysisWarning(
                 "oscillation",
-                f"The median switches between levels {len(big)} times: something else competes "
-                "for the CPU in bouts (other load on this machine or, in a virtual machine, "
-                "on its host), or the CPU frequency changes where the system controls it. "
-                "Repeat the run, pin it to a CPU (cpu=/cpus=), and see 'latscope env --check'.",
+                f"The median switches between levels {len(big)} times{spread}: something "
+                "else competes for the CPU in bouts (other load on this machine or, in a "
+                "virtual machine, on its host), the process moves between CPUs, or the CPU "
+                "frequency changes where the system controls it. One median describes the "
+                "mixture only; repeat the run, pin it to a CPU (cpu=/cpus=), and see "
+                "'latscope env --check'.",
             )
         )
     if (
