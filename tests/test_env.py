@@ -15,6 +15,7 @@ from latscope.env import (
     costly_mitigations,
     cpu_busy,
     format_cpulist,
+    frequency_control,
     parse_cpulist,
     parse_mountinfo,
     render,
@@ -635,3 +636,46 @@ def test_capture_real_machine() -> None:
     assert "model" in back["cpu"]
     assert back["filesystem"]["mount_point"]
     assert all(isinstance(f, Finding) for f in check(back))
+
+
+def test_vm_without_cpufreq_gets_no_frequency_advice(tmp_path: Path) -> None:
+    """A guest without scaling_governor controls no CPU frequency: no governor, turbo,
+    cooling or power advice, but what applies (host noise, repeat runs, pin)."""
+    files = good_files()
+    files = {k: v for k, v in files.items() if "/cpufreq/" not in k and "intel_pstate" not in k}
+    files["proc/cpuinfo"] = cpuinfo(4, flags=FLAGS + " hypervisor")
+    files["sys/devices/system/clocksource/clocksource0/current_clocksource"] = "kvm-clock\n"
+    files["sys/devices/system/clocksource/clocksource0/available_clocksource"] = (
+        "kvm-clock tsc acpi_pm\n"
+    )
+    e = capture(root=write_tree(tmp_path, files))
+    assert frequency_control(e) is False
+    findings = check(e)
+    text = " ".join(f"{f.message} {f.advice}" for f in findings if f.code != "frequency-host")
+    assert not {"governor", "turbo", "frequency-unknown"} & codes(findings)
+    assert "cpupower" not in text and "cooling" not in text
+    (host,) = [f for f in findings if f.code == "frequency-host"]
+    assert "host" in host.message and "Repeat runs" in host.advice and "pin" in host.advice
+    (clock,) = [f for f in findings if f.code == "clock"]
+    assert "kvm-clock" in clock.message
+
+
+def test_bare_metal_with_governor_has_frequency_control(tmp_path: Path) -> None:
+    e = capture(root=tree(tmp_path))
+    assert frequency_control(e) is True
+    assert "frequency-host" not in codes(check(e))
+    assert frequency_control({}) is None
+
+
+def test_clock_source_and_probe_clock_are_named(tmp_path: Path) -> None:
+    from rich.console import Console
+
+    e = capture(root=tree(tmp_path))
+    assert e["clocksource"]["current"] == "tsc" and e["probe_clock"] is None  # fake root
+    e["probe_clock"] = {"name": "tsc", "description": "time-stamp counter"}
+    (clock,) = [f for f in check(e) if f.code == "clock"]
+    assert "Kernel clock source: tsc" in clock.message and "probe times with tsc" in clock.message
+    out = io.StringIO()
+    Console(file=out, width=200).print(render(e, check(e)))
+    text = out.getvalue()
+    assert "Clock source" in text and "Probe clock" in text and "tsc (default" in text

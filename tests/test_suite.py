@@ -389,3 +389,40 @@ def test_env_check(cli) -> None:
     d = json.loads(j.stdout)
     assert d["env"]["filesystem"]["fstype"] == "tmpfs" and "findings" in d
     one_error_line(cli("env", "--path", "/no/such"), 2, "--path")
+
+
+def test_suite_prints_and_reports_the_notes_of_its_scenarios(
+    cli, store: Path, tmp_path: Path
+) -> None:
+    """Spinning peers on one CPU and cache=fadvise get their notes; a pipe gets none."""
+    text = f"""
+name = "noted"
+warmup = 1
+
+[[scenario]]
+name = "spin-1cpu"
+benchmark = "spin"
+params = {{ cpus = "0,0" }}
+n = 3
+
+[[scenario]]
+name = "fad"
+benchmark = "file"
+params = {{ cache = "fadvise", dir = "{tmp_path}" }}
+n = 20
+
+[[scenario]]
+name = "pipe-1cpu"
+benchmark = "pipe"
+params = {{ cpus = "0,0" }}
+n = 50
+"""
+    f = write(tmp_path, text)
+    r = cli("suite", str(f), "--seed", "1", "--md", str(tmp_path / "md"))
+    assert r.returncode == 0, r.stderr
+    out = " ".join(r.stdout.split())
+    assert "note (spin-one-cpu) — spin-1cpu:" in out and "note (file-fadvise) — fad:" in out
+    assert "pipe-1cpu:" not in out
+    md = (tmp_path / "md" / "report.md").read_text()
+    assert "spin-1cpu: Both parties busy-wait on one CPU" in md
+    assert "fad: cache=fadvise" in md and "pipe-1cpu: " not in md

@@ -8,6 +8,7 @@ from typing import Any
 
 from rich.table import Table
 
+from .notes import grouped_notes
 from .units import fmt
 
 EPILOG_MATRIX = """\
@@ -78,7 +79,7 @@ def _cell_text(c: Any) -> tuple[str, str]:
 def cmd_matrix(args: argparse.Namespace) -> int:
     from .cli import console, err_console
     from .errors import BadInput
-    from .ipc_matrix import matrix_plan, run_matrix
+    from .ipc_matrix import SPIN_SAME_CPU_N, matrix_plan, run_matrix
     from .store import Store
 
     if args.n <= 0:
@@ -128,9 +129,14 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     console.print(
         "[dim]round trip = initiator → responder → initiator; blocking mechanisms "
         "hold 2 context switches (wake-ups) per round trip; spinning ones none on "
-        "2 CPUs; spinning peers on one CPU only hand over at scheduler ticks "
-        f"(n={100} for those cells). 'latscope ls' lists every cell's run.[/dim]"
+        f"2 CPUs (n={SPIN_SAME_CPU_N} for spinning peers on one CPU). 'latscope ls' lists "
+        "every cell's run.[/dim]"
     )
+    items = [
+        (f"{c.mechanism} {c.mode} cpus={c.cpus}", c.mechanism, {"cpus": c.cpus}) for c in cells
+    ]
+    for names, note in grouped_notes(items):
+        console.print(f"[dim]note ({note.key}) — {names}: {note.text}[/dim]", highlight=False)
     for p in problems:
         err_console.print(f"[yellow]not measured:[/yellow] {p}")
     return 0

@@ -471,6 +471,17 @@ def _clocksource(root: str) -> Env:
     }
 
 
+def _probe_clock() -> Env | None:
+    """The clock the probe times with by default (its catalogue), or None without a probe."""
+    from . import _probe
+
+    clocks = _probe.catalogue().get("clocks") or []
+    chosen = next((c for c in clocks if c.get("default") and c.get("available")), None)
+    if chosen is None:
+        return None
+    return {"name": chosen.get("name"), "description": chosen.get("description")}
+
+
 def _virtualization(root: str, flags: list[str] | None, kernel: Env, clock: Env) -> Env:
     hints: list[str] = []
     kind: str | None = None
@@ -792,6 +803,12 @@ def capture(
         host name are then taken from the tree too.
     sample_load: sample per-CPU busy share from /proc/stat over `interval` seconds into
         "cpu_busy" (check() uses it to warn about busy CPUs and busy SMT siblings).
+
+    "clocksource" holds the kernel's clock source in use (``current``, from
+    current_clocksource: it serves clock_gettime, hence the probe's mono and mono_raw clocks
+    and its TSC calibration) and the ones offered; "probe_clock" the clock the probe times with
+    by default (from its catalogue; None when root is not "/" or there is no probe). A run's
+    own header records the clock it used.
     """
     kernel = _safe(_kernel, root) or {}
     info = _safe(_cpuinfo, root)
@@ -815,6 +832,7 @@ def capture(
         "cpufreq": _safe(_cpufreq, root, cpus),
         "cpuidle": _safe(_cpuidle, root, cpus),
         "clocksource": clock,
+        "probe_clock": _safe(_probe_clock) if root == "/" else None,
         "tsc": tsc,
         "virtualization": _safe(_virtualization, root, flags, kernel, clock),
         "cgroup": _safe(_cgroup, root),
@@ -913,8 +931,21 @@ def _n_cpus(env: Env) -> int | None:
     return len(online) if online else _get(env, "cpu", "logical")
 
 
+def frequency_control(env: Env) -> bool | None:
+    """Whether this system controls its CPUs' frequency: True when cpufreq shows a governor
+    (scaling_governor) for some CPU, False when cpufreq was captured and shows none, None when
+    it is unknown. A virtual machine without cpufreq has no say: the host sets the frequency,
+    and governor, turbo, cooling or power advice does not apply to the guest."""
+    freq = env.get("cpufreq")
+    if not isinstance(freq, dict):
+        return None
+    per_cpu = freq.get("per_cpu") or {}
+    return any(e.get("governor") for e in per_cpu.values())
+
+
 def _check_frequency(env: Env, out: list[Finding]) -> None:
-    """Governor, turbo, invisible frequency."""
+    """Governor, turbo, invisible frequency; in a VM without frequency control, what applies
+    instead."""
     freq = env.get("cpufreq") or {}
     per_cpu = freq.get("per_cpu") or {}
     slow = {
@@ -948,6 +979,18 @@ def _check_frequency(env: Env, out: list[Finding]) -> None:
             f"Disable it while measuring: {off}",
         )
     vm = _get(env, "virtualization", "vm")
+    if vm and frequency_control(env) is False:
+        _info(
+            out,
+            "frequency-host",
+            "This virtual machine has no CPU frequency control (no scaling_governor in "
+            "sysfs): the host sets the frequency and schedules the vCPUs, so governor, turbo, "
+            "cooling and power settings in the guest do not apply. Variation between and "
+            "within runs comes from the host and its other guests.",
+            "Repeat runs and compare the repetitions (latscope suite interleaves them), pin "
+            "the benchmark to a CPU (cpu=/cpus=), and compare only with runs on the same VM "
+            "type and host.",
+        )
     if isinstance(env.get("cpufreq"), dict) and not per_cpu and not vm:
         _info(
             out,
@@ -1078,8 +1121,21 @@ def _check_cgroup(env: Env, out: list[Finding]) -> None:
 
 
 def _check_clock(env: Env, out: list[Finding]) -> None:
-    """Clock source and TSC invariance."""
+    """The clocks in use; clock source and TSC invariance."""
     current = _get(env, "clocksource", "current")
+    probe = env.get("probe_clock") or {}
+    if current or probe.get("name"):
+        _info(
+            out,
+            "clock",
+            f"Kernel clock source: {current or 'unknown'} (serves clock_gettime: the probe's "
+            f"mono_raw and mono clocks and its TSC calibration); the probe times with "
+            f"{probe.get('name') or 'an unknown clock'} by default"
+            + (f" ({probe['description']})" if probe.get("description") else "")
+            + ".",
+            "Each run records its clock, its step and its read overhead in its header "
+            "('latscope show RUN'); compare runs that used the same clock.",
+        )
     expected = _expected_clocksource(env)
     if current and expected and current != expected:
         avail = _get(env, "clocksource", "available") or []
@@ -1286,16 +1342,21 @@ def _summary_rows(env: Env) -> list[tuple[str, str]]:
             )
         )
     else:
-        rows.append(("Frequency", "not visible (no cpufreq)"))
+        host = " - set by the host" if _get(env, "virtualization", "vm") else ""
+        rows.append(("Frequency", f"not visible (no cpufreq){host}"))
     turbo = f.get("turbo")
     rows.append(("Turbo", "unknown" if turbo is None else "on" if turbo else "off"))
     cs = env.get("clocksource") or {}
     rows.append(
         (
             "Clock source",
-            f"{s(cs.get('current'))} (available: {' '.join(cs.get('available') or [])})",
+            f"{s(cs.get('current'))} (kernel, in use; available: "
+            f"{' '.join(cs.get('available') or [])})",
         )
     )
+    pc = env.get("probe_clock") or {}
+    if pc.get("name"):
+        rows.append(("Probe clock", f"{pc['name']} (default of latscope-probe)"))
     tsc = env.get("tsc")
     if tsc is not None:
         rows.append(("TSC flags", " ".join(n for n, on in tsc.items() if on) or "none"))

@@ -26,7 +26,7 @@ from .errors import BadInput, LatscopeError, Unsupported
 from .runs import measure
 from .store import Store
 
-#: Spinning peers sharing one CPU hand over only at a scheduler tick (milliseconds each):
+#: Spinning peers sharing one CPU hand over only at a scheduler tick (notes.SPIN_ONE_CPU):
 #: their cells use this many iterations.
 SPIN_SAME_CPU_N = 100
 

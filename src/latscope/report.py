@@ -42,6 +42,7 @@ from .document import (
     slug,
 )
 from .errors import BadInput
+from .notes import run_notes
 from .report_text import latency_label, unique_labels
 from .units import fmt, pick_unit
 
@@ -188,6 +189,7 @@ def _measurement(run: Run) -> list[Block]:
         )
     for w in rmeta.get("probe_warnings") or []:
         out.append(Alert(str(w), code="probe"))
+    out.extend(Alert(n.text, code=n.key, severity="info") for n in run_notes(meta))
     return out
 
 

@@ -7,6 +7,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from .notes import run_notes
 from .units import fmt, fmt_bare, pick_unit
 
 LATENCY_NAMES = {
@@ -144,6 +145,8 @@ def print_run(console: Console, run: Any, details: bool = False) -> None:
             f"{fs.get('mountpoint')}), {bench['size_bytes']} bytes, cache={bench['cache']}"
         )
         console.print(f"[dim]{bench.get('note')}[/dim]")
+    for note in run_notes(meta):
+        console.print(f"[dim]note ({note.key}): {note.text}[/dim]")
     for w in meta.get("run", {}).get("probe_warnings", []) or []:
         warnings.append(w)
     for w in warnings:

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .errors import Interrupted, LatscopeError, Unsupported
+from .notes import grouped_notes
 from .repeat import Between, Rep, between, pct
 from .scenarios import Scenario, Step, Suite
 from .units import fmt_bare, pick_unit
@@ -461,6 +462,8 @@ def print_comparison(console: Console, sr: SuiteRun, rows: list[Row]) -> None:
             "variation."
         )
     console.print(f"[dim]{' '.join(parts)}[/dim]")
+    for names, n in grouped_notes((sc.name, sc.benchmark, sc.params) for sc in sr.suite.scenarios):
+        console.print(f"[dim]note ({n.key}) — {names}: {n.text}[/dim]", highlight=False)
     noted = [f"{r.scenario}:{r.column}" for r in rows if r.between.note]
     if noted:
         console.print(
@@ -618,6 +621,8 @@ def document(sr: SuiteRun, rows: list[Row], *, details: bool = True, figures: bo
             small={6},
         )
     )
+    for names, n in grouped_notes((sc.name, sc.benchmark, sc.params) for sc in s.scenarios):
+        doc.add(Alert(f"{names}: {n.text}", code=n.key, severity="info"))
 
     doc.add(Heading("Comparison", 2, "comparison"))
     baselines = {r.baseline for r in rows if r.baseline}

@@ -8,7 +8,7 @@ dependence step to keep the peak memory low (about 10 x 8 bytes per sample at th
 
 Warnings, in the order a reader should act on them (each says what to do):
 
-- ``timer_too_coarse``: the median is shorter than 10 clock ticks (needs ``step_ns``);
+- ``timer_too_coarse``: the median is shorter than 10 clock steps (needs ``step_ns``, the step);
 - the drift warnings: ``warmup``, ``slowdown``, ``level_shift``, ``oscillation``, ``trend``;
 - ``short_run``: the dependence reaches further than the run allows its interval batches to see;
 - ``autocorrelated``: ESS below ``AUTOCORRELATED_ESS_RATIO`` (10%) of n;
@@ -89,8 +89,8 @@ def _collect_warnings(
                 "multimodal",
                 f"The distribution has {len(dist.modes.locations)} modes (at {locs}; "
                 f"{shares} of the samples): one median or mean hides them. Look at the "
-                "histogram; separate modes usually mean separate code paths (cache hit/miss, "
-                "CPU migration, page faults).",
+                "histogram; separate modes may come from separate code paths (cache hit or "
+                "miss, CPU migration, page faults).",
             )
         )
     per = outl.periodicity

@@ -1,0 +1,122 @@
+"""What a figure of a benchmark means under its parameters: the one place that explains it.
+
+A few parameter combinations measure something other than what their name suggests: spinning
+peers on one CPU measure the scheduler's time slice; a cold-cache file loop pauses between
+iterations, and with the default order its read is not cold at all. ``notes_for`` returns the
+notes that apply, and every view of a run (``latscope run`` and ``show``, the report, the
+suite's table and report, the IPC matrix) prints them from here, so they read the same
+everywhere and change in one place.
+
+Rules (``params`` are a run's resolved parameters; missing ones take the probe's defaults
+``cache=warm``, ``open=create``, ``order=wr``):
+
+- ``spin-one-cpu``: ``spin`` or ``spin_pause`` with both parties on one CPU (``cpus=A,A``);
+- ``file-fadvise`` / ``file-drop``: ``file`` with ``cache=fadvise`` / ``cache=drop``;
+- ``file-read-cached``: ``file`` with ``cache`` fadvise or drop and ``order=wr`` (the read
+  follows the write, so it is served from the page cache);
+- ``file-read-cold``: ``file`` with ``cache`` fadvise or drop and ``order=rw`` (the read comes
+  first after the cache was emptied);
+- ``file-tmpfs``: ``file`` with a non-warm cache on tmpfs (``fs_type``), where the page cache
+  is the storage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+#: Busy-waiting benchmarks: their parties never sleep, so on one CPU they hand over only when
+#: the scheduler preempts the one that is spinning.
+SPINNING = ("spin", "spin_pause")
+
+
+@dataclass(frozen=True)
+class Note:
+    key: str  # short, stable identifier
+    text: str  # one paragraph for the reader
+
+
+def _same_cpu(cpus: Any) -> bool:
+    if not isinstance(cpus, str) or "," not in cpus:
+        return False
+    a, b = (p.strip() for p in cpus.split(",", 1))
+    return a != "" and a == b
+
+
+SPIN_ONE_CPU = (
+    "Both parties busy-wait on one CPU: the waiting one holds the CPU until the scheduler "
+    "preempts it at a timer tick, so each hand-over takes about one scheduler tick (1/HZ: "
+    "4 ms at HZ=250) or more. The figure is the scheduler's time slice, not the cost of the "
+    "mechanism; pin the parties to two CPUs (cpus=0,1) to measure the spin hand-over."
+)
+FILE_FADVISE = (
+    "cache=fadvise: before every iteration the probe runs fdatasync and "
+    "posix_fadvise(DONTNEED) on the file, so its pages leave the page cache, but dentries and "
+    "the inode stay cached, and the loop pauses for the flush between iterations. Open (a "
+    "path lookup in cached dentries) is therefore not cold, and can even come out faster than "
+    "warm: the pause lets the CPU and the filesystem's background work settle. That pause, not "
+    "the cache, made open look faster 'without cache' in report 000. cache=drop empties the "
+    "dentry and inode caches too (root only)."
+)
+FILE_DROP = (
+    "cache=drop: before every iteration the probe runs sync and writes 3 to "
+    "/proc/sys/vm/drop_caches, emptying the page cache and the dentry and inode caches: open "
+    "looks the path up again. The drop takes long and lies between the timed regions, so "
+    "every iteration follows a pause (compare with cache=fadvise, which pauses too but keeps "
+    "dentries and inodes)."
+)
+FILE_READ_CACHED = (
+    "order=wr: the read follows the write, so it is served from the page cache the write just "
+    "filled, whatever cache says: this read is not cold. For a cold read use "
+    "open=existing order=rw."
+)
+FILE_READ_COLD = (
+    "order=rw: the read comes first after the file's pages were dropped, so it is a cold read "
+    "(from the device), and the write after it finds the page cached."
+)
+FILE_TMPFS = (
+    "tmpfs: the page cache is the storage, so nothing can be dropped; cache=fadvise and "
+    "cache=drop measure the pause between iterations, not a cold cache."
+)
+
+
+def notes_for(
+    benchmark: str, params: Mapping[str, Any] | None, fs_type: str | None = None
+) -> list[Note]:
+    """The notes that explain ``benchmark``'s figures under ``params`` (see the module
+    docstring); ``fs_type`` is the file benchmark's filesystem type, when known."""
+    p = params or {}
+    out: list[Note] = []
+    if benchmark in SPINNING and _same_cpu(p.get("cpus")):
+        out.append(Note("spin-one-cpu", SPIN_ONE_CPU))
+    if benchmark == "file":
+        cache = str(p.get("cache") or "warm")
+        if cache == "fadvise":
+            out.append(Note("file-fadvise", FILE_FADVISE))
+        elif cache == "drop":
+            out.append(Note("file-drop", FILE_DROP))
+        if cache in ("fadvise", "drop"):
+            if str(p.get("order") or "wr") == "wr":
+                out.append(Note("file-read-cached", FILE_READ_CACHED))
+            else:
+                out.append(Note("file-read-cold", FILE_READ_COLD))
+            if fs_type == "tmpfs":
+                out.append(Note("file-tmpfs", FILE_TMPFS))
+    return out
+
+
+def run_notes(meta: Mapping[str, Any]) -> list[Note]:
+    """``notes_for`` a stored run's metadata (benchmark, resolved params, filesystem)."""
+    fs = ((meta.get("bench") or {}).get("filesystem") or {}).get("type")
+    return notes_for(str(meta.get("benchmark") or ""), meta.get("params") or {}, fs)
+
+
+def grouped_notes(items: Iterable[tuple[str, str, Mapping[str, Any]]]) -> list[tuple[str, Note]]:
+    """Notes of several (name, benchmark, params) items, each note once with the names it
+    applies to (comma-separated), in first-seen order: for tables of scenarios or cells."""
+    seen: dict[str, tuple[list[str], Note]] = {}
+    for name, bench, params in items:
+        for note in notes_for(bench, params):
+            seen.setdefault(note.key, ([], note))[0].append(name)
+    return [(", ".join(names), note) for names, note in seen.values()]

@@ -1,0 +1,83 @@
+"""The notes that explain what a benchmark's figure means, and that every view prints them."""
+
+from __future__ import annotations
+
+import io
+import os
+
+import pytest
+from rich.console import Console
+
+from latscope.notes import grouped_notes, notes_for
+
+
+def keys(bench, params, fs=None):
+    return [n.key for n in notes_for(bench, params, fs)]
+
+
+def test_spin_on_one_cpu_is_explained_and_not_elsewhere():
+    assert keys("spin", {"mode": "processes", "cpus": "0,0"}) == ["spin-one-cpu"]
+    assert keys("spin_pause", {"cpus": "1, 1"}) == ["spin-one-cpu"]
+    assert "scheduler tick" in notes_for("spin", {"cpus": "0,0"})[0].text
+    assert keys("spin", {"cpus": "0,1"}) == []
+    assert keys("spin", {"cpus": "none"}) == []
+    assert keys("pipe", {"cpus": "0,0"}) == []
+    assert keys("pipe", {}) == []
+
+
+def test_file_cache_modes_are_explained():
+    fad = keys("file", {"cache": "fadvise"})
+    assert fad == ["file-fadvise", "file-read-cached"]
+    text = notes_for("file", {"cache": "fadvise"})[0].text
+    assert "dentries" in text and "pause" in text and "report 000" in text
+    assert keys("file", {"cache": "drop", "open": "existing", "order": "rw"}) == [
+        "file-drop",
+        "file-read-cold",
+    ]
+    assert "file-tmpfs" in keys("file", {"cache": "fadvise"}, "tmpfs")
+    assert keys("file", {"cache": "warm"}) == [] and keys("file", {}) == []
+
+
+def test_grouped_notes_name_every_item_once_per_note():
+    got = grouped_notes(
+        [
+            ("a", "spin", {"cpus": "0,0"}),
+            ("b", "spin_pause", {"cpus": "0,0"}),
+            ("c", "pipe", {"cpus": "0,0"}),
+        ]
+    )
+    assert [(names, n.key) for names, n in got] == [("a, b", "spin-one-cpu")]
+
+
+def _probe_or_skip():
+    probe = os.environ.get("LATSCOPE_PROBE")
+    if not probe or not os.access(probe, os.X_OK):
+        pytest.skip("no probe (set LATSCOPE_PROBE to a built latscope-probe)")
+
+
+@pytest.mark.parametrize(
+    ("bench", "params", "n", "key"),
+    [
+        ("spin", {"cpus": "0,0"}, 3, "spin-one-cpu"),
+        ("file", {"cache": "fadvise"}, 20, "file-fadvise"),
+        ("pipe", {"cpus": "0,0"}, 50, None),
+    ],
+)
+def test_run_show_and_report_print_the_notes(tmp_path, bench, params, n, key):
+    _probe_or_skip()
+    from latscope import report
+    from latscope.report_text import print_run
+    from latscope.runs import measure
+
+    if bench == "file":
+        params = {**params, "dir": str(tmp_path)}
+    run = measure(bench, params, n=n, warmup=1, store=tmp_path / "store")
+    out = io.StringIO()
+    print_run(Console(file=out, width=300), run, details=True)
+    codes = [getattr(b, "code", None) for b in report._measurement(run)]
+    if key is None:
+        assert "note (" not in out.getvalue()
+        assert not [c for c in codes if c and (c.startswith("spin") or c.startswith("file-"))]
+    else:
+        assert f"note ({key})" in out.getvalue()
+        assert key in codes
