@@ -13,6 +13,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from conftest import procs_mentioning
@@ -337,20 +338,43 @@ def test_ctrl_c_stops_the_suite_and_keeps_finished_runs(store: Path, tmp_path: P
 # ------------------------------------------------------------------------------- repetitions
 
 
-def test_run_repeat_three_processes(cli, store: Path) -> None:
+def test_run_repeat_three_worker_processes(cli, store: Path) -> None:
+    from latscope import _probe
+
+    if not _probe.supports("--workers"):
+        pytest.skip("this latscope-probe has no --workers yet")
     r = cli("run", "syscall", "-n", "2000", "--repeat", "3")
     assert r.returncode == 0, r.stderr
-    for w in ("repetition 1/3", "repetition 3/3", "median of", "95% interval", "Student t"):
+    for w in ("between runs: 3 worker processes", "worker medians", "95% interval", "Student t"):
         assert w in r.stdout, w
     metas = Store(store).list_meta()
-    assert len(metas) == 3
-    tags = [m["tags"] for m in metas]
-    assert len({t["repeat_group"] for t in tags}) == 1
-    assert sorted(t["repetition"] for t in tags) == [1, 2, 3]
+    assert len(metas) == 1  # one run, three processes
     from latscope.runs import load
 
-    pids = {load(m["id"], store).meta["env"]["pid"] for m in metas}
-    assert len(pids) == 3  # three probe processes
+    run = load(metas[0]["id"], store)
+    assert run.segments == [667, 667, 666]
+    assert len({w["pid"] for w in run.meta["workers"]}) == 3
+
+
+def test_run_repeat_one_is_labelled_a_single_process(cli) -> None:
+    r = cli("run", "syscall", "-n", "500", "--repeat", "1")
+    assert r.returncode == 0, r.stderr
+    assert "single process: the interval does not include between-run variation" in r.stdout
+
+
+def test_between_workers_of_a_synthetic_run(store: Path) -> None:
+    from latscope.repeat import between_segments
+    from synth import make_run
+
+    rng = np.random.default_rng(5)
+    meds = [1000.0, 1100.0, 1210.0, 1050.0]
+    x = np.concatenate([m * np.exp(0.05 * rng.standard_normal(500)) for m in meds])
+    run = make_run(store, {"call": x}, segments=[500] * 4)
+    (b,) = between_segments(run)
+    assert b.r == 4
+    assert [round(r.p50, -1) for r in b.reps] == [1000.0, 1100.0, 1210.0, 1050.0]
+    assert b.interval is not None and b.interval[0] < 1000 < 1210 < b.interval[1]
+    assert b.note is not None  # 0.5% within-process intervals cannot explain a 20% spread
 
 
 def test_run_repeat_rejects_zero(cli) -> None:

@@ -89,7 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="examples:\n  latscope run syscall -p op=read0\n"
         "  latscope run file -p cache=fadvise -p size=64k -n 5000\n"
-        "  latscope run pipe -p mode=threads -p cpus=0,1\n",
+        "  latscope run pipe -p mode=threads -p cpus=0,1\n"
+        "  latscope run pipe -p cpus=0,0 --repeat 20   20 worker processes\n",
     )
     r.add_argument("bench", metavar="BENCH", help="benchmark name (see 'latscope list')")
     r.add_argument(
@@ -114,9 +115,17 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument(
         "--repeat",
         type=int,
-        default=1,
         metavar="R",
-        help="run R separate probe processes and show within- and between-run variation",
+        help="measure in R separate worker processes, n split between them (default: up to "
+        "10 per benchmark, at least 200 samples each); 1: a single process, whose interval "
+        "does not include between-run variation",
+    )
+    r.add_argument(
+        "--inject-ns",
+        type=float,
+        metavar="NS",
+        help="validation aid: add a calibrated busy-wait of NS ns to every timed region, a "
+        "known difference for 'latscope compare' to find",
     )
     r.add_argument(
         "--sweep",
@@ -265,9 +274,18 @@ def _progress_runner(quiet: bool, label: str):
     return cm()
 
 
+SINGLE_PROCESS = (
+    "single process: the interval does not include between-run variation (measure in "
+    "several processes, the default, or with --repeat R)"
+)
+
+
 def run_and_print(
     bench: str, params: dict[str, Any], args: argparse.Namespace, n: int | None = None
 ) -> Any:
+    """Measure (in worker processes, see `runs.default_workers`), then the summary, the
+    between-workers table or the single-process label, and where the run was kept."""
+    from .repeat import between_segments, print_between
     from .report_text import print_run
     from .runs import measure
     from .store import Store
@@ -282,8 +300,23 @@ def run_and_print(
             clock=getattr(args, "clock", None),
             store=st,
             progress=cb,
+            workers=getattr(args, "repeat", None),
+            inject_ns=getattr(args, "inject_ns", None),
         )
     print_run(console, run)
+    w = len(run.segments)
+    if w > 1:
+        print_between(
+            console,
+            between_segments(run),
+            title=f"between runs: {w} worker processes, {run.n // w:,}+ samples each",
+        )
+    else:
+        console.print(f"[yellow]{SINGLE_PROCESS}[/yellow]")
+    if run.inject_ns:
+        console.print(
+            f"[dim]a known delay of {run.inject_ns:g} ns was injected into every timed region[/dim]"
+        )
     console.print(f"[dim]run {run.id} kept in {st.root}[/dim]")
     return run
 
@@ -296,15 +329,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.sweep:
         from . import cli_ipc
 
-        if args.repeat != 1:
-            raise BadInput("--sweep and --repeat do not go together")
+        if args.repeat is not None or args.inject_ns is not None:
+            raise BadInput("--sweep does not go with --repeat or --inject-ns")
         return cli_ipc.cmd_sweep(args, _params(args.params))
-    if args.repeat != 1:
-        from . import repeat
-
-        if args.repeat < 1:
-            raise BadInput(f"--repeat {args.repeat}: must be 1 or more")
-        return repeat.cli_run(args, _params(args.params), console, err_console)
+    if args.repeat is not None and args.repeat < 1:
+        raise BadInput(f"--repeat {args.repeat}: must be 1 or more")
     run_and_print(args.bench, _params(args.params), args)
     return 0
 
