@@ -34,6 +34,7 @@ examples:
   latscope run syscall                        a null system call (getppid), per call
   latscope run file -p cache=drop -p dir=/var/tmp   cold page cache (needs root)
   latscope run pipe -p cpus=0,0 -n 100000     pipe ping-pong, both on CPU 0
+  latscope trust pipe -p cpus=0,0             how far this machine can be trusted for it
   latscope show last                          the latest run again
   latscope export last --csv samples.csv      every sample, for your own tools
 
@@ -135,6 +136,43 @@ def build_parser() -> argparse.ArgumentParser:
     )
     r.add_argument("--quiet", action="store_true", help="no progress bar")
     _store_arg(r)
+
+    tr = sub.add_parser(
+        "trust",
+        help="how far this machine can be trusted for a benchmark: A/A and injected A/B pairs",
+        description="Measure interleaved A/A pairs (the same command twice) and A/B pairs "
+        "(B with a known delay injected into every timed region, sized from A's median), "
+        "compare each pair as 'latscope compare' does, and print the between-run variation "
+        "(CV of run medians), the A/A false-difference rate, the detection rate per injected "
+        "size and the smallest difference detected. The result is kept in the store; "
+        "'latscope compare' and suites then use it as the scenario's noise threshold and, for "
+        "runs measured in a single process, as its known between-run variation.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="examples:\n"
+        "  latscope trust pipe -p cpus=0,0                 10 rounds, +10% and +25% injected\n"
+        "  latscope trust syscall --pairs 20 --inject 5%,10%,25%\n",
+    )
+    tr.add_argument("bench", metavar="BENCH", help="benchmark name (see 'latscope list')")
+    tr.add_argument(
+        "-p", dest="params", action="append", metavar="KEY=VALUE", help="a benchmark parameter"
+    )
+    tr.add_argument(
+        "--pairs", type=int, default=10, metavar="N", help="rounds of A/A and A/B pairs (10)"
+    )
+    tr.add_argument(
+        "--inject",
+        default="10%,25%",
+        metavar="SIZES",
+        help="delays injected into B, as fractions of A's median (default 10%%,25%%)",
+    )
+    tr.add_argument("-n", type=int, metavar="N", help="iterations per run (default: per benchmark)")
+    tr.add_argument(
+        "--repeat", type=int, metavar="R", help="worker processes per run (default: as 'run')"
+    )
+    tr.add_argument("--clock", choices=["auto", "tsc", "mono_raw", "mono"], help="clock")
+    tr.add_argument("--seed", type=int, default=0, help="seed of the order and the bootstrap")
+    tr.add_argument("--quiet", action="store_true", help="no progress bar")
+    _store_arg(tr)
 
     q = sub.add_parser("quick", help="a default set of benchmarks, summaries printed")
     q.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -338,6 +376,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_trust(args: argparse.Namespace) -> int:
+    from . import trust
+
+    if args.repeat is not None and args.repeat < 1:
+        raise BadInput(f"--repeat {args.repeat}: must be 1 or more")
+    return trust.cli_trust(args, _params(args.params), console, err_console)
+
+
 def cmd_quick(args: argparse.Namespace) -> int:
     from .store import Store
 
@@ -402,6 +448,7 @@ COMMANDS = {
     "list": cmd_list,
     "clocks": cmd_clocks,
     "run": cmd_run,
+    "trust": cmd_trust,
     "quick": cmd_quick,
     "show": cmd_show,
     "export": cmd_export,

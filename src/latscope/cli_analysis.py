@@ -340,8 +340,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
             raise BadInput(f"--plot {target}: write .png, .svg or .pdf")
     runs = _load_runs(args.runs, args.store)
     out, _ = _consoles()
+    from .store import Store
+
     _cols, rows = compare_cmd.compare_runs(
-        runs, noise=args.noise, seed=args.seed, columns=args.column
+        runs, noise=args.noise, seed=args.seed, columns=args.column, store=Store(args.store)
     )
     compare_cmd.print_comparison(out, runs, rows)
     if args.plot:
