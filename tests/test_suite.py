@@ -413,3 +413,51 @@ def test_env_check(cli) -> None:
     d = json.loads(j.stdout)
     assert d["env"]["filesystem"]["fstype"] == "tmpfs" and "findings" in d
     one_error_line(cli("env", "--path", "/no/such"), 2, "--path")
+
+
+# ------------------------------------------------------------------------------- comparison
+
+
+def _synthetic_suite(store: Path, medians: dict[str, list[float]], seed: int = 0):
+    """A finished SuiteRun of synthetic runs: per scenario, one run per given repetition
+    median (each run 4 worker processes of 500 samples around it)."""
+    from latscope.scenarios import Scenario, Step, Suite
+    from latscope.suite import StepResult, SuiteRun
+    from synth import make_run
+
+    rng = np.random.default_rng(seed)
+    scs = [Scenario(name, "synthetic", {}, repeat=len(m)) for name, m in medians.items()]
+    suite = Suite("synthetic", Path("synthetic.toml"), None, scs)
+    sr = SuiteRun(suite, "test", 0, [], Store(store))
+    i = 0
+    for sc in scs:
+        for rep, med in enumerate(medians[sc.name], 1):
+            x = med * np.exp(0.01 * rng.standard_normal() + 0.3 * rng.standard_normal(2000))
+            run = make_run(store, {"call": x}, segments=[500] * 4)
+            sr.results.append(StepResult(Step(i, sc, rep), "ok", run=run))
+            i += 1
+    return sr
+
+
+def test_suite_ratio_interval_comes_from_the_repetitions(store: Path) -> None:
+    """Two identical scenarios whose repetitions vary by ~5% run to run: the pooled samples'
+    interval excludes 1, the interval from the repetitions does not, and a 25% shift is
+    still called."""
+    from latscope.suite import compare_rows
+
+    spread = [0.95, 1.0, 1.05, 0.97, 1.03]  # run-to-run variation, CV 4%
+    a = [1000.0 * f for f in spread]
+    b = [1040.0 * f for f in spread[::-1]]  # a 4% difference between identical scenarios
+    c = [1250.0 * f for f in spread[1:] + spread[:1]]
+    sr = _synthetic_suite(store, {"a": a, "b": b, "c": c})
+    rows = {r.scenario: r for r in compare_rows(sr)}
+    cmp_b = rows["b"].comparison
+    assert cmp_b is not None and cmp_b.levels is not None
+    assert cmp_b.levels.segments_a == cmp_b.levels.segments_b == 5  # repetitions, not workers
+    lo, hi = cmp_b.levels.within
+    assert not (lo <= 1.0 <= hi)  # pooled samples alone would call a difference
+    assert cmp_b.median_ratio.low <= 1.0 <= cmp_b.median_ratio.high
+    assert cmp_b.verdict not in ("faster", "slower")
+    cmp_c = rows["c"].comparison
+    assert cmp_c is not None and cmp_c.verdict == "slower"
+    assert rows["b"].to_dict()["comparison"]["noise_threshold"] == 0.02
