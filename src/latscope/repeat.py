@@ -180,10 +180,10 @@ def table(bets: Sequence[Between], title: str | None = None) -> Table:
     t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     t.add_column("column", no_wrap=True)
     t.add_column("W", justify="right")
-    t.add_column("worker medians: range", justify="right", no_wrap=True)
+    t.add_column("worker medians", justify="right", no_wrap=True)
     t.add_column("CV", justify="right")
     t.add_column("within", justify="right")
-    t.add_column("95% interval over workers", justify="right", no_wrap=True)
+    t.add_column("95% CI over workers", justify="right", no_wrap=True)
     for b in bets:
         unit = pick_unit([b.median_of_medians])
         rng = f"{fmt_bare(b.lowest, unit)}–{fmt_bare(b.highest, unit)} {unit[0]}"
@@ -211,9 +211,13 @@ def print_between(console: Console, bets: Sequence[Between], title: str | None =
         meds = " ".join(fmt_bare(x.p50, unit) for x in b.reps)
         console.print(f"[dim]{b.column} worker medians ({unit[0]}): {meds}[/dim]")
     if bets:
+        r = bets[0].r
         console.print(
-            "[dim]within: typical half width of one worker's interval for its median; "
-            f"interval over workers: {bets[0].method}[/dim]"
+            "[dim]worker medians: lowest–highest; CV: their coefficient of variation; within: "
+            "typical half width of one worker's interval for its median; CI over workers: "
+            f"Student t on the log worker medians ({r - 1} df)[/dim]"
+            if r >= MIN_REPS_FOR_INTERVAL
+            else f"[dim]{bets[0].method}[/dim]"
         )
     noted = [b.column for b in bets if b.note]
     if noted:
