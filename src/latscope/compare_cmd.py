@@ -241,7 +241,7 @@ def explain(row: Row, labels: Sequence[str]) -> str:
     r = c.median_ratio
     pct = 100.0 * (r.estimate - 1.0)
     ci = f"ratio of medians {r.estimate:.3f}, {100 * c.level:.0f}% CI {r.low:.3f}–{r.high:.3f}"
-    band = f"±{100 * c.noise:g}%"
+    band = f"±{100 * c.noise:.3g}%"
     slower = (
         f"{other} is {pct:.1f}% slower than {base}"
         if pct < 100

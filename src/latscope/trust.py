@@ -245,7 +245,9 @@ def measure(
     group = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     ref = one("reference", None, {"trust_role": "reference"})
     cols = ref.columns + ref.derived_columns
-    ref_median = float(np.median(ref.values(cols[0])))
+    from .analysis.between import typical_median
+
+    ref_median = typical_median(ref.values(cols[0]), ref.segments)
     inject_ns = {f: f * ref_median for f in plan.injections}
     rounds: list[dict[str, Any]] = []
     for i in range(plan.pairs):
@@ -274,10 +276,12 @@ def measure(
             pair[f"+{f:.0%}"] = verdicts(got["A"], got[f"B+{f:.0%}"])
         per_pair.append(pair)
     plain = [ref] + [r for got in rounds for r in (got["A"], got["A'"])]
+    from .analysis.between import segment_medians, typical_median
+    from .analysis.compare import verdict
+
     for c in cols:
-        meds = [float(np.median(r.values(c))) for r in plain]
+        meds = [typical_median(r.values(c), r.segments) for r in plain]
         run_cv = _cv(meds)
-        from .analysis.between import segment_medians
 
         wcv = [_cv(segment_medians(r.values(c), r.segments).medians) for r in plain]
         wcv = [v for v in wcv if v is not None]
@@ -286,7 +290,6 @@ def measure(
         aa = [p["A/A"].get(c) for p in per_pair]
         aa = [x for x in aa if x is not None]
         false = sum(x.verdict in ("faster", "slower") for x in aa)
-        from .analysis.compare import verdict
 
         thr = max(0.02, noise or 0.0)
         false_thr = sum(
@@ -369,8 +372,8 @@ def print_record(console: Console, rec: dict[str, Any], path: Path | None = None
         ("median", "right"),
         ("between runs: CV", "right"),
         ("between processes: CV", "right"),
-        ("A/A false differences", "right"),
-        ("detected (slower) per injected size", "left"),
+        ("A/A false", "right"),
+        ("detected per injected size", "left"),
         ("smallest detected", "right"),
     ):
         t.add_column(name, justify=just)  # type: ignore[arg-type]
@@ -385,16 +388,16 @@ def print_record(console: Console, rec: dict[str, Any], path: Path | None = None
             fmt(d["median_ns"]),
             pct(d["run_cv"]),
             pct(d["process_cv"]),
-            f"{_rate(d['aa_false'], d['aa_pairs'])} "
-            f"({_rate(d['aa_false_with_noise'], d['aa_pairs'])} with the threshold)",
+            f"{_rate(d['aa_false'], d['aa_pairs'])} ({d['aa_false_with_noise']})",
             det,
             "—" if d["smallest_detected"] is None else f"+{d['smallest_detected']:.0%}",
         )
     console.print(t)
     first = next(iter(rec["columns"].values()))
     console.print(
-        f"[dim]A/A: two runs of the same command compared by 'latscope compare' (±2% noise); "
-        f"with the threshold: against the A/A range of run medians, ±"
+        f"[dim]A/A false: pairs of two runs of the same command that 'latscope compare' (±2% "
+        "noise) called faster or slower; in brackets, how many against the A/A range of run "
+        "medians, ±"
         f"{pct(first['noise'])} for {next(iter(rec['columns']))} (1.96·√2·CV between runs), "
         "which compare now uses as its noise threshold for this scenario. Detected: share of "
         f"A/B pairs called slower; smallest detected: in at least {DETECTED:.0%} of the pairs."

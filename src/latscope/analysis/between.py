@@ -86,3 +86,14 @@ def median_over_runs(
     if floor is not None and floor[0] is not None and floor[1] is not None:
         low, high = min(low, floor[0]), max(high, floor[1])
     return low, high, method
+
+
+def typical_median(x: npt.ArrayLike, segments: Sequence[int] | None) -> float:
+    """A run's typical process median: the geometric mean of its segment medians (with at
+    least ``MIN_SEGMENTS`` positive ones), else the median of all samples. It is the centre of
+    ``median_over_runs`` and the statistic ``compare`` forms ratios of."""
+    sm = segment_medians(x, segments)
+    med = np.asarray(sm.medians)
+    if sm.r >= MIN_SEGMENTS and (med > 0).all():
+        return float(np.exp(np.log(med).mean()))
+    return float(np.median(as_float_array(x, "x")))
