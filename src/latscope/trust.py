@@ -152,14 +152,16 @@ def _from_history(store: Store, key: str, column: str) -> Variation | None:
         m
         for m in store.list_meta()
         if scenario_key(m.get("benchmark", "?"), m.get("params"), m.get("clock")) == key
-        and "--inject-ns" not in str(m.get("probe_command", ""))
-        and "--workers" in str(m.get("probe_command", ""))
     ][-HISTORY_RUNS:]
     cvs = []
     for m in metas:
         try:
             run = Run(store.runs_dir / m["id"])
-            if len(run.segments) < 2 or column not in run.columns + run.derived_columns:
+            if (
+                len(run.segments) < 2
+                or run.inject_ns
+                or column not in run.columns + run.derived_columns
+            ):
                 continue
             cv = _cv(segment_medians(run.values(column), run.segments).medians)
         except Exception:  # a damaged run in the history is skipped, never fatal
