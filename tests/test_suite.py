@@ -461,3 +461,16 @@ def test_suite_ratio_interval_comes_from_the_repetitions(store: Path) -> None:
     cmp_c = rows["c"].comparison
     assert cmp_c is not None and cmp_c.verdict == "slower"
     assert rows["b"].to_dict()["comparison"]["noise_threshold"] == 0.02
+
+
+def test_default_workers_and_warmup_keep_the_time_budget() -> None:
+    from latscope.runs import default_warmup, default_workers
+
+    assert default_workers("pipe", {"cpus": "0,0"}) == 10  # n=100000 by default
+    assert default_workers("file", {"cache": "drop"}) == 1  # n=200: one process
+    assert default_workers("file", {"cache": "warm"}) == 10
+    assert default_workers("syscall", {}, 1000) == 5  # at least 200 samples per worker
+    assert default_workers("syscall", {}, 100) == 1
+    # the single-process warm-up (n/10, 10..1000) is shared between the workers
+    assert default_warmup(100_000, 10) == 100 and default_warmup(2000, 4) == 50
+    assert default_warmup(200, 1) == 20 and default_warmup(50, 10) == 10

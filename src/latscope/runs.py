@@ -64,6 +64,14 @@ def default_workers(bench: str, params: Mapping[str, Any], n: int | None = None)
     return max(1, min(DEFAULT_WORKERS, total // MIN_PER_WORKER))
 
 
+def default_warmup(n: int, workers: int) -> int:
+    """Warm-up iterations per worker when none are given: the probe's single-process
+    default (n/10, 10..1000) shared between the workers (at least 10 each), so that a run in
+    W processes costs about what one process did."""
+    total = min(1000, max(10, n // 10))
+    return max(10, total // max(1, workers))
+
+
 class Run:
     """One benchmark run: its samples (polars), its summary (polars) and its metadata (dict).
 
@@ -251,6 +259,8 @@ def measure(
             "probe"
         )
         w = 1
+    if warmup is None and w > 1:
+        warmup = default_warmup(n if n is not None else default_n(bench, params), w)
     st = store if isinstance(store, Store) else Store(store)
     if env is None:
         from . import env as envmod
