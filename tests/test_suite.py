@@ -345,7 +345,7 @@ def test_run_repeat_three_worker_processes(cli, store: Path) -> None:
         pytest.skip("this latscope-probe has no --workers yet")
     r = cli("run", "syscall", "-n", "2000", "--repeat", "3")
     assert r.returncode == 0, r.stderr
-    for w in ("between runs: 3 worker processes", "worker medians", "95% interval", "Student t"):
+    for w in ("between runs: 3 worker processes", "worker medians", "95% CI over", "Student t"):
         assert w in r.stdout, w
     metas = Store(store).list_meta()
     assert len(metas) == 1  # one run, three processes
