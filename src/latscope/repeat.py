@@ -17,11 +17,12 @@ For each timed column, `between()` reports:
   and coefficient of variation (sd / mean of the repetition medians);
 - an interval that accounts for both kinds of variation, from the repetition medians alone
   (each one already carries its process's sampling error plus the process-to-process
-  variation): for R >= 3 a Student t interval on the logarithms of the repetition medians
-  (R - 1 degrees of freedom), transformed back, i.e. an interval for the geometric mean of the
-  medians. Logarithms because run-to-run differences are multiplicative and the interval then
-  stays positive. If a median is not positive (a one-way time from skewed clocks), the t
-  interval is taken on the medians themselves.
+  variation): for R >= 3 a Student t interval on the logarithms of the repetition medians,
+  transformed back, i.e. an interval for the geometric mean of the medians
+  (``analysis.between.t_interval``: medians of neighbouring repetitions that agree more than
+  independent ones would count as fewer, ``effective_count``). Logarithms because run-to-run
+  differences are multiplicative and the interval then stays positive. If a median is not
+  positive (a one-way time from skewed clocks), the t interval is taken on the medians.
 - a note when the repetition medians differ by more than their within-process intervals allow:
   the variation between processes then dominates, and one process's interval understates the
   uncertainty.
@@ -41,6 +42,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy import stats
 
+from .analysis.between import t_interval
 from .units import fmt_bare, pick_unit
 
 if TYPE_CHECKING:
@@ -83,7 +85,9 @@ class Between:
         return len(self.reps)
 
 
-def between(column: str, reps: Sequence[Rep], level: float = LEVEL) -> Between:
+def between(
+    column: str, reps: Sequence[Rep], level: float = LEVEL, what: str = "repetition medians"
+) -> Between:
     """Within-run and between-run variation of one column over repetitions (module docs)."""
     if not reps:
         raise ValueError("no repetitions")
@@ -101,20 +105,14 @@ def between(column: str, reps: Sequence[Rep], level: float = LEVEL) -> Between:
     within = float(np.median(halves)) if halves else None
     interval: tuple[float, float] | None = None
     center: float | None = None
-    if r >= MIN_REPS_FOR_INTERVAL:
-        tq = float(stats.t.ppf(0.5 + level / 2, r - 1))
-        if (med > 0).all():
-            logs = np.log(med)
-            m, h = float(logs.mean()), tq * float(logs.std(ddof=1)) / math.sqrt(r)
-            interval, center = (math.exp(m - h), math.exp(m + h)), math.exp(m)
-            method = (
-                f"{level:.0%} Student t interval over the {r} repetition medians, on their "
-                f"logarithms ({r - 1} df): geometric mean of the run medians"
-            )
-        else:
-            m, h = float(med.mean()), tq * float(med.std(ddof=1)) / math.sqrt(r)
-            interval, center = (m - h, m + h), m
-            method = f"{level:.0%} Student t interval over the {r} repetition medians ({r - 1} df)"
+    ti = t_interval(med, level) if r >= MIN_REPS_FOR_INTERVAL else None
+    if ti is not None:
+        interval, center = (ti.low, ti.high), ti.center
+        method = (
+            f"{level:.0%} Student "
+            + ti.describe(what)
+            + (": geometric mean of the medians" if ti.log else "")
+        )
     else:
         method = (
             f"no interval over repetitions: needs at least {MIN_REPS_FOR_INTERVAL} (range only)"
@@ -159,7 +157,8 @@ def segment_reps(run: Run, column: str, level: float = LEVEL) -> list[Rep]:
 def between_segments(run: Run, level: float = LEVEL) -> list[Between]:
     """`between()` over the run's worker processes, for every timed (and derived) column."""
     return [
-        between(c, segment_reps(run, c, level), level) for c in run.columns + run.derived_columns
+        between(c, segment_reps(run, c, level), level, "worker medians")
+        for c in run.columns + run.derived_columns
     ]
 
 
@@ -215,7 +214,7 @@ def print_between(console: Console, bets: Sequence[Between], title: str | None =
         console.print(
             "[dim]worker medians: lowest–highest; CV: their coefficient of variation; within: "
             "typical half width of one worker's interval for its median; CI over workers: "
-            f"Student t on the log worker medians ({r - 1} df)[/dim]"
+            f"Student {bets[0].method.split('Student ', 1)[-1]}[/dim]"
             if r >= MIN_REPS_FOR_INTERVAL
             else f"[dim]{bets[0].method}[/dim]"
         )

@@ -21,7 +21,10 @@ Interval of the ratio of medians, two-level:
    percentile interval of the ratio of the replicates.
 2. *Between processes*, when both sides have at least two segments: Welch's t interval for the
    difference of the means of the logarithms of the segment medians (Welch–Satterthwaite
-   degrees of freedom), transformed back. Logarithms because run-to-run differences are
+   degrees of freedom), transformed back. Segments run one after another, so each side's
+   medians count as ``between.effective_count`` independent ones (lag-1 autocorrelation):
+   neighbouring workers that share the host's state of the moment are not credited as
+   independent draws. Logarithms because run-to-run differences are
    multiplicative. The reported interval is the hull of 1 and 2: never narrower than the
    within-process interval, and as wide as the repetitions say.
 3. When a side has a single segment (an older run, ``--repeat 1``), the repetitions are
@@ -63,7 +66,7 @@ import numpy.typing as npt
 from scipy import stats
 
 from ._common import FloatArray, Prepared, Result, as_prepared, quantile_sorted, subsample
-from .between import MIN_SEGMENTS, segment_medians
+from .between import MIN_SEGMENTS, effective_count, segment_medians
 from .dependence import Dependence, dependence
 from .intervals import (
     DEFAULT_LEVEL,
@@ -156,14 +159,16 @@ class Levels(Result):
 
 
 def _welch_log(ma: np.ndarray, mb: np.ndarray, level: float) -> tuple[float, float, float]:
-    """(centre, half width, df) of Welch's t interval for mean(log mb) - mean(log ma)."""
+    """(centre, half width, df) of Welch's t interval for mean(log mb) - mean(log ma), each
+    side's medians counted as ``between.effective_count`` independent ones."""
     la, lb = np.log(ma), np.log(mb)
-    va, vb = float(la.var(ddof=1)) / la.size, float(lb.var(ddof=1)) / lb.size
+    ra, rb = effective_count(la), effective_count(lb)
+    va, vb = float(la.var(ddof=1)) / ra, float(lb.var(ddof=1)) / rb
     d = float(lb.mean() - la.mean())
     se2 = va + vb
     if se2 <= 0.0:
-        return d, 0.0, float(la.size + lb.size - 2)
-    df = se2**2 / (va**2 / (la.size - 1) + vb**2 / (lb.size - 1))
+        return d, 0.0, ra + rb - 2.0
+    df = se2**2 / (va**2 / (ra - 1.0) + vb**2 / (rb - 1.0))
     return d, float(stats.t.ppf(0.5 + level / 2.0, df)) * math.sqrt(se2), float(df)
 
 
