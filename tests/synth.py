@@ -28,8 +28,11 @@ def make_run(
     env: dict[str, Any] | None = None,
     run_env: dict[str, Any] | None = None,
     resolution_ns: float = 1.0,
+    segments: list[int] | None = None,
+    params: dict[str, Any] | None = None,
 ) -> Run:
-    """A complete run in ``store`` with the given duration columns (ns, equal lengths)."""
+    """A complete run in ``store`` with the given duration columns (ns, equal lengths);
+    ``segments``: samples per worker process (the header's ``workers``)."""
     n = len(next(iter(columns.values())))
     ticks = {
         name: np.rint(np.asarray(v) / ns_per_tick).astype(np.int64) for name, v in columns.items()
@@ -39,7 +42,7 @@ def make_run(
     header = {
         "probe": {"version": "test", "compiler": "none"},
         "benchmark": bench,
-        "params": {"kind": "synthetic"},
+        "params": params if params is not None else {"kind": "synthetic"},
         "warmup": 0,
         "clock": {
             "name": "mono_raw",
@@ -67,6 +70,11 @@ def make_run(
         "started_utc": "2026-01-01T00:00:00Z",
         "finished_utc": "2026-01-01T00:00:01Z",
     }
+    if segments is not None:
+        header["workers"] = [
+            {"n": k, "warmup": 0, "pid": 1000 + i, "timed_rusage": {}}
+            for i, k in enumerate(segments)
+        ]
     st = Store(store)
     run_id, partial = st.begin(bench)
     samples.write(partial / SAMPLES_FILE, header, ticks)
@@ -77,7 +85,9 @@ def make_run(
             "id": run_id,
             "created_utc": "2026-01-01T00:00:01Z",
             "benchmark": bench,
+            "params": header["params"],
             "params_given": {},
+            "clock": "mono_raw",
             "latscope_version": "test",
             "probe_warnings": [],
             "tags": {},

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from latscope.compare_cmd import compare_runs, env_differences
@@ -13,24 +14,40 @@ from latscope.errors import BadInput
 from synth import lognormal, make_run
 
 N = 20_000
+W = 10
+
+
+def workers_run(store: Path, median: float, seed: int, between: float = 0.03):
+    """A synthetic run in W worker processes whose medians vary by ``between`` (log sd)."""
+    rng = np.random.default_rng(seed)
+    per = N // W
+    x = np.concatenate(
+        [
+            median * np.exp(between * rng.standard_normal() + 0.3 * rng.standard_normal(per))
+            for _ in range(W)
+        ]
+    )
+    return make_run(store, {"call": x}, segments=[per] * W)
 
 
 @pytest.fixture()
 def three(store: Path):
-    base = make_run(store, {"call": lognormal(N, 1000.0, seed=1)})
-    slower = make_run(store, {"call": lognormal(N, 1200.0, seed=2)})  # +20%
-    same = make_run(store, {"call": lognormal(N, 1000.0, seed=3)})  # same distribution
+    base = workers_run(store, 1000.0, seed=1)
+    slower = workers_run(store, 1300.0, seed=2)  # +30%
+    same = workers_run(store, 1000.0, seed=3, between=0.002)  # same distribution
     return base, slower, same
 
 
 def test_verdicts_api(three) -> None:
     base, slower, same = three
-    cols, rows = compare_runs([base, slower, same], noise=0.02, seed=0)
+    cols, rows = compare_runs([base, slower, same], noise=0.05, seed=0)
     assert cols == ["call"]
     by = {r.other: r.result for r in rows}
     assert by[1] is not None and by[1].verdict == "slower"
-    assert by[1].median_ratio.low > 1.1 and by[1].median_ratio.high < 1.3
-    assert by[2] is not None and by[2].verdict == "same"
+    assert by[1].median_ratio.low > 1.1 and by[1].median_ratio.high < 1.5
+    assert "Welch" in by[1].median_ratio.method
+    assert by[2] is not None and by[2].verdict in ("same", "inconclusive")
+    assert by[2].median_ratio.low <= 1.0 <= by[2].median_ratio.high
     # the other direction
     _, rows = compare_runs([slower, base], noise=0.02)
     assert rows[0].result is not None and rows[0].result.verdict == "faster"
@@ -42,18 +59,68 @@ def test_compare_cli_table_and_plot(cli, three, tmp_path: Path) -> None:
     r = cli("compare", base.id, slower.id, same.id, "--plot", str(png))
     assert r.returncode == 0, r.stderr
     out = r.stdout
-    for word in ("baseline", "ratio of medians", "Mann–Whitney", "slower", "same", "% slower"):
+    for word in (
+        "baseline",
+        "ratio of medians",
+        "Mann–Whitney",
+        "slower",
+        "% slower",
+        "10 processes",
+    ):
         assert word in out, word
     assert png.read_bytes().startswith(b"\x89PNG")
     r = cli("compare", slower.id, base.id, "--noise", "5%")
     assert r.returncode == 0 and "faster" in r.stdout and "±5%" in r.stdout
 
 
+def test_single_process_runs_need_the_known_variation(cli, store: Path) -> None:
+    """One segment per side: inconclusive (with the command that settles it) until the store
+    knows the scenario's between-run variation; then a difference beyond it is called."""
+    from latscope import trust
+    from latscope.store import Store
+
+    params = {"op": "getppid"}
+    a = make_run(store, {"call": lognormal(N, 1000.0, seed=1)}, params=params)
+    b = make_run(store, {"call": lognormal(N, 1300.0, seed=2)}, params=params)
+    _, rows = compare_runs([a, b], store=Store(store))
+    (row,) = rows
+    assert row.result is not None and row.result.verdict == "inconclusive"
+    assert row.settle is not None and "latscope trust synthetic" in row.settle
+    key = trust.key_of_run(a)
+    col = {"process_cv": 0.05, "run_cv": 0.02, "noise": 0.06}
+    trust.write_record(
+        Store(store),
+        {
+            "format": trust.FORMAT,
+            "key": key,
+            "pairs": 10,
+            "created_utc": "2026-01-01",
+            "columns": {"call": col},
+        },
+    )
+    _, rows = compare_runs([a, b], store=Store(store))
+    (row,) = rows
+    assert row.result is not None and row.result.verdict == "slower"
+    assert row.result.noise == 0.06  # the trust record's A/A range raised the threshold
+    assert row.source is not None and "latscope trust" in row.source
+    # a 30% change is not beyond a 20% variation between single processes
+    col["process_cv"] = 0.2
+    trust.write_record(
+        Store(store),
+        {"format": trust.FORMAT, "key": key, "pairs": 10, "columns": {"call": col}},
+    )
+    _, rows = compare_runs([a, b], store=Store(store))
+    assert rows[0].result is not None and rows[0].result.verdict == "inconclusive"
+    r = cli("compare", a.id, b.id)
+    assert r.returncode == 0 and "inconclusive" in r.stdout and "single process" in r.stdout
+
+
 def test_inconclusive_with_few_samples(store: Path) -> None:
-    a = make_run(store, {"call": lognormal(200, 1000.0, sigma=0.5, seed=4)})
-    b = make_run(store, {"call": lognormal(200, 1030.0, sigma=0.5, seed=5)})
+    a = make_run(store, {"call": lognormal(200, 1000.0, sigma=0.5, seed=4)}, segments=[50] * 4)
+    b = make_run(store, {"call": lognormal(200, 1030.0, sigma=0.5, seed=5)}, segments=[50] * 4)
     _, rows = compare_runs([a, b], noise=0.02)
     assert rows[0].result is not None and rows[0].result.verdict == "inconclusive"
+    assert rows[0].settle is not None and "--repeat 20" in rows[0].settle
 
 
 def test_no_common_column_is_refused(cli, store: Path) -> None:

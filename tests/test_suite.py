@@ -13,6 +13,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from conftest import procs_mentioning
@@ -337,20 +338,43 @@ def test_ctrl_c_stops_the_suite_and_keeps_finished_runs(store: Path, tmp_path: P
 # ------------------------------------------------------------------------------- repetitions
 
 
-def test_run_repeat_three_processes(cli, store: Path) -> None:
+def test_run_repeat_three_worker_processes(cli, store: Path) -> None:
+    from latscope import _probe
+
+    if not _probe.supports("--workers"):
+        pytest.skip("this latscope-probe has no --workers yet")
     r = cli("run", "syscall", "-n", "2000", "--repeat", "3")
     assert r.returncode == 0, r.stderr
-    for w in ("repetition 1/3", "repetition 3/3", "median of", "95% interval", "Student t"):
+    for w in ("between runs: 3 worker processes", "worker medians", "95% CI over", "Student t"):
         assert w in r.stdout, w
     metas = Store(store).list_meta()
-    assert len(metas) == 3
-    tags = [m["tags"] for m in metas]
-    assert len({t["repeat_group"] for t in tags}) == 1
-    assert sorted(t["repetition"] for t in tags) == [1, 2, 3]
+    assert len(metas) == 1  # one run, three processes
     from latscope.runs import load
 
-    pids = {load(m["id"], store).meta["env"]["pid"] for m in metas}
-    assert len(pids) == 3  # three probe processes
+    run = load(metas[0]["id"], store)
+    assert run.segments == [667, 667, 666]
+    assert len({w["pid"] for w in run.meta["workers"]}) == 3
+
+
+def test_run_repeat_one_is_labelled_a_single_process(cli) -> None:
+    r = cli("run", "syscall", "-n", "500", "--repeat", "1")
+    assert r.returncode == 0, r.stderr
+    assert "single process: the interval does not include between-run variation" in r.stdout
+
+
+def test_between_workers_of_a_synthetic_run(store: Path) -> None:
+    from latscope.repeat import between_segments
+    from synth import make_run
+
+    rng = np.random.default_rng(5)
+    meds = [1000.0, 1100.0, 1210.0, 1050.0]
+    x = np.concatenate([m * np.exp(0.05 * rng.standard_normal(500)) for m in meds])
+    run = make_run(store, {"call": x}, segments=[500] * 4)
+    (b,) = between_segments(run)
+    assert b.r == 4
+    assert [round(r.p50, -1) for r in b.reps] == [1000.0, 1100.0, 1210.0, 1050.0]
+    assert b.interval is not None and b.interval[0] < 1000 < 1210 < b.interval[1]
+    assert b.note is not None  # 0.5% within-process intervals cannot explain a 20% spread
 
 
 def test_run_repeat_rejects_zero(cli) -> None:
@@ -426,3 +450,64 @@ n = 50
     md = (tmp_path / "md" / "report.md").read_text()
     assert "spin-1cpu: Both parties busy-wait on one CPU" in md
     assert "fad: cache=fadvise" in md and "pipe-1cpu: " not in md
+
+
+# ------------------------------------------------------------------------------- comparison
+
+
+def _synthetic_suite(store: Path, medians: dict[str, list[float]], seed: int = 0):
+    """A finished SuiteRun of synthetic runs: per scenario, one run per given repetition
+    median (each run 4 worker processes of 500 samples around it)."""
+    from latscope.scenarios import Scenario, Step, Suite
+    from latscope.suite import StepResult, SuiteRun
+    from synth import make_run
+
+    rng = np.random.default_rng(seed)
+    scs = [Scenario(name, "synthetic", {}, repeat=len(m)) for name, m in medians.items()]
+    suite = Suite("synthetic", Path("synthetic.toml"), None, scs)
+    sr = SuiteRun(suite, "test", 0, [], Store(store))
+    i = 0
+    for sc in scs:
+        for rep, med in enumerate(medians[sc.name], 1):
+            x = med * np.exp(0.01 * rng.standard_normal() + 0.3 * rng.standard_normal(2000))
+            run = make_run(store, {"call": x}, segments=[500] * 4)
+            sr.results.append(StepResult(Step(i, sc, rep), "ok", run=run))
+            i += 1
+    return sr
+
+
+def test_suite_ratio_interval_comes_from_the_repetitions(store: Path) -> None:
+    """Two identical scenarios whose repetitions vary by ~5% run to run: the pooled samples'
+    interval excludes 1, the interval from the repetitions does not, and a 25% shift is
+    still called."""
+    from latscope.suite import compare_rows
+
+    spread = [0.95, 1.0, 1.05, 0.97, 1.03]  # run-to-run variation, CV 4%
+    a = [1000.0 * f for f in spread]
+    b = [1040.0 * f for f in spread[::-1]]  # a 4% difference between identical scenarios
+    c = [1250.0 * f for f in spread[1:] + spread[:1]]
+    sr = _synthetic_suite(store, {"a": a, "b": b, "c": c})
+    rows = {r.scenario: r for r in compare_rows(sr)}
+    cmp_b = rows["b"].comparison
+    assert cmp_b is not None and cmp_b.levels is not None
+    assert cmp_b.levels.segments_a == cmp_b.levels.segments_b == 5  # repetitions, not workers
+    lo, hi = cmp_b.levels.within
+    assert not (lo <= 1.0 <= hi)  # pooled samples alone would call a difference
+    assert cmp_b.median_ratio.low <= 1.0 <= cmp_b.median_ratio.high
+    assert cmp_b.verdict not in ("faster", "slower")
+    cmp_c = rows["c"].comparison
+    assert cmp_c is not None and cmp_c.verdict == "slower"
+    assert rows["b"].to_dict()["comparison"]["noise_threshold"] == 0.02
+
+
+def test_default_workers_and_warmup_keep_the_time_budget() -> None:
+    from latscope.runs import default_warmup, default_workers
+
+    assert default_workers("pipe", {"cpus": "0,0"}) == 10  # n=100000 by default
+    assert default_workers("file", {"cache": "drop"}) == 1  # n=200: one process
+    assert default_workers("file", {"cache": "warm"}) == 10
+    assert default_workers("syscall", {}, 1000) == 5  # at least 200 samples per worker
+    assert default_workers("syscall", {}, 100) == 1
+    # the single-process warm-up (n/10, 10..1000) is shared between the workers
+    assert default_warmup(100_000, 10) == 100 and default_warmup(2000, 4) == 50
+    assert default_warmup(200, 1) == 20 and default_warmup(50, 10) == 10

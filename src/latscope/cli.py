@@ -34,6 +34,7 @@ examples:
   latscope run syscall                        a null system call (getppid), per call
   latscope run file -p cache=drop -p dir=/var/tmp   cold page cache (needs root)
   latscope run pipe -p cpus=0,0 -n 100000     pipe ping-pong, both on CPU 0
+  latscope trust pipe -p cpus=0,0             how far this machine can be trusted for it
   latscope show last                          the latest run again
   latscope export last --csv samples.csv      every sample, for your own tools
 
@@ -89,7 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="examples:\n  latscope run syscall -p op=read0\n"
         "  latscope run file -p cache=fadvise -p size=64k -n 5000\n"
-        "  latscope run pipe -p mode=threads -p cpus=0,1\n",
+        "  latscope run pipe -p mode=threads -p cpus=0,1\n"
+        "  latscope run pipe -p cpus=0,0 --repeat 20   20 worker processes\n",
     )
     r.add_argument("bench", metavar="BENCH", help="benchmark name (see 'latscope list')")
     r.add_argument(
@@ -114,9 +116,17 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument(
         "--repeat",
         type=int,
-        default=1,
         metavar="R",
-        help="run R separate probe processes and show within- and between-run variation",
+        help="measure in R separate worker processes, n split between them (default: up to "
+        "10 per benchmark, at least 200 samples each); 1: a single process, whose interval "
+        "does not include between-run variation",
+    )
+    r.add_argument(
+        "--inject-ns",
+        type=float,
+        metavar="NS",
+        help="validation aid: add a calibrated busy-wait of NS ns to every timed region, a "
+        "known difference for 'latscope compare' to find",
     )
     r.add_argument(
         "--sweep",
@@ -126,6 +136,43 @@ def build_parser() -> argparse.ArgumentParser:
     )
     r.add_argument("--quiet", action="store_true", help="no progress bar")
     _store_arg(r)
+
+    tr = sub.add_parser(
+        "trust",
+        help="how far this machine can be trusted for a benchmark: A/A and injected A/B pairs",
+        description="Measure interleaved A/A pairs (the same command twice) and A/B pairs "
+        "(B with a known delay injected into every timed region, sized from A's median), "
+        "compare each pair as 'latscope compare' does, and print the between-run variation "
+        "(CV of run medians), the A/A false-difference rate, the detection rate per injected "
+        "size and the smallest difference detected. The result is kept in the store; "
+        "'latscope compare' and suites then use it as the scenario's noise threshold and, for "
+        "runs measured in a single process, as its known between-run variation.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="examples:\n"
+        "  latscope trust pipe -p cpus=0,0                 10 rounds, +10% and +25% injected\n"
+        "  latscope trust syscall --pairs 20 --inject 5%,10%,25%\n",
+    )
+    tr.add_argument("bench", metavar="BENCH", help="benchmark name (see 'latscope list')")
+    tr.add_argument(
+        "-p", dest="params", action="append", metavar="KEY=VALUE", help="a benchmark parameter"
+    )
+    tr.add_argument(
+        "--pairs", type=int, default=10, metavar="N", help="rounds of A/A and A/B pairs (10)"
+    )
+    tr.add_argument(
+        "--inject",
+        default="10%,25%",
+        metavar="SIZES",
+        help="delays injected into B, as fractions of A's median (default 10%%,25%%)",
+    )
+    tr.add_argument("-n", type=int, metavar="N", help="iterations per run (default: per benchmark)")
+    tr.add_argument(
+        "--repeat", type=int, metavar="R", help="worker processes per run (default: as 'run')"
+    )
+    tr.add_argument("--clock", choices=["auto", "tsc", "mono_raw", "mono"], help="clock")
+    tr.add_argument("--seed", type=int, default=0, help="seed of the order and the bootstrap")
+    tr.add_argument("--quiet", action="store_true", help="no progress bar")
+    _store_arg(tr)
 
     q = sub.add_parser("quick", help="a default set of benchmarks, summaries printed")
     q.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -265,9 +312,18 @@ def _progress_runner(quiet: bool, label: str):
     return cm()
 
 
+SINGLE_PROCESS = (
+    "single process: the interval does not include between-run variation (measure in "
+    "several processes, the default, or with --repeat R)"
+)
+
+
 def run_and_print(
     bench: str, params: dict[str, Any], args: argparse.Namespace, n: int | None = None
 ) -> Any:
+    """Measure (in worker processes, see `runs.default_workers`), then the summary, the
+    between-workers table or the single-process label, and where the run was kept."""
+    from .repeat import between_segments, print_between
     from .report_text import print_run
     from .runs import measure
     from .store import Store
@@ -282,8 +338,23 @@ def run_and_print(
             clock=getattr(args, "clock", None),
             store=st,
             progress=cb,
+            workers=getattr(args, "repeat", None),
+            inject_ns=getattr(args, "inject_ns", None),
         )
     print_run(console, run)
+    w = len(run.segments)
+    if w > 1:
+        print_between(
+            console,
+            between_segments(run),
+            title=f"between runs: {w} worker processes, {run.n // w:,}+ samples each",
+        )
+    else:
+        console.print(f"[yellow]{SINGLE_PROCESS}[/yellow]")
+    if run.inject_ns:
+        console.print(
+            f"[dim]a known delay of {run.inject_ns:g} ns was injected into every timed region[/dim]"
+        )
     console.print(f"[dim]run {run.id} kept in {st.root}[/dim]")
     return run
 
@@ -296,17 +367,21 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.sweep:
         from . import cli_ipc
 
-        if args.repeat != 1:
-            raise BadInput("--sweep and --repeat do not go together")
+        if args.repeat is not None or args.inject_ns is not None:
+            raise BadInput("--sweep does not go with --repeat or --inject-ns")
         return cli_ipc.cmd_sweep(args, _params(args.params))
-    if args.repeat != 1:
-        from . import repeat
-
-        if args.repeat < 1:
-            raise BadInput(f"--repeat {args.repeat}: must be 1 or more")
-        return repeat.cli_run(args, _params(args.params), console, err_console)
+    if args.repeat is not None and args.repeat < 1:
+        raise BadInput(f"--repeat {args.repeat}: must be 1 or more")
     run_and_print(args.bench, _params(args.params), args)
     return 0
+
+
+def cmd_trust(args: argparse.Namespace) -> int:
+    from . import trust
+
+    if args.repeat is not None and args.repeat < 1:
+        raise BadInput(f"--repeat {args.repeat}: must be 1 or more")
+    return trust.cli_trust(args, _params(args.params), console, err_console)
 
 
 def cmd_quick(args: argparse.Namespace) -> int:
@@ -373,6 +448,7 @@ COMMANDS = {
     "list": cmd_list,
     "clocks": cmd_clocks,
     "run": cmd_run,
+    "trust": cmd_trust,
     "quick": cmd_quick,
     "show": cmd_show,
     "export": cmd_export,

@@ -47,8 +47,12 @@ examples:
   latscope compare RUN_A RUN_B --plot shift.pdf
       also write the shift plot of the deciles (PNG, SVG or PDF by suffix)
 
-verdicts: faster / slower when the whole 95% CI of the ratio of medians lies outside
-±noise, same when it lies inside, inconclusive otherwise (measure more iterations).
+the 95% CI of the ratio of medians includes the variation between worker processes (Welch t
+on their log medians); a run measured in one process needs the variation known for its
+scenario ('latscope trust', or earlier runs in the store).
+verdicts: faster / slower when the CI excludes 1 and the change exceeds the noise threshold
+(--noise, raised to the A/A range 'latscope trust' measured), same when the whole CI lies
+within it, inconclusive otherwise (the output says what would settle it).
 """
 
 IMPORT_EPILOG = """\
@@ -340,8 +344,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
             raise BadInput(f"--plot {target}: write .png, .svg or .pdf")
     runs = _load_runs(args.runs, args.store)
     out, _ = _consoles()
+    from .store import Store
+
     _cols, rows = compare_cmd.compare_runs(
-        runs, noise=args.noise, seed=args.seed, columns=args.column
+        runs, noise=args.noise, seed=args.seed, columns=args.column, store=Store(args.store)
     )
     compare_cmd.print_comparison(out, runs, rows)
     if args.plot:

@@ -1,9 +1,16 @@
 """Comparing runs: ``latscope compare A B [...]`` and the comparison section of the report.
 
 The first run is the baseline. For every column the runs have in common (``rtt/2`` included),
-each other run is compared with the baseline by ``analysis.compare``: the ratio of medians and
-of p99s with block-bootstrap confidence intervals, the Mann–Whitney p-value, and a verdict
-against the noise threshold (faster, slower, same, inconclusive). Runs without a column in
+each other run is compared with the baseline by ``analysis.compare``: the ratio of medians with
+a two-level interval (between worker processes and within them; see its docstring), the ratio
+of p99s, the Mann–Whitney p-value, and a verdict against the noise threshold (faster, slower,
+same, inconclusive).
+
+What the store knows about the scenario (``trust.known_variation``: a ``latscope trust``
+record, else the history of the scenario) enters twice: the noise threshold is raised to the
+A/A range of run medians that ``trust`` measured, and a run measured in a single process is
+compared using the known variation between single processes. An inconclusive verdict comes with
+the command that would settle it (``settle_command``). Runs without a column in
 common are refused. Runs measured in different environments are compared, with a warning that
 says what differs (``env.compatible`` when both runs carry a captured environment, else the
 kernel, CPU and clock source the probe recorded).
@@ -26,6 +33,7 @@ if TYPE_CHECKING:
 
     from .analysis import Comparison
     from .runs import Run
+    from .store import Store
 
 VERDICT_TONE = {"faster": "good", "slower": "bad", "same": "", "inconclusive": "warn"}
 
@@ -37,6 +45,8 @@ class Row:
     other: int
     result: Comparison | None
     error: str | None = None
+    settle: str | None = None  # inconclusive: the command that would settle it
+    source: str | None = None  # where the known between-run variation came from
 
 
 def all_columns(run: Run) -> list[str]:
@@ -115,10 +125,13 @@ def compare_runs(
     seed: int = 0,
     columns: Sequence[str] | None = None,
     level: float = 0.95,
+    store: Store | None = None,
 ) -> tuple[list[str], list[Row]]:
     """Compare every run with runs[0] on each common column (or on ``columns``). Returns the
-    columns and one row per (column, other run)."""
+    columns and one row per (column, other run). ``store``: where the scenario's known
+    between-run variation is looked up (None: nothing is known)."""
     from .analysis import compare
+    from .trust import known_variation
 
     if len(runs) < 2:
         raise BadInput("give at least two runs to compare (the first is the baseline)")
@@ -135,15 +148,78 @@ def compare_runs(
             )
         common = list(columns)
     rows: list[Row] = []
+    base = runs[0]
     for col in common:
-        a = runs[0].values(col)
+        a = base.values(col)
+        kv = known_variation(store, base, col)
         for j in range(1, len(runs)):
+            other = runs[j]
+            kvo = known_variation(store, other, col) if store is not None else None
+            cvs = [v.process_cv for v in (kv, kvo) if v is not None and v.process_cv is not None]
+            noises = [v.noise for v in (kv, kvo) if v is not None and v.noise is not None]
+            thr = max([noise, *noises])
             try:
-                res = compare(a, runs[j].values(col), noise=noise, level=level, seed=seed)
-                rows.append(Row(col, 0, j, res))
+                res = compare(
+                    a,
+                    other.values(col),
+                    segments_a=base.segments,
+                    segments_b=other.segments,
+                    between_cv=max(cvs) if cvs else None,
+                    noise=min(thr, 0.99),
+                    level=level,
+                    seed=seed,
+                )
             except ValueError as e:
                 rows.append(Row(col, 0, j, None, str(e)))
+                continue
+            src = next((v.source for v in (kv, kvo) if v is not None), None)
+            row = Row(col, 0, j, res, source=src)
+            if res.verdict == "inconclusive":
+                row.settle = settle_command(base, other, res)
+            rows.append(row)
     return common, rows
+
+
+def _run_command(run: Run, workers: int | None = None) -> str | None:
+    """The `latscope run` command that measures the run's scenario again."""
+    if run.imported:
+        return None
+    given = (run.meta.get("run") or {}).get("params_given") or {}
+    parts = ["latscope run", run.benchmark]
+    parts += [f"-p {k}={v}" for k, v in given.items()]
+    parts += [f"-n {run.n}"]
+    if workers:
+        parts += [f"--repeat {workers}"]
+    return " ".join(parts)
+
+
+def settle_command(base: Run, other: Run, c: Comparison) -> str:
+    """What would settle an inconclusive comparison, as something to type."""
+    from .runs import DEFAULT_WORKERS
+
+    w = max(len(base.segments), len(other.segments))
+    if c.settle == "between-run variation unknown":
+        cmd = _run_command(base)
+        trust = (
+            f"'latscope trust {base.benchmark}"
+            + "".join(
+                f" -p {k}={v}"
+                for k, v in ((base.meta.get("run") or {}).get("params_given") or {}).items()
+            )
+            + "'"
+        )
+        again = f" or measure both again in several processes ('{cmd}')" if cmd else ""
+        return f"a side ran in a single process: run {trust} once on this machine{again}"
+    more = max(2 * w, 2 * DEFAULT_WORKERS)
+    cmd = _run_command(other, more)
+    if c.settle == "difference within the noise threshold":
+        return (
+            f"the change is smaller than the ±{100 * c.noise:.3g}% noise threshold; to resolve "
+            f"it, measure both with more worker processes"
+            + (f" ('{cmd}')" if cmd else "")
+            + " on a quieter machine"
+        )
+    return "measure both with more worker processes" + (f": '{cmd}'" if cmd else "")
 
 
 def _ratio(est: float, lo: float, hi: float) -> str:
@@ -165,7 +241,7 @@ def explain(row: Row, labels: Sequence[str]) -> str:
     r = c.median_ratio
     pct = 100.0 * (r.estimate - 1.0)
     ci = f"ratio of medians {r.estimate:.3f}, {100 * c.level:.0f}% CI {r.low:.3f}–{r.high:.3f}"
-    band = f"±{100 * c.noise:g}%"
+    band = f"±{100 * c.noise:.3g}%"
     slower = (
         f"{other} is {pct:.1f}% slower than {base}"
         if pct < 100
@@ -175,8 +251,8 @@ def explain(row: Row, labels: Sequence[str]) -> str:
         "slower": f"{slower} ({ci})",
         "faster": f"{other} is {-pct:.1f}% faster than {base} ({ci})",
         "same": f"{other} is the same as {base} within {band} ({ci})",
-        "inconclusive": f"cannot tell whether {other} differs from {base}: the interval "
-        f"straddles the {band} threshold ({ci}); measure more iterations",
+        "inconclusive": f"cannot tell whether {other} differs from {base} ({ci}, noise "
+        f"threshold {band}): {row.settle or 'measure more'}",
     }[c.verdict]
     return f"{row.column}: {text}"
 
@@ -217,13 +293,17 @@ def comparison_blocks(
     first = next((r.result for r in rows if r.result is not None), None)
     note = ""
     if first is not None:
+        src = next((r.source for r in rows if r.source), None)
         note = (
             f"Baseline: {labels[0]} ({runs[0].id}). Ratios are other / baseline (> 1: slower) "
-            f"with {100 * first.level:.0f}% CIs from a {first.median_ratio.method}. Verdict: "
-            f"'same' when the whole CI of the median ratio lies within ±{100 * first.noise:g}%, "
-            "'slower'/'faster' when it lies wholly outside, else 'inconclusive'. The "
-            "Mann–Whitney p assumes independent samples (too small on autocorrelated runs) and "
-            "is not used for the verdict. p99 ratios need at least 10 samples above p99."
+            f"with {100 * first.level:.0f}% CIs: {first.median_ratio.method}. Verdict: "
+            f"'slower'/'faster' when the CI of the median ratio excludes 1 and the change "
+            f"exceeds the ±{100 * first.noise:.3g}% noise threshold, 'same' when the whole CI "
+            "lies within it, else 'inconclusive'. "
+            + (f"Known between-run variation: {src}. " if src else "")
+            + "The Mann–Whitney p assumes independent samples (too small on autocorrelated "
+            "runs) and is not used for the verdict. p99 ratios need at least 10 samples above "
+            "p99."
         )
     out.append(
         Table(
@@ -251,11 +331,16 @@ def print_comparison(console: Console, runs: Sequence[Run], rows: Sequence[Row])
     from .document import render_rich
 
     labels = unique_labels(list(runs))
+
+    def what(r: Run) -> str:
+        w = len(r.segments)
+        return f"n={r.n:,}, " + (f"{w} processes" if w > 1 else "single process")
+
     console.print(
         "[bold]compare[/bold]: baseline "
-        + f"[bold]{labels[0]}[/bold] ({runs[0].id}, n={runs[0].n:,}); "
+        + f"[bold]{labels[0]}[/bold] ({runs[0].id}, {what(runs[0])}); "
         + ", ".join(
-            f"{lab} ({r.id}, n={r.n:,})" for lab, r in zip(labels[1:], runs[1:], strict=True)
+            f"{lab} ({r.id}, {what(r)})" for lab, r in zip(labels[1:], runs[1:], strict=True)
         )
     )
     render_rich(comparison_blocks(runs, rows, labels), console)

@@ -1,52 +1,55 @@
-"""Repetitions: one benchmark measured in R separate probe processes, and what varies between
-them.
+"""Between-run variation of one run: its samples measured in W worker processes (segments),
+and what varies between them.
 
-One run's confidence interval for the median describes the sampling error *within* that run:
-how well its samples pin down the median of that process, on that boot, with that memory
-layout and CPU placement.  A second process can land elsewhere (another physical page colour,
-another CPU, another frequency), and its median can differ by more than the first run's
-interval allows.  Repeating the run in fresh processes shows that between-run variation.
+One process's interval for the median describes the sampling error *within* that process: how
+well its samples pin down the median of that process, with that memory layout and CPU
+placement. Another process can land elsewhere (another physical page colour, another CPU,
+another frequency), and its median can differ by more than the first one's interval allows.
+A run is therefore measured in several worker processes by default (``runs.default_workers``),
+and this module shows what varies between them. The same statistics describe the repetitions
+of a suite scenario (separate runs; ``suite.py``).
 
 For each timed column, `between()` reports:
 
-- the median of each repetition, with its within-run interval;
-- the median of those medians (the figure to quote);
+- the median of each repetition (worker or run), with its within-process interval;
+- the median of those medians;
 - the spread between repetitions: their range (max - min, relative to the median of medians)
   and coefficient of variation (sd / mean of the repetition medians);
 - an interval that accounts for both kinds of variation, from the repetition medians alone
-  (each one already carries its run's sampling error plus the run-to-run variation): for
-  R >= 3 a Student t interval on the logarithms of the repetition medians (R - 1 degrees of
-  freedom), transformed back, i.e. an interval for the geometric mean of the run medians.
-  Logarithms because run-to-run differences are multiplicative (a slower page colour slows
-  every call by a factor) and the interval then stays positive.  With R = 3 the t quantile is
-  4.3, so the interval is honest and wide; with R < 3 no interval is given (the range only).
-  If a median is not positive (a one-way time from skewed clocks), the t interval is taken on
-  the medians themselves.
-- a note when the repetition medians differ by more than their within-run intervals allow:
-  the run-to-run variation then dominates, and one run's interval understates the
+  (each one already carries its process's sampling error plus the process-to-process
+  variation): for R >= 3 a Student t interval on the logarithms of the repetition medians,
+  transformed back, i.e. an interval for the geometric mean of the medians
+  (``analysis.between.t_interval``: medians of neighbouring repetitions that agree more than
+  independent ones would count as fewer, ``effective_count``). Logarithms because run-to-run
+  differences are multiplicative and the interval then stays positive. If a median is not
+  positive (a one-way time from skewed clocks), the t interval is taken on the medians.
+- a note when the repetition medians differ by more than their within-process intervals allow:
+  the variation between processes then dominates, and one process's interval understates the
   uncertainty.
+
+The within-process interval of a worker's median (``segment_reps``) is the distribution-free
+order-statistic interval (binomial ranks around n/2): cheap, and enough to tell whether the
+workers disagree by more than their own sampling noise.
 """
 
 from __future__ import annotations
 
 import math
-import secrets
-import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy import stats
 
-from .units import fmt, fmt_bare, pick_unit
+from .analysis.between import t_interval
+from .units import fmt_bare, pick_unit
 
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
     from .runs import Run
-    from .store import Store
 
 LEVEL = 0.95
 MIN_REPS_FOR_INTERVAL = 3
@@ -82,7 +85,9 @@ class Between:
         return len(self.reps)
 
 
-def between(column: str, reps: Sequence[Rep], level: float = LEVEL) -> Between:
+def between(
+    column: str, reps: Sequence[Rep], level: float = LEVEL, what: str = "repetition medians"
+) -> Between:
     """Within-run and between-run variation of one column over repetitions (module docs)."""
     if not reps:
         raise ValueError("no repetitions")
@@ -100,20 +105,14 @@ def between(column: str, reps: Sequence[Rep], level: float = LEVEL) -> Between:
     within = float(np.median(halves)) if halves else None
     interval: tuple[float, float] | None = None
     center: float | None = None
-    if r >= MIN_REPS_FOR_INTERVAL:
-        tq = float(stats.t.ppf(0.5 + level / 2, r - 1))
-        if (med > 0).all():
-            logs = np.log(med)
-            m, h = float(logs.mean()), tq * float(logs.std(ddof=1)) / math.sqrt(r)
-            interval, center = (math.exp(m - h), math.exp(m + h)), math.exp(m)
-            method = (
-                f"{level:.0%} Student t interval over the {r} repetition medians, on their "
-                f"logarithms ({r - 1} df): geometric mean of the run medians"
-            )
-        else:
-            m, h = float(med.mean()), tq * float(med.std(ddof=1)) / math.sqrt(r)
-            interval, center = (m - h, m + h), m
-            method = f"{level:.0%} Student t interval over the {r} repetition medians ({r - 1} df)"
+    ti = t_interval(med, level) if r >= MIN_REPS_FOR_INTERVAL else None
+    if ti is not None:
+        interval, center = (ti.low, ti.high), ti.center
+        method = (
+            f"{level:.0%} Student "
+            + ti.describe(what)
+            + (": geometric mean of the medians" if ti.log else "")
+        )
     else:
         method = (
             f"no interval over repetitions: needs at least {MIN_REPS_FOR_INTERVAL} (range only)"
@@ -133,24 +132,34 @@ def between(column: str, reps: Sequence[Rep], level: float = LEVEL) -> Between:
     )
 
 
-def reps_of(runs: Sequence[Run], column: str) -> list[Rep]:
+def _order_interval(x: np.ndarray, level: float) -> tuple[float | None, float | None]:
+    """Distribution-free interval of the median: order statistics at binomial ranks."""
+    n = x.size
+    if n < 6:
+        return None, None
+    s = np.sort(x)
+    lo = int(stats.binom.ppf((1 - level) / 2, n, 0.5))
+    hi = int(stats.binom.isf((1 - level) / 2, n, 0.5))
+    return float(s[max(lo - 1, 0)]), float(s[min(hi, n - 1)])
+
+
+def segment_reps(run: Run, column: str, level: float = LEVEL) -> list[Rep]:
+    """One Rep per worker process of the run (its median and order-statistic interval)."""
+    from .analysis.between import split
+
     out = []
-    for run in runs:
-        s = run.summary()
-        row = s.filter(s["column"] == column)
-        if row.height == 0:
-            continue
-        d = row.row(0, named=True)
-        out.append(Rep(run.id, d["p50_ns"], d["p50_ci_low_ns"], d["p50_ci_high_ns"]))
+    for i, part in enumerate(split(run.values(column), run.segments)):
+        lo, hi = _order_interval(part, level)
+        out.append(Rep(f"{run.id}#{i + 1}", float(np.median(part)), lo, hi))
     return out
 
 
-def between_runs(runs: Sequence[Run], level: float = LEVEL) -> list[Between]:
-    """`between()` for every timed (and derived) column of the runs, in their order."""
-    if not runs:
-        return []
-    cols = runs[0].columns + runs[0].derived_columns
-    return [between(c, reps_of(runs, c), level) for c in cols if reps_of(runs, c)]
+def between_segments(run: Run, level: float = LEVEL) -> list[Between]:
+    """`between()` over the run's worker processes, for every timed (and derived) column."""
+    return [
+        between(c, segment_reps(run, c, level), level, "worker medians")
+        for c in run.columns + run.derived_columns
+    ]
 
 
 def pct(x: float | None, sign: str = "") -> str:
@@ -162,184 +171,57 @@ def pct(x: float | None, sign: str = "") -> str:
 
 
 def table(bets: Sequence[Between], title: str | None = None) -> Table:
-    """A rich table: one row per column, within-run and between-run variation side by side."""
+    """A compact rich table (fits 80 columns): per column the number of processes, the range
+    and CV of their medians, and the interval over them."""
+    from rich import box
     from rich.table import Table
 
-    t = Table(title=title, title_justify="left")
-    t.add_column("column", style="bold")
-    t.add_column("R", justify="right")
-    t.add_column("unit")
-    t.add_column("repetition medians", justify="right")
-    t.add_column("median of medians", justify="right", style="bold")
-    t.add_column("within-run CI", justify="right")
-    t.add_column("between runs: range (CV)", justify="right")
-    t.add_column("95% interval over reps", justify="right")
+    t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    t.add_column("column", no_wrap=True)
+    t.add_column("W", justify="right")
+    t.add_column("worker medians", justify="right", no_wrap=True)
+    t.add_column("CV", justify="right")
+    t.add_column("within", justify="right")
+    t.add_column("95% CI over workers", justify="right", no_wrap=True)
     for b in bets:
         unit = pick_unit([b.median_of_medians])
-        meds = " ".join(fmt_bare(x.p50, unit) for x in b.reps)
-        rng = (
-            f"{fmt_bare(b.lowest, unit)}–{fmt_bare(b.highest, unit)} ({pct(b.cv)})"
-            if b.r >= 2
-            else "—"
-        )
+        rng = f"{fmt_bare(b.lowest, unit)}–{fmt_bare(b.highest, unit)} {unit[0]}"
         iv = (
-            f"{fmt_bare(b.interval[0], unit)}–{fmt_bare(b.interval[1], unit)}"
+            f"{fmt_bare(b.interval[0], unit)}–{fmt_bare(b.interval[1], unit)} {unit[0]}"
             if b.interval
             else "—"
         )
         t.add_row(
             b.column,
             str(b.r),
-            unit[0],
-            meds,
-            fmt_bare(b.median_of_medians, unit),
-            pct(b.within_rel, "±"),
             rng,
+            pct(b.cv) + (" †" if b.note else ""),
+            pct(b.within_rel, "±"),
             iv,
         )
     return t
 
 
 def print_between(console: Console, bets: Sequence[Between], title: str | None = None) -> None:
+    """The table, each column's worker medians on one line, and the notes (one, shared)."""
     console.print(table(bets, title))
-    if bets:
-        console.print(f"[dim]interval over repetitions: {bets[0].method}[/dim]")
     for b in bets:
-        if b.note:
-            console.print(f"[yellow]note:[/yellow] {b.note}")
-
-
-# ------------------------------------------------------------------------------- measuring
-
-
-def new_group_id(bench: str) -> str:
-    return f"{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-{bench}-x{secrets.token_hex(2)}"
-
-
-def measure_repeated(
-    bench: str,
-    params: Mapping[str, Any],
-    repeat: int,
-    *,
-    n: int | None = None,
-    warmup: int | None = None,
-    clock: str | None = None,
-    store: str | Store | None = None,
-    tags: Mapping[str, Any] | None = None,
-    progress: Callable[[int], Callable[[int, int], None] | None] | None = None,
-    on_run: Callable[[int, Run], None] | None = None,
-) -> list[Run]:
-    """Run the benchmark `repeat` times, each in its own probe process, one after the other.
-
-    Every run is tagged with `repeat_group` (shared), `repetition` (1..R) and `repeat` (R).
-    progress(i) gives the progress callback of repetition i; on_run(i, run) is called as each
-    one is kept.  Ctrl-C stops after the current probe has cleaned up; kept runs stay."""
-    from .errors import BadInput
-    from .runs import measure
-    from .store import Store as _Store
-
-    if repeat < 1:
-        raise BadInput(f"--repeat {repeat}: must be 1 or more")
-    st = store if isinstance(store, _Store) else _Store(store)
-    group = new_group_id(bench)
-    runs: list[Run] = []
-    for i in range(1, repeat + 1):
-        run = measure(
-            bench,
-            params,
-            n=n,
-            warmup=warmup,
-            clock=clock,
-            store=st,
-            progress=progress(i) if progress else None,
-            tags={**(tags or {}), "repeat_group": group, "repetition": i, "repeat": repeat},
+        unit = pick_unit([b.median_of_medians])
+        meds = " ".join(fmt_bare(x.p50, unit) for x in b.reps)
+        console.print(f"[dim]{b.column} worker medians ({unit[0]}): {meds}[/dim]")
+    if bets:
+        r = bets[0].r
+        console.print(
+            "[dim]worker medians: lowest–highest; CV: their coefficient of variation; within: "
+            "typical half width of one worker's interval for its median; CI over workers: "
+            f"Student {bets[0].method.split('Student ', 1)[-1]}[/dim]"
+            if r >= MIN_REPS_FOR_INTERVAL
+            else f"[dim]{bets[0].method}[/dim]"
         )
-        runs.append(run)
-        if on_run:
-            on_run(i, run)
-    return runs
-
-
-def cli_run(args: Any, params: dict[str, Any], console: Console, err_console: Console) -> int:
-    """`latscope run BENCH --repeat R`: R probe processes, then within- and between-run
-    variation per column."""
-    from contextlib import ExitStack
-
-    from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
-
-    from .report_text import params_line
-    from .store import Store
-
-    st = Store(args.store)
-    r = args.repeat
-    pstr = " ".join(f"{k}={v}" for k, v in params.items())
-    console.print(
-        f"[bold]{args.bench}[/bold] {pstr + ' ' if pstr else ''}— {r} repetitions, each in its "
-        "own process"
-    )
-    with ExitStack() as stack:
-        prog = None
-        if not getattr(args, "quiet", False) and err_console.is_terminal:
-            prog = stack.enter_context(
-                Progress(
-                    TextColumn("{task.description}"),
-                    BarColumn(),
-                    TaskProgressColumn(),
-                    TimeElapsedColumn(),
-                    console=err_console,
-                    transient=True,
-                )
-            )
-        task = prog.add_task(f"{args.bench} {pstr}", total=r) if prog else None
-
-        def progress(i: int) -> Callable[[int, int], None] | None:
-            if prog is None:
-                return None
-
-            def cb(done: int, total: int) -> None:
-                prog.update(
-                    task,
-                    completed=i - 1 + (done / total if total else 0),
-                    description=f"repetition {i}/{r}",
-                )
-
-            return cb
-
-        def on_run(i: int, run: Run) -> None:
-            s = run.summary().row(0, named=True)
-            console.print(
-                f"repetition {i}/{r}: run {run.id}  {s['column']} p50 {fmt(s['p50_ns'])}"
-                + (
-                    f" [{fmt(s['p50_ci_low_ns'])} – {fmt(s['p50_ci_high_ns'])}]"
-                    if s["p50_ci_low_ns"] is not None
-                    else ""
-                )
-            )
-
-        runs = measure_repeated(
-            args.bench,
-            params,
-            r,
-            n=args.n,
-            warmup=args.warmup,
-            clock=args.clock,
-            store=st,
-            progress=progress,
-            on_run=on_run,
+    noted = [b.column for b in bets if b.note]
+    if noted:
+        console.print(
+            f"[yellow]†[/yellow] {', '.join(noted)}: the worker medians differ by more than "
+            "their within-process intervals allow: variation between processes dominates, so "
+            "quote the interval over workers, and add workers (--repeat) rather than samples."
         )
-    first = runs[0].meta
-    console.print(
-        f"[dim]{first['benchmark']} {params_line(first)} — n={first['n']} per repetition after "
-        f"{first['warmup']} warm-up iterations; clock {first['clock']['name']}[/dim]"
-    )
-    print_between(
-        console, between_runs(runs), title=f"within- and between-run variation, {r} repetitions"
-    )
-    warnings = sorted({w for run in runs for w in run.meta["run"].get("probe_warnings") or []})
-    for w in warnings:
-        console.print(f"[yellow]warning:[/yellow] {w}")
-    console.print(
-        f"[dim]runs {', '.join(x.id for x in runs)} kept in {st.root} "
-        f"(repeat group {runs[0].meta['run']['tags']['repeat_group']})[/dim]"
-    )
-    return 0

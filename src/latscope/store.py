@@ -306,6 +306,20 @@ def _write_atomic_parquet(df: pl.DataFrame, target: Path) -> None:
             tmp.unlink()
 
 
+def write_atomic(target: Path, data: bytes) -> None:
+    """Write ``data`` to ``target`` atomically: a fresh file with an unpredictable name
+    (O_EXCL|O_NOFOLLOW) in the same directory, then renamed over the target."""
+    tmp = target.with_name(f".{target.name}.tmp.{os.getpid()}.{secrets.token_hex(4)}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, target)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
 # ------------------------------------------------------------------------------- the store
 
 

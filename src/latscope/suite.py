@@ -14,21 +14,18 @@ The comparison, per scenario and column:
 - the median of the repetition medians, the typical within-run interval, the spread between
   repetitions and the interval over repetitions (`repeat.between`);
 - against the suite's first scenario with the same benchmark (the baseline; same column):
-  `analysis.compare` on the **pooled samples** of all repetitions of each side (the
-  repetitions concatenated in order).  Its ratio-of-medians interval comes from a block
-  bootstrap of the pooled samples, which treats the difference between repetitions as part of
-  the within-run noise rather than resampling whole repetitions, so with few repetitions it can
-  be narrower than the run-to-run variation warrants.  Therefore a verdict of faster/slower is
-  marked (``~``) when the two scenarios' ranges of repetition medians overlap: the difference
-  is then no larger than what separate runs of one scenario already show.  Comparing
-  repetition medians directly would need at least 5 per side (`analysis.compare`'s minimum)
-  to say anything, which would make suites several times longer.
+  `analysis.compare` with the repetitions as the upper level: the pooled samples of all
+  repetitions of each side with one segment per repetition, so the interval of the ratio of
+  medians is the hull of Welch's t interval on the log repetition medians and the block
+  bootstrap of the pooled samples (with one repetition per side, the segments are that run's
+  worker processes instead). Never from the pooled samples alone: the samples of a run, however
+  many, do not show how much a second run differs. The noise threshold is raised to the A/A
+  range that `latscope trust` measured for the scenario, where there is a record.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import secrets
 import signal
 import time
@@ -255,16 +252,7 @@ class Row:
     between: Between
     baseline: str | None = None  # the scenario compared against (None: this is a baseline)
     comparison: Comparison | None = None
-    overlap: bool | None = None  # ranges of repetition medians overlap with the baseline's
     note: str | None = None  # why no comparison
-
-    @property
-    def marked(self) -> bool:
-        return bool(
-            self.comparison is not None
-            and self.comparison.verdict in ("faster", "slower")
-            and self.overlap
-        )
 
     def to_dict(self) -> dict[str, Any]:
         b = self.between
@@ -291,8 +279,7 @@ class Row:
                 "verdict": c.verdict,
                 "explanation": c.explanation,
                 "method": c.median_ratio.method,
-                "pooled": "all repetitions' samples, concatenated",
-                "repetition_ranges_overlap": self.overlap,
+                "noise_threshold": c.noise,
             },
             "note": self.note,
         }
@@ -306,12 +293,23 @@ def _columns(sc: Scenario, run: Run) -> list[str]:
     return list(run.columns)
 
 
+def _levels(runs: list[Run], col: str) -> tuple[np.ndarray, list[int]]:
+    """A scenario's pooled samples of one column and its segments: one per repetition, or the
+    worker processes of its only repetition."""
+    vals = [r.values(col) for r in runs]
+    if len(runs) == 1:
+        return vals[0], runs[0].segments
+    return np.concatenate(vals), [v.size for v in vals]
+
+
 def compare_rows(sr: SuiteRun) -> list[Row]:
     """One row per (scenario, column) with finished runs, in the suite's scenario order."""
-    from .analysis.compare import compare
+    from .analysis.compare import DEFAULT_NOISE, compare
+    from .trust import known_variation
 
     rows: list[Row] = []
-    pooled: dict[tuple[str, str], np.ndarray] = {}
+    pooled: dict[tuple[str, str], tuple[np.ndarray, list[int]]] = {}
+    first_run: dict[str, Run] = {}
     first_of: dict[tuple[str, str], Row] = {}
     for sc in sr.suite.scenarios:
         runs = sr.runs_of(sc.name)
@@ -329,21 +327,32 @@ def compare_rows(sr: SuiteRun) -> list[Row]:
                 continue
             row = Row(sc.name, sc.benchmark, col, between(col, reps))
             key = (sc.benchmark, col)
-            pooled[(sc.name, col)] = np.concatenate([r.values(col) for r in runs])
+            pooled[(sc.name, col)] = _levels(runs, col)
+            first_run[sc.name] = runs[0]
             base = first_of.get(key)
             if base is None:
                 first_of[key] = row
             else:
                 row.baseline = base.scenario
+                known = [
+                    known_variation(sr.store, first_run[name], col)
+                    for name in (base.scenario, sc.name)
+                ]
+                cvs = [k.process_cv for k in known if k is not None and k.process_cv is not None]
+                noises = [k.noise for k in known if k is not None and k.noise is not None]
+                (xa, sa), (xb, sb) = pooled[(base.scenario, col)], pooled[(sc.name, col)]
                 try:
                     row.comparison = compare(
-                        pooled[(base.scenario, col)], pooled[(sc.name, col)], seed=sr.seed
+                        xa,
+                        xb,
+                        segments_a=sa,
+                        segments_b=sb,
+                        between_cv=max(cvs) if cvs else None,
+                        noise=min(max([DEFAULT_NOISE, *noises]), 0.99),
+                        seed=sr.seed,
                     )
                 except ValueError as e:
                     row.note = str(e)
-                bb, bs = base.between, row.between
-                if bb.r >= 2 and bs.r >= 2:
-                    row.overlap = bs.lowest <= bb.highest and bb.lowest <= bs.highest
             rows.append(row)
     return rows
 
@@ -391,7 +400,7 @@ def comparison_table(rows: list[Row], title: str | None = None) -> Table:
         else:
             mr = c.median_ratio
             ratio = f"{mr.estimate:.3g} [{mr.low:.3g}–{mr.high:.3g}]"
-            verdict = c.verdict + (" ~" if r.marked else "")
+            verdict = c.verdict
             verdict = {
                 "faster": f"[green]{verdict}[/green]",
                 "slower": f"[red]{verdict}[/red]",
@@ -452,14 +461,16 @@ def print_comparison(console: Console, sr: SuiteRun, rows: list[Row]) -> None:
     else:
         parts.append(
             "one repetition each: within-run CI is the half width of the run's 95% interval "
-            "for its median; repeat (--repeat R) to see the run-to-run variation."
+            "for its median (over its worker processes); repeat (--repeat R) to see the "
+            "run-to-run variation."
         )
     if base:
         parts.append(
-            "ratio: analysis.compare on the pooled samples of all repetitions (block bootstrap "
-            "of the ratio of medians; verdict against a ±2% noise threshold); ~: the two "
-            "scenarios' repetition medians overlap, so the difference is within run-to-run "
-            "variation."
+            "ratio: of the medians, 95% interval from the repetitions (Welch t on the log "
+            "repetition medians, never narrower than the block bootstrap of the pooled samples); "
+            "verdict: slower/faster when the interval excludes 1 and the change exceeds the "
+            "noise threshold (±2%, or the A/A range 'latscope trust' measured), same when the "
+            "interval lies within it, else inconclusive."
         )
     console.print(f"[dim]{' '.join(parts)}[/dim]")
     for names, n in grouped_notes((sc.name, sc.benchmark, sc.params) for sc in sr.suite.scenarios):
@@ -529,10 +540,10 @@ def record(sr: SuiteRun, rows: list[Row]) -> dict[str, Any]:
 def write_record(sr: SuiteRun, rows: list[Row]) -> Path:
     d = sr.store.root / "suites"
     d.mkdir(parents=True, exist_ok=True)
+    from .store import write_atomic
+
     target = d / f"{sr.suite_run}.json"
-    tmp = d / f".{target.name}.tmp.{os.getpid()}"
-    tmp.write_text(json.dumps(record(sr, rows), indent=1, default=str))
-    os.replace(tmp, target)
+    write_atomic(target, json.dumps(record(sr, rows), indent=1, default=str).encode())
     return target
 
 
@@ -640,7 +651,7 @@ def document(sr: SuiteRun, rows: list[Row], *, details: bool = True, figures: bo
             mr = c.median_ratio
             ratio = f"{mr.estimate:.3g} [{mr.low:.3g}–{mr.high:.3g}]"
             tone = {"faster": "good", "slower": "bad", "inconclusive": "warn"}.get(c.verdict, "")
-            verdict = Cell(c.verdict + (" ~" if r.marked else ""), tone)
+            verdict = Cell(c.verdict, tone)
         trows.append(
             [
                 r.scenario,
@@ -680,11 +691,13 @@ def document(sr: SuiteRun, rows: list[Row], *, details: bool = True, figures: bo
             "a repetition's 95% interval for its median. Between runs: coefficient of variation "
             "of the repetition medians (†: they differ by more than their within-run intervals "
             "allow). Interval over reps: Student t on the logarithms of the repetition medians "
-            "(R ≥ 3); it covers within- and between-run variation. Ratio: analysis.compare on "
-            "the pooled samples of all repetitions of each scenario against its baseline (the "
-            "suite's first scenario with the same benchmark), a block-bootstrap interval of the "
-            "ratio of medians, verdict against a ±2% noise threshold; ~: the two scenarios' "
-            "repetition medians overlap, so the difference is within run-to-run variation.",
+            "(R ≥ 3); it covers within- and between-run variation. Ratio: of the medians of each "
+            "scenario against its baseline (the suite's first scenario with the same "
+            "benchmark), its interval from the repetitions: Welch t on the log repetition "
+            "medians, never narrower than the block bootstrap of the pooled samples. Verdict: "
+            "slower/faster when the interval excludes 1 and the change exceeds the noise "
+            "threshold (±2%, or the A/A range 'latscope trust' measured), same when the "
+            "interval lies within it, else inconclusive.",
         )
     )
     if figures:

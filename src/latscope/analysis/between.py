@@ -8,10 +8,13 @@ usually larger than the sampling noise *within* one, so the headline interval of
 is computed from the workers' medians, not from the pooled samples.
 
 ``median_over_runs`` gives the interval for the median of a run with ``R >= 2`` segments: a
-Student t interval with ``R - 1`` degrees of freedom on the logarithms of the segment medians
-(run-to-run differences are multiplicative), transformed back, and never narrower than the
-pooled samples' own interval (``floor``). It is an interval for the typical (geometric-mean)
-segment median, which is the figure a second run of the same command reproduces.
+Student t interval on the logarithms of the segment medians (run-to-run differences are
+multiplicative), transformed back, and never narrower than the pooled samples' own interval
+(``floor``). The workers run one after another, so neighbouring ones may share the host's
+state of the moment: their medians count as ``effective_count`` independent ones (lag-1
+autocorrelation; ``R_eff - 1`` degrees of freedom). It is an interval for the typical
+(geometric-mean) segment median, which is the figure a second run of the same command
+reproduces.
 """
 
 from __future__ import annotations
@@ -59,30 +62,92 @@ def segment_medians(x: npt.ArrayLike, segments: Sequence[int] | None) -> Segment
     )
 
 
+#: The largest serial correlation credited between consecutive segments (r_eff >= r / 19).
+MAX_RHO = 0.9
+
+
+def effective_count(v: npt.ArrayLike) -> float:
+    """How many independent segments ``v`` (their medians, in the order they ran) are worth:
+    ``r (1 - rho) / (1 + rho)``, rho the lag-1 autocorrelation of ``v`` clipped to
+    [0, ``MAX_RHO``]. Segments run one after another share the host's state of the moment
+    (load of neighbours, frequency), so neighbouring ones can agree more than separate runs
+    would; a negative estimate is not credited (r stays r). Fewer than 3 segments: r."""
+    a = np.asarray(v, dtype=float)
+    r = a.size
+    if r < 3:
+        return float(r)
+    d = a - a.mean()
+    den = float(np.dot(d, d))
+    rho = float(np.dot(d[:-1], d[1:])) / den if den > 0 else 0.0
+    rho = min(max(rho, 0.0), MAX_RHO)
+    return max(2.0, r * (1.0 - rho) / (1.0 + rho))
+
+
+@dataclasses.dataclass(frozen=True)
+class TInterval(Result):
+    """A Student t interval over segment (or repetition) medians."""
+
+    low: float
+    high: float
+    center: float
+    r: int
+    r_eff: float
+    log: bool  # on the logarithms of the medians (all positive), transformed back
+
+    @property
+    def df(self) -> float:
+        return self.r_eff - 1.0
+
+    def describe(self, what: str = "worker medians") -> str:
+        scale = "log scale, " if self.log else ""
+        eff = f", serial correlation: worth {self.r_eff:.1f}" if self.r_eff < self.r - 0.05 else ""
+        return f"t interval over {self.r} {what} ({scale}{self.df:.3g} df{eff})"
+
+
+def t_interval(medians: npt.ArrayLike, level: float = 0.95) -> TInterval | None:
+    """The t interval for the typical median over ``r >= MIN_SEGMENTS`` medians: on their
+    logarithms when all are positive (run-to-run differences are multiplicative; the centre
+    is then their geometric mean), else on the medians; ``effective_count`` of them, with
+    ``r_eff - 1`` degrees of freedom."""
+    med = np.asarray(medians, dtype=float)
+    r = med.size
+    if r < MIN_SEGMENTS:
+        return None
+    log = bool((med > 0).all())
+    v = np.log(med) if log else med
+    r_eff = effective_count(v)
+    tq = float(stats.t.ppf(0.5 + level / 2.0, r_eff - 1.0))
+    m, h = float(v.mean()), tq * float(v.std(ddof=1)) / math.sqrt(r_eff)
+    if log:
+        return TInterval(math.exp(m - h), math.exp(m + h), math.exp(m), r, r_eff, True)
+    return TInterval(m - h, m + h, m, r, r_eff, False)
+
+
 def median_over_runs(
     x: npt.ArrayLike,
     segments: Sequence[int] | None,
     level: float = 0.95,
     floor: tuple[float, float] | None = None,
 ) -> tuple[float, float, str] | None:
-    """(low, high, method) of the run's median including between-segment variation, or None
-    with fewer than ``MIN_SEGMENTS`` segments. ``floor`` (low, high), the pooled samples'
-    interval, bounds the result from inside: it is never narrower than that."""
-    sm = segment_medians(x, segments)
-    r = sm.r
-    if r < MIN_SEGMENTS:
+    """(low, high, method) of the run's median including between-segment variation
+    (``t_interval`` over the segment medians), or None with fewer than ``MIN_SEGMENTS``
+    segments. ``floor`` (low, high), the pooled samples' interval, bounds the result from
+    inside: it is never narrower than that."""
+    ti = t_interval(segment_medians(x, segments).medians, level)
+    if ti is None:
         return None
-    med = np.asarray(sm.medians)
-    tq = float(stats.t.ppf(0.5 + level / 2.0, r - 1))
-    if (med > 0).all():
-        logs = np.log(med)
-        m, h = float(logs.mean()), tq * float(logs.std(ddof=1)) / math.sqrt(r)
-        low, high = math.exp(m - h), math.exp(m + h)
-        method = f"between runs: t interval over {r} worker medians (log scale, {r - 1} df)"
-    else:
-        m, h = float(med.mean()), tq * float(med.std(ddof=1)) / math.sqrt(r)
-        low, high = m - h, m + h
-        method = f"between runs: t interval over {r} worker medians ({r - 1} df)"
+    low, high = ti.low, ti.high
     if floor is not None and floor[0] is not None and floor[1] is not None:
         low, high = min(low, floor[0]), max(high, floor[1])
-    return low, high, method
+    return low, high, f"between runs: {ti.describe()}"
+
+
+def typical_median(x: npt.ArrayLike, segments: Sequence[int] | None) -> float:
+    """A run's typical process median: the geometric mean of its segment medians (with at
+    least ``MIN_SEGMENTS`` positive ones), else the median of all samples. It is the centre of
+    ``median_over_runs`` and the statistic ``compare`` forms ratios of."""
+    sm = segment_medians(x, segments)
+    med = np.asarray(sm.medians)
+    if sm.r >= MIN_SEGMENTS and (med > 0).all():
+        return float(np.exp(np.log(med).mean()))
+    return float(np.median(as_float_array(x, "x")))

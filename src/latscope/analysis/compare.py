@@ -1,27 +1,55 @@
 """Compare two latency columns: is ``b`` faster or slower than ``a``, or the same within noise?
 
-Ratios. The headline is the ratio of medians ``median(b) / median(a)`` (> 1: ``b`` is slower),
-next to the ratio of p99s. Their confidence intervals come from independent bootstraps of the
-two runs, each with the dependence-aware scheme of ``intervals.py``: a non-overlapping block
-bootstrap whose block length is the Politis–White length (floor ``n^(1/3)``) when the run is
-autocorrelated, and blocks of ``ceil(n / 1000)`` (i.e. the plain bootstrap for ``n <= 1000``)
-when it is independent. Thanks to the counting trick in ``intervals.block_bootstrap_quantiles``
-no resample is materialised, so **all** samples are used, however many (no subsampling). The
-interval is the percentile interval of the ratio of the replicates.
+A run is one draw from the machine: a second process of the same command lands on other
+physical pages, another CPU, another moment of the host, and its median differs by more than
+the sampling noise within one process (Kalibera & Jones). So the interval of the ratio must
+include the variation *between* processes, which only repetitions reveal; the samples of one
+process, however many, cannot. Runs are measured in several worker processes (segments,
+``Run.segments``) for that reason.
 
-Verdict, against a noise threshold (default 2%), criterion.rs-style but stricter, as an
-equivalence test:
+Ratio. The headline is the ratio of medians (> 1: ``b`` is slower), next to the ratio of p99s.
+With several segments per side it is the ratio of the geometric means of the segment medians
+(a side's typical process), else ``median(b) / median(a)`` of the pooled samples. The pooled
+median of a run whose processes fall into two modes jumps with the share of processes in each;
+the geometric mean of the process medians moves smoothly.
 
-- ``"same"``: the whole interval of the median ratio lies within ``[1 - noise, 1 + noise]``;
-- ``"slower"`` (``b`` slower than ``a``): the whole interval lies above ``1 + noise``;
-- ``"faster"``: the whole interval lies below ``1 - noise``;
-- ``"inconclusive"``: the interval straddles ``1 - noise`` or ``1 + noise``: more samples (or a
-  quieter machine) are needed to tell.
+Interval of the ratio of medians, two-level:
+
+1. *Within processes*: independent bootstraps of the two sides' pooled samples, each with the
+   dependence-aware scheme of ``intervals.py`` (non-overlapping block bootstrap, Politis–White
+   block length when autocorrelated; no resample materialised, all samples used); the
+   percentile interval of the ratio of the replicates.
+2. *Between processes*, when both sides have at least two segments: Welch's t interval for the
+   difference of the means of the logarithms of the segment medians (Welch–Satterthwaite
+   degrees of freedom), transformed back. Segments run one after another, so each side's
+   medians count as ``between.effective_count`` independent ones (lag-1 autocorrelation):
+   neighbouring workers that share the host's state of the moment are not credited as
+   independent draws. Logarithms because run-to-run differences are
+   multiplicative. The reported interval is the hull of 1 and 2: never narrower than the
+   within-process interval, and as wide as the repetitions say.
+3. When a side has a single segment (an older run, ``--repeat 1``), the repetitions are
+   missing and the between-process variation must come from elsewhere: ``between_cv``, the
+   coefficient of variation of single-process medians known for this benchmark on this
+   machine (``latscope trust`` or the history of the scenario, see ``trust.py``). The
+   bootstrap interval's half width on the log scale is then combined in quadrature with
+   ``z * sqrt(cv_a^2 + cv_b^2)``, where a side with several segments contributes its own
+   ``var(log medians) / r`` and a single-segment side ``between_cv^2``. Without a known
+   ``between_cv`` no such interval can be honest: the verdict is "inconclusive" and
+   ``settle`` says what to do.
+
+Verdict, against a noise threshold ``noise`` (default 2%; callers raise it to the A/A range of
+run medians known for the scenario):
+
+- ``"slower"``: the interval lies wholly above 1 **and** the ratio exceeds ``1 + noise``;
+- ``"faster"``: the interval lies wholly below 1 **and** the ratio is below ``1 - noise``;
+- ``"same"``: the whole interval lies within ``[1 - noise, 1 + noise]``;
+- ``"inconclusive"``: anything else; ``settle`` says what would settle it (more workers, a
+  trust record).
 
 Mann–Whitney U (``scipy.stats.mannwhitneyu``, two-sided) is reported as a secondary figure, on a
 uniformly random subsample of at most ``MWU_MAX_POINTS`` (200,000) per side. It assumes
-independent samples, so on autocorrelated runs its p-value is too small; with large runs it
-rejects for differences far below any noise threshold. The verdict never uses it.
+independent samples, so on autocorrelated runs its p-value is too small; the verdict never
+uses it.
 
 Shift function (Doksum 1974): the deciles of both runs and their differences ``b - a`` (and
 ratios), to plot how the whole distribution moved, not just its middle.
@@ -31,12 +59,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
 from scipy import stats
 
 from ._common import FloatArray, Prepared, Result, as_prepared, quantile_sorted, subsample
+from .between import MIN_SEGMENTS, effective_count, segment_medians
 from .dependence import Dependence, dependence
 from .intervals import (
     DEFAULT_LEVEL,
@@ -85,6 +115,8 @@ class Comparison(Result):
     decile_differences: FloatArray  # b - a, ns
     decile_ratios: FloatArray  # b / a
     seed: int
+    levels: Levels | None = None
+    settle: str | None = None  # inconclusive: what is missing ("interval too wide", ...)
 
 
 def _block_length(prep: Prepared, dep: Dependence) -> int:
@@ -103,26 +135,59 @@ def _replicates(
     return block_bootstrap_quantiles(prep, probs, ell, weights), ell
 
 
-def _verdict(low: float, high: float, noise: float) -> str:
+def verdict(low: float, high: float, estimate: float, noise: float) -> str:
+    """The verdict of a ratio interval against the noise threshold (module docstring)."""
     if low >= 1.0 - noise and high <= 1.0 + noise:
         return "same"
-    if low > 1.0 + noise:
+    if low > 1.0 and estimate > 1.0 + noise:
         return "slower"
-    if high < 1.0 - noise:
+    if high < 1.0 and estimate < 1.0 - noise:
         return "faster"
     return "inconclusive"
+
+
+@dataclasses.dataclass(frozen=True)
+class Levels(Result):
+    """How the interval of the ratio of medians was built (the two levels)."""
+
+    segments_a: int
+    segments_b: int
+    within: tuple[float, float]  # the block-bootstrap interval of the pooled samples alone
+    between: tuple[float, float] | None  # from the segment medians or the known variation
+    between_method: str
+    between_cv: float | None  # the known single-process variation used, if any
+
+
+def _welch_log(ma: np.ndarray, mb: np.ndarray, level: float) -> tuple[float, float, float]:
+    """(centre, half width, df) of Welch's t interval for mean(log mb) - mean(log ma), each
+    side's medians counted as ``between.effective_count`` independent ones."""
+    la, lb = np.log(ma), np.log(mb)
+    ra, rb = effective_count(la), effective_count(lb)
+    va, vb = float(la.var(ddof=1)) / ra, float(lb.var(ddof=1)) / rb
+    d = float(lb.mean() - la.mean())
+    se2 = va + vb
+    if se2 <= 0.0:
+        return d, 0.0, ra + rb - 2.0
+    df = se2**2 / (va**2 / (ra - 1.0) + vb**2 / (rb - 1.0))
+    return d, float(stats.t.ppf(0.5 + level / 2.0, df)) * math.sqrt(se2), float(df)
 
 
 def compare(
     a: npt.ArrayLike | Prepared,
     b: npt.ArrayLike | Prepared,
     *,
+    segments_a: Sequence[int] | None = None,
+    segments_b: Sequence[int] | None = None,
+    between_cv: float | None = None,
     noise: float = DEFAULT_NOISE,
     level: float = DEFAULT_LEVEL,
     seed: int = 0,
     n_boot: int = N_BOOT,
 ) -> Comparison:
-    """Compare latencies ``b`` against the baseline ``a`` (both ns). See the module docstring."""
+    """Compare latencies ``b`` against the baseline ``a`` (both ns), each given as its pooled
+    samples with ``segments_*`` (samples per worker process, in order; None: one process).
+    ``between_cv``: the CV of single-process medians known for this benchmark, used when a
+    side has one segment. See the module docstring."""
     if not 0.0 <= noise < 1.0:
         raise ValueError(f"noise must lie in [0, 1), got {noise}")
     if not 0.0 < level < 1.0:
@@ -144,7 +209,7 @@ def compare(
     reps_a, ell_a = _replicates(pa, probs, n_boot, rng)
     reps_b, ell_b = _replicates(pb, probs, n_boot, rng)
     alpha = 1.0 - level
-    method = (
+    boot_method = (
         f"block bootstrap of each run (blocks a: {ell_a}, b: {ell_b}; {n_boot} resamples; "
         f"all {pa.n:,} + {pb.n:,} samples), percentile interval of the ratio"
     )
@@ -154,9 +219,54 @@ def compare(
             r = reps_b[:, i] / reps_a[:, i]
         r = r[np.isfinite(r)]
         lo, hi = np.quantile(r, [alpha / 2.0, 1.0 - alpha / 2.0])
-        return RatioInterval(name, est, float(lo), float(hi), level, method)
+        return RatioInterval(name, est, float(lo), float(hi), level, boot_method)
 
-    med_ratio = ratio(0, "median", med_b / med_a)
+    within = ratio(0, "median", med_b / med_a)
+    sma = segment_medians(pa.x, segments_a)
+    smb = segment_medians(pb.x, segments_b)
+    ma, mb = np.asarray(sma.medians), np.asarray(smb.medians)
+    positive = bool((ma > 0).all() and (mb > 0).all())
+    est = within.estimate
+    low, high = within.low, within.high
+    between_iv: tuple[float, float] | None = None
+    settle: str | None = None
+    if sma.r >= MIN_SEGMENTS and smb.r >= MIN_SEGMENTS and positive:
+        d, h, df = _welch_log(ma, mb, level)
+        between_iv = (math.exp(d - h), math.exp(d + h))
+        est = math.exp(d)  # the ratio of the geometric means of the worker medians
+        low, high = min(low, between_iv[0]), max(high, between_iv[1])
+        bmethod = f"Welch t on the log worker medians ({sma.r} + {smb.r} processes, {df:.1f} df)"
+        method = (
+            f"two-level interval: hull of the {bmethod} and the {boot_method}; the ratio is "
+            "that of the geometric means of the worker medians"
+        )
+    elif between_cv is not None and positive and between_cv >= 0.0:
+        var = 0.0
+        for m in (ma, mb):
+            if m.size >= MIN_SEGMENTS:
+                var += float(np.log(m).var(ddof=1)) / m.size
+            else:
+                var += math.log1p(between_cv) ** 2
+        z = float(stats.norm.ppf(0.5 + level / 2.0))
+        h_between = z * math.sqrt(var)
+        h_within = max(math.log(est / within.low), math.log(within.high / est))
+        h = math.sqrt(h_within**2 + h_between**2)
+        between_iv = (est * math.exp(-h_between), est * math.exp(h_between))
+        low, high = est * math.exp(-h), est * math.exp(h)
+        bmethod = (
+            f"between-process variation known for this benchmark (CV {100 * between_cv:.2g}% "
+            "of one process's median)"
+        )
+        method = (
+            f"{boot_method}, widened (in quadrature, log scale) by the {bmethod}, since a side "
+            "was measured in a single process"
+        )
+    else:
+        bmethod = "unknown: a side was measured in a single process"
+        method = f"{boot_method} (within-process variation only)"
+        settle = "between-run variation unknown"
+    med_ratio = RatioInterval("median", est, float(low), float(high), level, method)
+    levels = Levels(sma.r, smb.r, (within.low, within.high), between_iv, bmethod, between_cv)
     p99_ratio = None
     p99_reason = None
     if p99_ok:
@@ -176,20 +286,23 @@ def compare(
         "(assumes independent samples)"
     )
 
-    verdict = _verdict(med_ratio.low, med_ratio.high, noise)
-    pct = 100.0 * (med_ratio.estimate - 1.0)
+    v = "inconclusive" if settle else verdict(med_ratio.low, med_ratio.high, est, noise)
+    if v == "inconclusive" and settle is None:
+        settle = (
+            "interval too wide"
+            if med_ratio.low <= 1.0 <= med_ratio.high
+            else "difference within the noise threshold"
+        )
+    pct = 100.0 * (est - 1.0)
     ci = f"{100 * level:.0f}% CI {med_ratio.low:.3f}-{med_ratio.high:.3f}"
     band = f"noise threshold ±{100 * noise:.3g}%"
     explanation = {
-        "same": f"b is the same as a within the {band} (median ratio "
-        f"{med_ratio.estimate:.3f}, {ci})",
-        "slower": f"b is {pct:.1f}% slower than a (median ratio {med_ratio.estimate:.3f}, {ci}, "
-        f"{band})",
-        "faster": f"b is {-pct:.1f}% faster than a (median ratio {med_ratio.estimate:.3f}, "
-        f"{ci}, {band})",
-        "inconclusive": f"cannot tell: the median ratio {med_ratio.estimate:.3f} has a {ci}, "
-        f"which straddles the {band}; measure more samples",
-    }[verdict]
+        "same": f"b is the same as a within the {band} (median ratio {est:.3f}, {ci})",
+        "slower": f"b is {pct:.1f}% slower than a (median ratio {est:.3f}, {ci}, {band})",
+        "faster": f"b is {-pct:.1f}% faster than a (median ratio {est:.3f}, {ci}, {band})",
+        "inconclusive": f"cannot tell: the median ratio {est:.3f} has a {ci} against the "
+        f"{band} ({settle})",
+    }[v]
     dec_a = np.array([quantile_sorted(pa.sorted, p) for p in DECILES])
     dec_b = np.array([quantile_sorted(pb.sorted, p) for p in DECILES])
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -204,7 +317,7 @@ def compare(
         p99_reason=p99_reason,
         mannwhitney_p=float(mwu.pvalue),
         mannwhitney_method=mwu_method,
-        verdict=verdict,
+        verdict=v,
         explanation=explanation,
         noise=noise,
         level=level,
@@ -214,4 +327,6 @@ def compare(
         decile_differences=dec_b - dec_a,
         decile_ratios=dec_ratio,
         seed=seed,
+        levels=levels,
+        settle=settle if v == "inconclusive" else None,
     )
