@@ -311,38 +311,75 @@ void clock_setup(enum clock_kind k, struct clock_info *info) {
 
 /* ---------------------------------------------------------------- --inject-ns */
 
-uint64_t g_inject_ticks = 0;
+uint64_t g_inject_on = 0;
+static uint64_t inject_iters = 0; /* short delays: a counted empty loop */
+static uint64_t inject_ticks = 0; /* longer ones: spin on the run's clock */
 
-/* Spin on the run's clock until it has advanced g_inject_ticks. */
+/* A delay shorter than a few reads of the clock cannot be timed by the clock itself (each read
+ * costs tens of ns), so it is a fixed number of empty loop iterations; a longer one spins on the
+ * clock, which holds its length in time even where the CPU's speed varies (a VM's host). */
 __attribute__((noinline)) void inject_spin(void) {
-    uint64_t s = clk_end(), target = g_inject_ticks;
-    while (clk_end() - s < target) {
+    if (inject_ticks) {
+        uint64_t s = clk_end(), target = inject_ticks;
+        while (clk_end() - s < target) {
+        }
+        return;
     }
+    for (uint64_t i = inject_iters; i > 0; i--) __asm__ __volatile__("" ::: "memory");
 }
 
-/* The busy-wait adds its own reads and an overshoot of up to one read to the target: measure
- * what an otherwise empty timed region with the wait in it takes (median of up to 201, at most
- * ~0.2 s), subtract the read cost, and correct the target by the excess; twice. */
+/* What an otherwise empty timed region with the wait in it adds beyond the clock's read cost:
+ * median of `reps`, in ns. */
+static double inject_measure(const struct clock_info *ci, int reps, uint64_t *d) {
+    for (int i = 0; i < reps; i++) {
+        uint64_t a = clk_start();
+        inject_delay();
+        uint64_t b = clk_end();
+        d[i] = b - a;
+    }
+    qsort(d, (size_t)reps, sizeof(uint64_t), cmp_u64);
+    return (double)d[reps / 2] * ci->ns_per_tick - ci->overhead_ns;
+}
+
+/* Short delays (under four read costs): the loop's speed is measured on a long loop (the
+ * fastest of five of about 1 ms), then the count is corrected twice against the median of short
+ * timed regions with the wait inside them, as a benchmark sees it.  Longer delays: the clock
+ * target is corrected twice in the same way for the reads and the overshoot the spin adds. */
 void inject_calibrate(const struct clock_info *ci, double ns) {
-    g_inject_ticks = 0;
+    g_inject_on = 0;
+    inject_iters = inject_ticks = 0;
     if (!(ns > 0)) return;
-    double want = ns / ci->ns_per_tick, target = want;
-    int reps = (int)(0.2e9 / ns);
-    if (reps > 201) reps = 201;
+    int reps = (int)(0.2e9 / (ns + 100));
+    if (reps > 2001) reps = 2001;
     if (reps < 11) reps = 11;
     uint64_t *d = xcalloc((size_t)reps, sizeof(uint64_t));
-    for (int pass = 0; pass < 2; pass++) {
-        g_inject_ticks = target >= 1 ? (uint64_t)(target + 0.5) : 1;
-        for (int i = 0; i < reps; i++) {
+    g_inject_on = 1;
+    if (ns < 4 * ci->overhead_ns) {
+        uint64_t probe_iters = 1000000;
+        double per_iter = 0;
+        for (int k = 0; k < 5; k++) {
+            inject_iters = probe_iters;
             uint64_t a = clk_start();
-            inject_delay();
+            inject_spin();
             uint64_t b = clk_end();
-            d[i] = b - a;
+            double v = (double)(b - a) * ci->ns_per_tick / (double)probe_iters;
+            if (k == 0 || v < per_iter) per_iter = v;
         }
-        qsort(d, (size_t)reps, sizeof(uint64_t), cmp_u64);
-        double added = (double)d[reps / 2] - ci->overhead_ns / ci->ns_per_tick;
-        target -= added - want;
+        double iters = ns / (per_iter > 0 ? per_iter : 1);
+        for (int pass = 0; pass < 2; pass++) {
+            inject_iters = iters >= 1 ? (uint64_t)(iters + 0.5) : 1;
+            double added = inject_measure(ci, reps, d);
+            if (added > 0) iters *= ns / added;
+        }
+        inject_iters = iters >= 1 ? (uint64_t)(iters + 0.5) : 1;
+    } else {
+        double want = ns / ci->ns_per_tick, target = want;
+        for (int pass = 0; pass < 2; pass++) {
+            inject_ticks = target >= 1 ? (uint64_t)(target + 0.5) : 1;
+            double added = inject_measure(ci, reps, d) / ci->ns_per_tick;
+            target -= added - want;
+        }
+        inject_ticks = target >= 1 ? (uint64_t)(target + 0.5) : 1;
     }
-    g_inject_ticks = target >= 1 ? (uint64_t)(target + 0.5) : 1;
     free(d);
 }

@@ -78,12 +78,12 @@ static inline uint64_t clk_end(void) {
     }
 }
 
-/* --inject-ns: a calibrated busy-wait on the run's clock inside every timed region (0: none).
- * The test costs one load and a never-taken branch when nothing is injected. */
-extern uint64_t g_inject_ticks;
+/* --inject-ns: a calibrated busy-wait inside every timed region (0: none).  The test costs one
+ * load and a never-taken branch when nothing is injected. */
+extern uint64_t g_inject_on;
 void inject_spin(void);
 static inline void inject_delay(void) {
-    if (__builtin_expect(g_inject_ticks != 0, 0)) inject_spin();
+    if (__builtin_expect(g_inject_on != 0, 0)) inject_spin();
 }
 /* Calibrate the busy-wait so that a timed region grows by ~ns; call after clock_setup. */
 void inject_calibrate(const struct clock_info *ci, double ns);
