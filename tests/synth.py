@@ -28,8 +28,10 @@ def make_run(
     env: dict[str, Any] | None = None,
     run_env: dict[str, Any] | None = None,
     resolution_ns: float = 1.0,
+    header: dict[str, Any] | None = None,
 ) -> Run:
-    """A complete run in ``store`` with the given duration columns (ns, equal lengths)."""
+    """A complete run in ``store`` with the given duration columns (ns, equal lengths);
+    ``header``: entries added to (or replacing) the sample file's header."""
     n = len(next(iter(columns.values())))
     ticks = {
         name: np.rint(np.asarray(v) / ns_per_tick).astype(np.int64) for name, v in columns.items()
@@ -66,6 +68,7 @@ def make_run(
         },
         "started_utc": "2026-01-01T00:00:00Z",
         "finished_utc": "2026-01-01T00:00:01Z",
+        **(header or {}),
     }
     st = Store(store)
     run_id, partial = st.begin(bench)

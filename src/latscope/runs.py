@@ -19,9 +19,6 @@ from . import __version__, _probe, samples
 from .errors import BadInput
 from .store import RUN_FILE, SAMPLES_FILE, Store, summary_frame
 
-# The figures of the summary table, in order.
-SUMMARY_FIELDS = ("n", "min", "p50", "mean", "std", "p95", "p99", "p99.9", "max")
-
 
 class Run:
     """One benchmark run: its samples (polars), its summary (polars) and its metadata (dict).
@@ -136,7 +133,7 @@ class Run:
     def summary(self, confidence: float = 0.95) -> pl.DataFrame:
         """One row per timed column: n, min, p50, mean, std, p95, p99, p99.9, max (ns) and
         the confidence interval of the median, with its method and effective sample size."""
-        from .summary import column_summary
+        from .summary import column_summary, frame
 
         if confidence not in self._summaries:
             rows = [
@@ -151,7 +148,7 @@ class Run:
                 }
                 for c in self.columns + self.derived_columns
             ]
-            self._summaries[confidence] = pl.DataFrame(rows)
+            self._summaries[confidence] = frame(rows)
         return self._summaries[confidence]
 
 
