@@ -14,7 +14,7 @@ from rich.console import Console
 from latscope.report_text import print_run
 from latscope.store import Store, summary_frame
 from latscope.summary import MIN_BEYOND, STATS, summary_columns
-from latscope.units import fmt_bare
+from latscope.units import fmt, fmt_bare, pick_unit
 from synth import lognormal, make_run
 
 
@@ -187,8 +187,14 @@ def test_timed_rusage_in_show_and_report(cli, store: Path, tmp_path: Path) -> No
     r = cli("report", run.id, "--md", str(md), "--no-figures", "--quiet")
     assert r.returncode == 0, r.stderr
     text = " ".join((md / "report.md").read_text().split())
-    assert "timed loop (2 workers, 1,000 iterations)" in text
+    assert "| timed loop | 2 workers, 1,000 iterations — initiator: 3 page faults" in text
     assert "3 page faults inside the timed loop" in text and "switched out for other" in text
+    # two workers: the interval of the median is the between-worker one in both views
+    row = run.summary().row(0, named=True)
+    unit = pick_unit([row["p50_ns"]])
+    lo, hi = row["p50_ci_low_ns"], row["p50_ci_high_ns"]
+    assert f"{fmt_bare(lo, unit)}–{fmt_bare(hi, unit)}" in out
+    assert f"{fmt(lo, unit)} – {fmt(hi, unit)}" in text and row["ci_method"] in text
 
 
 def test_timed_rusage_as_the_benchmark_implies_or_absent(store: Path) -> None:

@@ -364,7 +364,10 @@ def cmd_history(args: argparse.Namespace) -> int:
         if keys:
             cells.append(history.series_label(r, keys))
         cells += [tags, str(r["n"])]
-        cells.append(fmt_bare(v, unit) if unit[0] else f"{v:.4g}" if v is not None else "—")
+        if v is None or unit[0]:
+            cells.append(fmt_bare(v, unit))
+        else:
+            cells.append(f"{int(v):,}" if h.figure.kind == "count" else f"{v:,.0f}")
         why = h.withheld(r)
         if why:
             reasons.append(f"#{i} {h.stat} — {why}")

@@ -162,7 +162,7 @@ def _measurement(run: Run) -> list[Block]:
         rows.append((str(k).replace("_", " "), _flat(v)))
     usage = timed_usage(meta)
     if usage is not None:
-        rows.append((usage.head, usage.detail))
+        rows.append(("timed loop", f"{usage.scope} — {usage.detail}"))
     out: list[Block] = [KeyValues("What was measured", rows)]
     if usage is not None:
         out += [Alert(n, code="timed-rusage") for n in usage.notes]

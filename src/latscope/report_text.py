@@ -70,13 +70,13 @@ class TimedUsage:
     workers: int
     iterations: int
     roles: tuple[RoleUsage, ...]
-    head: str  # "timed loop (2 workers, 20,000 iterations)"
+    scope: str  # "2 workers, 20,000 iterations"
     detail: str  # per role: page faults, context switches
     notes: tuple[str, ...]
 
     @property
     def line(self) -> str:
-        return f"{self.head}: {self.detail}"
+        return f"timed loop ({self.scope}): {self.detail}"
 
 
 def _count(v: Any) -> int | None:
@@ -156,7 +156,7 @@ def timed_usage(meta: dict[str, Any]) -> TimedUsage | None:
             + (f"; {_per_iter(u.switches, iterations)})" if u.switches else ")")
         )
     wtxt = f"{seen} worker{'s' if seen != 1 else ''}"
-    head = f"timed loop ({wtxt}, {iterations:,} iterations)"
+    scope = f"{wtxt}, {iterations:,} iterations"
 
     notes: list[str] = []
     pingpong = any(u.role in PINGPONG_ROLES for u in roles)
@@ -188,7 +188,7 @@ def timed_usage(meta: dict[str, Any]) -> TimedUsage | None:
                 "(the other side was faster), so not every round trip contains the switches "
                 "its label counts."
             )
-    return TimedUsage(seen, iterations, roles, head, "; ".join(parts), tuple(notes))
+    return TimedUsage(seen, iterations, roles, scope, "; ".join(parts), tuple(notes))
 
 
 def _pval(v: Any) -> str:
