@@ -131,6 +131,10 @@ def cmd_matrix(args: argparse.Namespace) -> int:
         "2 CPUs; spinning peers on one CPU only hand over at scheduler ticks "
         f"(n={100} for those cells). 'latscope ls' lists every cell's run.[/dim]"
     )
+    if any(c.p50_ns is not None and c.p99_ns is None for c in cells):
+        from .summary import WITHHELD_LEGEND
+
+        console.print(f"[dim]{WITHHELD_LEGEND}[/dim]")
     for p in problems:
         err_console.print(f"[yellow]not measured:[/yellow] {p}")
     return 0

@@ -169,7 +169,7 @@ def withheld_reason(row: Mapping[str, Any], s: Stat) -> str | None:
             return None  # no figure at all, nothing withheld
         return (
             f"withheld: this run's summary has no count of samples above {s.key} (kept by an "
-            "older latscope); its samples could not be read to recompute it"
+            "older latscope, and it could not be recomputed from the samples)"
         )
     from .analysis.intervals import _too_few_beyond
 
