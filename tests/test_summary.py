@@ -11,9 +11,10 @@ from pathlib import Path
 import polars as pl
 from rich.console import Console
 
+from latscope.analysis import MIN_BEYOND
 from latscope.report_text import print_run
 from latscope.store import Store, summary_frame
-from latscope.summary import MIN_BEYOND, STATS, summary_columns
+from latscope.summary import STATS, summary_columns
 from latscope.units import fmt, fmt_bare, pick_unit
 from synth import lognormal, make_run
 

@@ -131,7 +131,7 @@ def cmd_ls(args: argparse.Namespace) -> int:
 
     from .cli import console
     from .store import Store
-    from .summary import WITHHELD_LEGEND, value, withheld_reason
+    from .summary import WITHHELD_LEGEND, value, withheld, withheld_reason
     from .units import fmt_bare, pick_unit
 
     st = Store(args.store)
@@ -214,7 +214,7 @@ def cmd_ls(args: argparse.Namespace) -> int:
             overflow="fold",
         )
     shown = 0
-    withheld = False
+    any_withheld = False
     for r in runs:
         row = first.get(r.id)
         if row is None:
@@ -226,7 +226,7 @@ def cmd_ls(args: argparse.Namespace) -> int:
         elif tags.get("repeat_group"):
             status = f"repetition {tags.get('repetition')}/{tags.get('repeat')}"
         vals = [value(row, s) for s in figures]
-        withheld = withheld or any(withheld_reason(row, s) for s in figures)
+        any_withheld = any_withheld or any(withheld(row, s) for s in figures)
         unit = pick_unit([row.get("p50_ns")])
         t.add_row(
             r.id,
@@ -254,7 +254,7 @@ def cmd_ls(args: argparse.Namespace) -> int:
     extra = ""
     if any(p.state in ("killed", "removing") for p in partials):
         extra = "; 'latscope rm --partial' removes the leftovers of killed runs"
-    if withheld:
+    if any_withheld:
         extra += f"; {WITHHELD_LEGEND} ('latscope show RUN' says why)"
     console.print(
         f"[dim]{shown} runs, {len(partials)} partial, {len(skipped)} skipped{extra}[/dim]"

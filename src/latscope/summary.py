@@ -14,11 +14,16 @@ estimates reach every view. With several worker processes (`segments`) the headl
 of the median comes from `analysis.between.median_over_runs` and includes the variation between
 processes.
 
-The tail rule is `analysis.summary`'s: a tail percentile (p95, p99, p99.9) with fewer than
-`MIN_BEYOND` samples above it is withheld: `None` in `Run.summary()`, null in summary.parquet,
-"—" wherever it is printed, and the number of samples above it is kept next to it
-(``<column>_n_beyond``) so that every view can say why (`withheld_reason`). The median is not a
-tail figure: it is always given (it has its interval instead).
+The tail rule is `analysis.summary`'s, applied once, by `column_summary` (through
+`summarize`): a tail percentile (p95, p99, p99.9) with fewer than `MIN_BEYOND` samples above it
+is withheld: `None` in `Run.summary()`, null in summary.parquet, "—" wherever it is printed,
+and the number of samples above it is kept next to it (``<column>_n_beyond``) so that every
+view can say why (`withheld_reason`). The views read the null; they do not apply the rule
+again. The median is not a tail figure: it is always given (it has its interval instead).
+
+Importing this module does not import the analysis (numpy, scipy): `latscope ls` reads the
+table without paying for it; the percentiles' probabilities and the rule's threshold are looked
+up in `analysis.summary` when used.
 """
 
 from __future__ import annotations
@@ -28,16 +33,9 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 if TYPE_CHECKING:
+    import numpy as np
     import polars as pl
-
-from .analysis.summary import MIN_BEYOND, PERCENTILES
-
-
-def _percent(key: str) -> float:
-    return dict(PERCENTILES)[key]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -46,18 +44,25 @@ class Stat:
 
     key: its name on the command line and in JSON ("p99.9"); label: its column header;
     kind: "count" (n), "time" (ns, not a percentile), "percentile" (ns) or "number" (ess);
-    column: its column in `Run.summary()` and summary.parquet; percent: for percentiles, from
-    `analysis.summary.PERCENTILES`; tail: whether the tail rule withholds it; brief: shown in
-    the compact views (`latscope ls`); doc: how it is computed."""
+    column: its column in `Run.summary()` and summary.parquet; tail: whether the tail rule
+    withholds it; brief: shown in the compact views (`latscope ls`); doc: how it is computed.
+    `percent` (percentiles) is the probability `analysis.summary.PERCENTILES` gives the key."""
 
     key: str
     label: str
     kind: str
     column: str
     doc: str
-    percent: float | None = None
     tail: bool = False
     brief: bool = False
+
+    @property
+    def percent(self) -> float | None:
+        if self.kind != "percentile":
+            return None
+        from .analysis.summary import PERCENTILES
+
+        return dict(PERCENTILES)[self.key]
 
     @property
     def is_time(self) -> bool:
@@ -71,8 +76,7 @@ class Stat:
 
 
 def _pct(key: str, *, brief: bool = False) -> Stat:
-    p = _percent(key)
-    median = p == 50.0
+    median = key == "p50"
     return Stat(
         key=key,
         label=key,
@@ -81,10 +85,9 @@ def _pct(key: str, *, brief: bool = False) -> Stat:
         doc=(
             "median (numpy 'linear' percentile)"
             if median
-            else f"{p:g}th percentile (numpy 'linear'); withheld with fewer than "
-            f"{MIN_BEYOND} samples above it"
+            else f"{key[1:]}th percentile (numpy 'linear'); withheld with too few samples "
+            "above it (analysis.summary.MIN_BEYOND)"
         ),
-        percent=p,
         tail=not median,
         brief=brief,
     )
@@ -151,22 +154,23 @@ def value(row: Mapping[str, Any], s: Stat) -> float | None:
     v = row.get(s.column)
     if v is None or (isinstance(v, float) and not math.isfinite(v)):
         return None
-    if s.tail:
-        k = row.get(s.beyond_column or "")
-        if k is None or k < MIN_BEYOND:
-            return None
+    if s.tail and row.get(s.beyond_column or "") is None:
+        return None
     return float(v)
+
+
+def withheld(row: Mapping[str, Any], s: Stat) -> bool:
+    """Whether a tail percentile of a row with samples is withheld (printed as "—")."""
+    return s.tail and row.get("n") is not None and value(row, s) is None
 
 
 def withheld_reason(row: Mapping[str, Any], s: Stat) -> str | None:
     """Why a tail percentile of a summary row is withheld ("withheld: only 2 samples lie
     above p99.9; ..."), or None when it is given (or the figure has no tail rule)."""
-    if not s.tail or value(row, s) is not None:
+    if not withheld(row, s):
         return None
     k = row.get(s.beyond_column or "")
     if k is None:
-        if row.get(s.column) is None and row.get("n") is None:
-            return None  # no figure at all, nothing withheld
         return (
             f"withheld: this run's summary has no count of samples above {s.key} (kept by an "
             "older latscope, and it could not be recomputed from the samples)"
@@ -188,7 +192,7 @@ def withheld_notes(rows: list[tuple[str, Mapping[str, Any]]]) -> list[str]:
 
 
 #: The short legend printed under tables that show "—" for a withheld figure.
-WITHHELD_LEGEND = f"—: withheld, fewer than {MIN_BEYOND} samples lie above the percentile"
+WITHHELD_LEGEND = "—: withheld, too few samples lie above the percentile"
 
 
 # ------------------------------------------------------------------------------- computing
