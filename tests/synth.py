@@ -30,9 +30,11 @@ def make_run(
     resolution_ns: float = 1.0,
     segments: list[int] | None = None,
     params: dict[str, Any] | None = None,
+    header: dict[str, Any] | None = None,
 ) -> Run:
     """A complete run in ``store`` with the given duration columns (ns, equal lengths);
-    ``segments``: samples per worker process (the header's ``workers``)."""
+    ``segments``: samples per worker process (the header's ``workers``); ``header``: entries
+    added to (or replacing) the sample file's header."""
     n = len(next(iter(columns.values())))
     ticks = {
         name: np.rint(np.asarray(v) / ns_per_tick).astype(np.int64) for name, v in columns.items()
@@ -69,6 +71,7 @@ def make_run(
         },
         "started_utc": "2026-01-01T00:00:00Z",
         "finished_utc": "2026-01-01T00:00:01Z",
+        **(header or {}),
     }
     if segments is not None:
         header["workers"] = [

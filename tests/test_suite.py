@@ -339,10 +339,6 @@ def test_ctrl_c_stops_the_suite_and_keeps_finished_runs(store: Path, tmp_path: P
 
 
 def test_run_repeat_three_worker_processes(cli, store: Path) -> None:
-    from latscope import _probe
-
-    if not _probe.supports("--workers"):
-        pytest.skip("this latscope-probe has no --workers yet")
     r = cli("run", "syscall", "-n", "2000", "--repeat", "3")
     assert r.returncode == 0, r.stderr
     for w in ("between runs: 3 worker processes", "worker medians", "95% CI over", "Student t"):
@@ -500,14 +496,22 @@ def test_suite_ratio_interval_comes_from_the_repetitions(store: Path) -> None:
     assert rows["b"].to_dict()["comparison"]["noise_threshold"] == 0.02
 
 
-def test_default_workers_and_warmup_keep_the_time_budget() -> None:
-    from latscope.runs import default_warmup, default_workers
+def test_workers_auto_keeps_the_time_budget(probe: str, tmp_path: Path) -> None:
+    """The probe's --workers auto (what the lab passes): up to 10 workers with at least 200
+    iterations each; the single-process warm-up (n/10, 10..1000) shared between them."""
+    import json
 
-    assert default_workers("pipe", {"cpus": "0,0"}) == 10  # n=100000 by default
-    assert default_workers("file", {"cache": "drop"}) == 1  # n=200: one process
-    assert default_workers("file", {"cache": "warm"}) == 10
-    assert default_workers("syscall", {}, 1000) == 5  # at least 200 samples per worker
-    assert default_workers("syscall", {}, 100) == 1
-    # the single-process warm-up (n/10, 10..1000) is shared between the workers
-    assert default_warmup(100_000, 10) == 100 and default_warmup(2000, 4) == 50
-    assert default_warmup(200, 1) == 20 and default_warmup(50, 10) == 10
+    from conftest import run_probe
+
+    def header(*args: str) -> dict:
+        out = tmp_path / f"w{len(list(tmp_path.iterdir()))}.lss"
+        r = run_probe(probe, "syscall", *args, "--workers", "auto", "-o", str(out))
+        assert r.returncode == 0, r.stderr
+        return json.loads(out.read_bytes().split(b"\n", 2)[1])
+
+    h = header()  # the default n, 100000
+    assert [w["n"] for w in h["workers"]] == [10_000] * 10 and h["warmup"] == 100
+    h = header("-n", "1000")
+    assert [w["n"] for w in h["workers"]] == [200] * 5 and h["warmup"] == 20
+    h = header("-n", "150")
+    assert len(h["workers"]) == 1 and h["warmup"] == 15

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from latscope import _probe, trust
+from latscope import trust
 from latscope.errors import BadInput
 from latscope.store import Store
 from synth import lognormal, make_run
@@ -72,8 +72,6 @@ def test_trust_errors_are_one_line(cli) -> None:
 
 
 def test_trust_end_to_end(cli, store: Path) -> None:
-    if not (_probe.supports("--workers") and _probe.supports("--inject-ns")):
-        pytest.skip("this latscope-probe has no --workers/--inject-ns yet")
     r = cli("trust", "syscall", "-n", "1200", "--pairs", "2", "--inject", "50%")
     assert r.returncode == 0, r.stderr
     for w in ("between runs: CV", "A/A false", "+50%", "kept in"):

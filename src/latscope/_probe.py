@@ -52,20 +52,6 @@ def _catalogue_for(path: str) -> dict[str, Any]:
     return json.loads(out.stdout)
 
 
-@lru_cache(maxsize=4)
-def _usage_for(path: str) -> str:
-    try:
-        out = subprocess.run([path, "--help"], capture_output=True, text=True, timeout=30)
-    except OSError:
-        return ""
-    return out.stdout
-
-
-def supports(option: str) -> bool:
-    """Whether this probe has a command-line option (from its --help), e.g. ``--workers``."""
-    return option in _usage_for(probe_path()).split()
-
-
 def catalogue() -> dict[str, Any]:
     """The probe's JSON catalogue of benchmarks, parameters, columns and clocks."""
     return _catalogue_for(probe_path())
@@ -107,11 +93,11 @@ def probe_args(
     warmup: int | None = None,
     clock: str | None = None,
     peer_timeout: float | None = None,
-    workers: int | None = None,
+    workers: int | str | None = None,
     inject_ns: float | None = None,
 ) -> list[str]:
-    """The probe's command line. ``workers`` > 1 and ``inject_ns`` > 0 need a probe that has
-    those options (``supports``); the caller checks."""
+    """The probe's command line. ``workers``: a number, or "auto" (the probe decides: up to
+    10, at least 200 iterations each); None or 1 gives a single process."""
     args = [probe_path(), bench]
     for k, v in params.items():
         if isinstance(v, bool):
@@ -125,7 +111,7 @@ def probe_args(
         args += ["--clock", clock]
     if peer_timeout is not None:
         args += ["--peer-timeout", str(peer_timeout)]
-    if workers is not None and workers > 1:
+    if workers == "auto" or (isinstance(workers, int) and workers > 1):
         args += ["--workers", str(workers)]
     if inject_ns:
         args += ["--inject-ns", str(int(round(inject_ns)))]

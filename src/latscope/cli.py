@@ -321,8 +321,8 @@ SINGLE_PROCESS = (
 def run_and_print(
     bench: str, params: dict[str, Any], args: argparse.Namespace, n: int | None = None
 ) -> Any:
-    """Measure (in worker processes, see `runs.default_workers`), then the summary, the
-    between-workers table or the single-process label, and where the run was kept."""
+    """Measure (in worker processes: the probe's `--workers auto` unless --repeat), then the
+    summary, the between-workers table or the single-process label, and where it was kept."""
     from .repeat import between_segments, print_between
     from .report_text import print_run
     from .runs import measure

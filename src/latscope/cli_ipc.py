@@ -137,6 +137,10 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     ]
     for names, note in grouped_notes(items):
         console.print(f"[dim]note ({note.key}) — {names}: {note.text}[/dim]", highlight=False)
+    if any(c.p50_ns is not None and c.p99_ns is None for c in cells):
+        from .summary import WITHHELD_LEGEND
+
+        console.print(f"[dim]{WITHHELD_LEGEND}[/dim]")
     for p in problems:
         err_console.print(f"[yellow]not measured:[/yellow] {p}")
     return 0

@@ -47,9 +47,11 @@ def add_parsers(sub: Any) -> None:
         "ls",
         help="list the runs in the store",
         description=_wrap(
-            "List the runs in the store: id, created, benchmark, parameters, n, the "
-            "median of the first column, status.  Partial runs (killed, or still running) are "
-            "listed as partial; damaged and foreign entries are reported and skipped."
+            "List the runs in the store: id, created, benchmark, parameters, n and the "
+            "brief figures of the summary (median and tail percentiles; '—' where too few "
+            "samples lie above a percentile) of the first column, status.  Partial runs "
+            "(killed, or still running) are listed as partial; damaged and foreign entries "
+            "are reported and skipped."
         ),
         epilog=EPILOG_LS,
         formatter_class=fmt,
@@ -89,7 +91,8 @@ def add_parsers(sub: Any) -> None:
         "--stat",
         default="p50",
         metavar="STAT",
-        help="n, min, p50 (default), mean, std, p95, p99, p99.9, max, ess",
+        help="a figure of the run table: p50 (default), p99, p99.9, mean, ess, ...; "
+        "an unknown name lists them all",
     )
     p.add_argument(
         "-p",
@@ -115,13 +118,21 @@ def _params_str(meta: dict[str, Any]) -> str:
     return " ".join(f"{k}={v}" for k, v in given.items())
 
 
+def _brief_stats() -> list[Any]:
+    """The figures `ls` shows of a run's first column (summary.STATS, brief)."""
+    from .summary import STATS
+
+    return [s for s in STATS if s.brief and s.key != "n"]
+
+
 def cmd_ls(args: argparse.Namespace) -> int:
     from rich import box
     from rich.table import Table
 
     from .cli import console
     from .store import Store
-    from .units import fmt
+    from .summary import WITHHELD_LEGEND, value, withheld, withheld_reason
+    from .units import fmt_bare, pick_unit
 
     st = Store(args.store)
     scan = st.scan()
@@ -147,7 +158,18 @@ def cmd_ls(args: argparse.Namespace) -> int:
         partials = [p for p in partials if p.benchmark == args.bench]
     if args.suite:
         partials = []  # a partial run's tags are not written yet
+    figures = _brief_stats()
     if args.json:
+
+        def figs(row: dict[str, Any]) -> dict[str, Any]:
+            out: dict[str, Any] = {}
+            for s in figures:
+                out[s.column] = value(row, s)
+                why = withheld_reason(row, s)
+                if why:
+                    out.setdefault("withheld", {})[s.key] = why
+            return out
+
         out = {
             "store": str(st.root),
             "runs": [
@@ -156,9 +178,9 @@ def cmd_ls(args: argparse.Namespace) -> int:
                     "created_utc": r.meta.get("created_utc"),
                     "benchmark": r.meta.get("benchmark"),
                     "params": r.meta.get("params") or r.meta.get("params_given"),
-                    "n": first.get(r.id, {}).get("n"),
-                    "column": first.get(r.id, {}).get("column"),
-                    "p50_ns": first.get(r.id, {}).get("p50_ns"),
+                    "n": first[r.id].get("n"),
+                    "column": first[r.id].get("column"),
+                    **figs(first[r.id]),
                     "tags": r.meta.get("tags") or {},
                     "status": r.meta.get("status", "complete"),
                 }
@@ -181,14 +203,18 @@ def cmd_ls(args: argparse.Namespace) -> int:
         return 0
     _report_skipped(skipped)
     t = Table(title=f"runs in {st.root}", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    for h in ("id", "created (UTC)", "benchmark", "params", "n", "p50 (first column)", "status"):
+    heads = ["id", "created (UTC)", "benchmark", "params", "n", "first column"]
+    heads += [s.label for s in figures] + ["status"]
+    right = {"n", *(s.label for s in figures)}
+    for h in heads:
         t.add_column(
             h,
-            justify="right" if h in ("n", "p50 (first column)") else "left",
-            no_wrap=h in ("id", "created (UTC)", "n", "p50 (first column)"),
+            justify="right" if h in right else "left",
+            no_wrap=h in right or h in ("id", "created (UTC)"),
             overflow="fold",
         )
     shown = 0
+    any_withheld = False
     for r in runs:
         row = first.get(r.id)
         if row is None:
@@ -199,13 +225,17 @@ def cmd_ls(args: argparse.Namespace) -> int:
             status = f"{tags.get('suite')}/{tags['scenario']} #{tags.get('repetition')}"
         elif tags.get("repeat_group"):
             status = f"repetition {tags.get('repetition')}/{tags.get('repeat')}"
+        vals = [value(row, s) for s in figures]
+        any_withheld = any_withheld or any(withheld(row, s) for s in figures)
+        unit = pick_unit([row.get("p50_ns")])
         t.add_row(
             r.id,
             str(r.meta.get("created_utc", "")).replace("T", " ")[:19],
             str(r.meta.get("benchmark")),
             _params_str(r.meta),
             str(row["n"]),
-            f"{row['column']} {fmt(row['p50_ns'])}",
+            f"{row['column']} ({unit[0]})",
+            *(fmt_bare(v, unit) for v in vals),
             status,
         )
         shown += 1
@@ -217,12 +247,15 @@ def cmd_ls(args: argparse.Namespace) -> int:
             "",
             "",
             "",
+            *("" for _ in figures),
             f"[yellow]{p.status}[/yellow]",
         )
     console.print(t)
     extra = ""
     if any(p.state in ("killed", "removing") for p in partials):
         extra = "; 'latscope rm --partial' removes the leftovers of killed runs"
+    if any_withheld:
+        extra += f"; {WITHHELD_LEGEND} ('latscope show RUN' says why)"
     console.print(
         f"[dim]{shown} runs, {len(partials)} partial, {len(skipped)} skipped{extra}[/dim]"
     )
@@ -282,6 +315,7 @@ def cmd_history(args: argparse.Namespace) -> int:
                             "created_utc": r["created_utc"].isoformat() + "Z",
                             "params": json.loads(r["params"]),
                             "value": h.value(r),
+                            "withheld": h.withheld(r),
                             "p50_ci_ns": [r["p50_ci_low_ns"], r["p50_ci_high_ns"]],
                             "n": r["n"],
                             "suite": r["suite"],
@@ -317,6 +351,7 @@ def cmd_history(args: argparse.Namespace) -> int:
         t.add_column("95% CI", justify="right", no_wrap=True)
     t.add_column("vs previous\n(same params)", justify="right", no_wrap=True)
     prev: dict[str, float | None] = {}  # per series (same differing parameters)
+    reasons: list[str] = []
     for i, r in enumerate(h.rows, 1):
         v = h.value(r)
         series = history.series_label(r, keys)
@@ -329,7 +364,13 @@ def cmd_history(args: argparse.Namespace) -> int:
         if keys:
             cells.append(history.series_label(r, keys))
         cells += [tags, str(r["n"])]
-        cells.append(fmt_bare(v, unit) if unit[0] else f"{v:.4g}" if v is not None else "—")
+        if v is None or unit[0]:
+            cells.append(fmt_bare(v, unit))
+        else:
+            cells.append(f"{int(v):,}" if h.figure.kind == "count" else f"{v:,.0f}")
+        why = h.withheld(r)
+        if why:
+            reasons.append(f"#{i} {h.stat} — {why}")
         if h.stat == "p50":
             lo, hi = r["p50_ci_low_ns"], r["p50_ci_high_ns"]
             cells.append(f"{fmt_bare(lo, unit)}–{fmt_bare(hi, unit)}" if lo is not None else "—")
@@ -338,6 +379,8 @@ def cmd_history(args: argparse.Namespace) -> int:
         prev[series] = v
         t.add_row(*cells)
     console.print(t)
+    for why in reasons:
+        console.print(f"[dim]{why}[/dim]")
     for n in h.env_notes:
         console.print(f"[yellow]note:[/yellow] {n}")
     if args.plot:

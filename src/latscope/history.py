@@ -17,20 +17,10 @@ from typing import Any
 
 from .errors import BadInput
 from .store import Skipped, Store
+from .summary import STATS, Stat, withheld_reason
+from .summary import stat as find_stat
+from .summary import value as stat_value
 
-#: --stat choices -> summary.parquet column
-STATS = {
-    "n": "n",
-    "min": "min_ns",
-    "p50": "p50_ns",
-    "mean": "mean_ns",
-    "std": "std_ns",
-    "p95": "p95_ns",
-    "p99": "p99_ns",
-    "p99.9": "p999_ns",
-    "max": "max_ns",
-    "ess": "ess",
-}
 _SIZE_MUL = {"": 1, "B": 1, "k": 1024, "K": 1024, "KiB": 1024, "M": 1 << 20, "MiB": 1 << 20}
 _SIZE_MUL.update({"G": 1 << 30, "GiB": 1 << 30})
 
@@ -46,12 +36,20 @@ class History:
     env_notes: list[str]
 
     @property
+    def figure(self) -> Stat:
+        return find_stat(self.stat)
+
+    @property
     def is_time(self) -> bool:
-        return self.stat not in ("n", "ess")
+        return self.figure.is_time
 
     def value(self, row: dict[str, Any]) -> float | None:
-        v = row.get(STATS[self.stat])
-        return None if v is None else float(v)
+        """The figure of one run; None when withheld (tail rule) or unknown."""
+        return stat_value(row, self.figure)
+
+    def withheld(self, row: dict[str, Any]) -> str | None:
+        """Why the figure of one run is withheld, or None."""
+        return withheld_reason(row, self.figure)
 
 
 def _norm(v: Any) -> str:
@@ -87,8 +85,8 @@ def query(
     stat: str = "p50",
     filters: dict[str, str] | None = None,
 ) -> History:
-    if stat not in STATS:
-        raise BadInput(f"--stat {stat}: choose one of {', '.join(STATS)}")
+    if stat not in [s.key for s in STATS]:
+        raise BadInput(f"--stat {stat}: choose one of {', '.join(s.key for s in STATS)}")
     scan = store.scan()
     skipped = list(scan.skipped)
     runs = [r for r in scan.runs if r.meta.get("benchmark") == bench]

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+import polars as pl
 
 from . import _probe
 from .errors import BadInput, LatscopeError, Unsupported
@@ -75,12 +75,19 @@ def _one(
             raise
         cell.problem = f"failed: {e.message}"
         return cell
-    rtt = r.values("rtt")
-    cell.p50_ns = float(np.median(rtt))
-    cell.p99_ns = float(np.percentile(rtt, 99))
-    cell.n = r.n
-    cell.run_id = r.id
+    _fill(cell, r)
     return cell
+
+
+def _fill(cell: Cell, run: Any) -> None:
+    """A cell's figures: the round trip's p50 and p99 from the run's summary (so p99 is
+    withheld, None, where too few samples lie above it, as in every other view)."""
+    from .summary import stat, value
+
+    row = run.summary().filter(pl.col("column") == "rtt").row(0, named=True)
+    cell.p50_ns = value(row, stat("p50"))
+    cell.p99_ns = value(row, stat("p99"))
+    cell.n, cell.run_id = run.n, run.id
 
 
 def matrix_plan(
@@ -185,10 +192,7 @@ def run_sweep(
                 tags={"sweep": "cpus"},
                 progress=progress,
             )
-            rtt = r.values("rtt")
-            cell.p50_ns = float(np.median(rtt))
-            cell.p99_ns = float(np.percentile(rtt, 99))
-            cell.n, cell.run_id = r.n, r.id
+            _fill(cell, r)
         except LatscopeError as e:
             if e.exit_code in (2, 130):
                 raise

@@ -5,7 +5,7 @@ One process's interval for the median describes the sampling error *within* that
 well its samples pin down the median of that process, with that memory layout and CPU
 placement. Another process can land elsewhere (another physical page colour, another CPU,
 another frequency), and its median can differ by more than the first one's interval allows.
-A run is therefore measured in several worker processes by default (``runs.default_workers``),
+A run is therefore measured in several worker processes by default (the probe's ``--workers auto``),
 and this module shows what varies between them. The same statistics describe the repetitions
 of a suite scenario (separate runs; ``suite.py``).
 

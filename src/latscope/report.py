@@ -43,7 +43,7 @@ from .document import (
 )
 from .errors import BadInput
 from .notes import run_notes
-from .report_text import latency_label, unique_labels
+from .report_text import latency_label, timed_usage, unique_labels
 from .units import fmt, pick_unit
 
 if TYPE_CHECKING:
@@ -161,7 +161,12 @@ def _measurement(run: Run) -> list[Block]:
         rows.append(("tags", _flat(rmeta["tags"])))
     for k, v in (meta.get("bench") or {}).items():
         rows.append((str(k).replace("_", " "), _flat(v)))
+    usage = timed_usage(meta)
+    if usage is not None:
+        rows.append(("timed loop", f"{usage.scope} — {usage.detail}"))
     out: list[Block] = [KeyValues("What was measured", rows)]
+    if usage is not None:
+        out += [Alert(n, code="timed-rusage") for n in usage.notes]
     src = meta.get("source")
     if src:
         srows: list[tuple[str, str | Cell]] = [
@@ -276,12 +281,23 @@ def _columns_table(run: Run) -> Table:
     return Table("Columns", ["column", "latency", "context switches", "what"], rows, "llrl")
 
 
-def _summary_table(ca: ColumnAnalysis, col: str) -> Table:
+def _summary_table(ca: ColumnAnalysis, col: str, row: dict[str, Any]) -> Table:
+    """The column's figures: those of the run table (`summary.STATS`, from `row`, the column's
+    row of `Run.summary()`, so that they agree with `latscope run`/`show`/`ls`/`history`: the
+    same values, the same withheld tails, the same interval of the median), then the other
+    percentiles and spread figures of the analysis."""
+    from .summary import CI_METHOD, P50_CI_HIGH, P50_CI_LOW, STATS, shown_percentile, value
+
     s, ivs = ca.summary, ca.intervals
+    table = {st.key: st for st in STATS}
     unit = pick_unit([s.median])
     ess = f"{ivs.ess:,.0f}"
+
+    def fig(key: str, fallback: float | None) -> float | None:
+        return value(row, table[key]) if key in table else fallback
+
     rows: list[list[str | Cell]] = [["n", f"{s.n:,}", "", "", "", ""]]
-    rows.append(["min", _v(s.min, unit), "", "", "", ""])
+    rows.append(["min", _v(fig("min", s.min), unit), "", "", "", ""])
     for p in s.percentiles:
         try:
             iv = ivs.percentile(p.name)
@@ -289,17 +305,21 @@ def _summary_table(ca: ColumnAnalysis, col: str) -> Table:
             iv = None
         beyond = f"{p.n_beyond:,} {p.side}"
         name = "p50 (median)" if p.name == "p50" else p.name
-        val: str | Cell = _v(p.value, unit) if p.value is not None else Cell("—", "dim")
+        v = fig(p.name, shown_percentile(p))
+        val: str | Cell = _v(v, unit) if v is not None else Cell("—", "dim")
         if p.name == "p50":
-            val = Cell(_v(p.value, unit), "bold")
-        if iv is not None:
+            val = Cell(_v(v, unit), "bold")
+            lo, hi = row.get(P50_CI_LOW), row.get(P50_CI_HIGH)
+            ci = "—" if lo is None or hi is None else f"{fmt(lo, unit)} – {fmt(hi, unit)}"
+            rows.append([name, val, beyond, ci, str(row.get(CI_METHOD) or "none"), ess])
+        elif iv is not None:
             rows.append([name, val, beyond, _ci(iv, unit), _method(iv), ess])
         else:
             rows.append([name, val, beyond, "", "", ""])
-    rows.append(["max", _v(s.max, unit), "", "", "", ""])
+    rows.append(["max", _v(fig("max", s.max), unit), "", "", "", ""])
     m = ivs.mean
-    rows.append(["mean", _v(s.mean, unit), "", _ci(m, unit), _method(m), ess])
-    rows.append(["std", _v(s.std, unit), "", "", "", ""])
+    rows.append(["mean", _v(fig("mean", s.mean), unit), "", _ci(m, unit), _method(m), ess])
+    rows.append(["std", _v(fig("std", s.std), unit), "", "", "", ""])
     rows.append(["MAD", f"{_v(s.mad, unit)} (× 1.4826 = {_v(s.mad_scaled, unit)})", "", "", "", ""])
     rows.append(["IQR", _v(s.iqr, unit), "", "", "", ""])
     rows.append(["CV (std / mean)", "—" if s.cv is None else f"{s.cv:.3g}", "", "", "", ""])
@@ -311,8 +331,8 @@ def _summary_table(ca: ColumnAnalysis, col: str) -> Table:
         align="lrrrlr",
         small={4},
         note=(
-            f"A percentile is shown only when at least {s.min_beyond} samples lie beyond it "
-            "(else —). ESS: effective sample size, the number of independent samples carrying "
+            f"A tail percentile is withheld (—) when fewer than {s.min_beyond} samples lie "
+            "beyond it. ESS: effective sample size, the number of independent samples carrying "
             f"the same information as the {s.n:,} correlated ones. {ivs.rule}."
         ),
     )
@@ -604,6 +624,11 @@ def _column_figures(ra: RunAnalysis, col: str, ca: ColumnAnalysis) -> list[Block
     ]
 
 
+def summary_rows(run: Run, level: float) -> dict[str, dict[str, Any]]:
+    """The rows of `Run.summary(level)` by column (cached by the run)."""
+    return {r["column"]: r for r in run.summary(level).iter_rows(named=True)}
+
+
 def run_blocks(ra: RunAnalysis, *, figures: bool = True, anchor: str | None = None) -> list[Block]:
     """Everything about one run."""
     from . import plots
@@ -636,7 +661,7 @@ def run_blocks(ra: RunAnalysis, *, figures: bool = True, anchor: str | None = No
                     code="negative",
                 )
             )
-        out.append(_summary_table(ca, col))
+        out.append(_summary_table(ca, col, summary_rows(run, ca.level)[col]))
         out.append(_dependence(ca))
         out.append(_distribution(ca))
         out += _outliers(ca)

@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
 from .notes import run_notes
+from .summary import (
+    P50_CI_HIGH,
+    P50_CI_LABEL,
+    P50_CI_LOW,
+    STATS,
+    WITHHELD_LEGEND,
+    value,
+    withheld_notes,
+)
 from .units import fmt, fmt_bare, pick_unit
 
 LATENCY_NAMES = {
@@ -24,6 +34,162 @@ def latency_label(col: dict[str, Any]) -> str:
     if cs is not None and col.get("latency") != "call":
         name += f", {cs} ctx sw"
     return name
+
+
+#: The resource-usage counters the probe records per measuring thread over the timed loop.
+RUSAGE_FIELDS = ("minflt", "majflt", "nvcsw", "nivcsw")
+#: Roles of the two threads of a ping-pong benchmark (the others measure in "main").
+PINGPONG_ROLES = ("initiator", "responder")
+
+
+@dataclasses.dataclass(frozen=True)
+class RoleUsage:
+    """One measuring thread's page faults and context switches over the timed loop, summed
+    over the worker processes."""
+
+    role: str
+    minflt: int
+    majflt: int
+    nvcsw: int
+    nivcsw: int
+
+    @property
+    def faults(self) -> int:
+        return self.minflt + self.majflt
+
+    @property
+    def switches(self) -> int:
+        return self.nvcsw + self.nivcsw
+
+
+@dataclasses.dataclass(frozen=True)
+class TimedUsage:
+    """What the measuring threads did besides the measured work (header ``workers[i].
+    timed_rusage``): `line` says it in one line, `notes` where it is not what the benchmark
+    implies."""
+
+    workers: int
+    iterations: int
+    roles: tuple[RoleUsage, ...]
+    scope: str  # "2 workers, 20,000 iterations"
+    detail: str  # per role: page faults, context switches
+    notes: tuple[str, ...]
+
+    @property
+    def line(self) -> str:
+        return f"timed loop ({self.scope}): {self.detail}"
+
+
+def _count(v: Any) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
+
+
+def _many(k: int, one: str, many: str) -> str:
+    return f"{k:,} {one if k == 1 else many}"
+
+
+def _per_iter(k: int, n: int) -> str:
+    return f"{k / n:.3g} per iteration" if n > 0 else ""
+
+
+def _expected_switches(meta: dict[str, Any]) -> int | None:
+    """Context switches per iteration of a ping-pong benchmark, from the header: those of its
+    round-trip column (`columns[].context_switches`), None where unknown."""
+    for c in meta.get("columns") or []:
+        if isinstance(c, dict) and c.get("latency") == "round_trip":
+            return _count(c.get("context_switches"))
+    return None
+
+
+def timed_usage(meta: dict[str, Any]) -> TimedUsage | None:
+    """The page faults and context switches of each measuring thread over the timed loop,
+    summed over the workers, from a sample file's header; None where the file does not record
+    them (older files, imports).  Fields that are missing or not counts are left out.
+
+    Notes are added where the counts are not what the benchmark implies:
+
+    - a page fault in the timed loop of a ping-pong or `syscall` benchmark (their timed region
+      touches no new memory: every page is touched before timing), and
+    - for ping-pong, switches per iteration of the two measuring threads together against the
+      header's count for the round trip. Each measuring thread is switched out at most once per
+      round trip (it blocks, or is preempted, waiting for the other), so the threads' own
+      share is min(expected, 2); the rest (ZeroMQ's I/O threads) are other threads' switches.
+      More than that (by over 10%, at least 0.05 per iteration) means the threads were switched
+      out for other work inside the timed loop; fewer (under 90%) means some waits found the
+      message already there, so not every iteration contains the switches its latency names.
+    """
+    workers = meta.get("workers")
+    if not isinstance(workers, list):
+        return None
+    sums: dict[str, dict[str, int]] = {}
+    iterations, seen = 0, 0
+    for w in workers:
+        if not isinstance(w, dict):
+            continue
+        iterations += _count(w.get("n")) or 0
+        ru = w.get("timed_rusage")
+        if not isinstance(ru, dict):
+            continue
+        seen += 1
+        for role, counts in ru.items():
+            if not isinstance(counts, dict):
+                continue
+            acc = sums.setdefault(str(role), dict.fromkeys(RUSAGE_FIELDS, 0))
+            for f in RUSAGE_FIELDS:
+                acc[f] += _count(counts.get(f)) or 0
+    if not sums:
+        return None
+    if iterations <= 0:
+        iterations = _count(meta.get("n")) or 0
+    roles = tuple(RoleUsage(r, **c) for r, c in sums.items())
+    parts = []
+    for u in roles:
+        pf = _many(u.faults, "page fault", "page faults")
+        faults = (
+            "no page faults"
+            if u.faults == 0
+            else f"{pf} ({u.minflt:,} minor, {u.majflt:,} major; {_per_iter(u.faults, iterations)})"
+        )
+        parts.append(
+            f"{u.role}: {faults}, {_many(u.switches, 'context switch', 'context switches')} "
+            f"({u.nvcsw:,} voluntary, "
+            f"{u.nivcsw:,} involuntary"
+            + (f"; {_per_iter(u.switches, iterations)})" if u.switches else ")")
+        )
+    wtxt = f"{seen} worker{'s' if seen != 1 else ''}"
+    scope = f"{wtxt}, {iterations:,} iterations"
+
+    notes: list[str] = []
+    pingpong = any(u.role in PINGPONG_ROLES for u in roles)
+    if pingpong or meta.get("benchmark") == "syscall":
+        for u in roles:
+            if u.faults:
+                notes.append(
+                    f"{u.role}: {_many(u.faults, 'page fault', 'page faults')} inside the "
+                    "timed loop, where this "
+                    "benchmark touches no new memory: the iterations that took them include "
+                    "the kernel's fault handling. A longer --warmup should remove them; if not, "
+                    "the probe timed a page it had not touched (please report it)."
+                )
+    expected = _expected_switches(meta) if pingpong else None
+    if expected is not None and iterations > 0:
+        own = min(expected, 2)
+        got = sum(u.switches for u in roles if u.role in PINGPONG_ROLES) / iterations
+        shown = f"{got:.3g} context switches per round trip against {own}"
+        if got > own + max(0.05, 0.1 * own):
+            notes.append(
+                f"{shown} that the mechanism needs: the measuring threads were switched out for "
+                "other work inside the timed loop (preempted, or the CPU shared), so the "
+                "latencies include other programs' time. Pin the parties (-p cpus=A,B) to "
+                "quiet CPUs."
+            )
+        elif got < 0.9 * own:
+            notes.append(
+                f"{shown} that the latency names: some waits found the message already there "
+                "(the other side was faster), so not every round trip contains the switches "
+                "its label counts."
+            )
+    return TimedUsage(seen, iterations, roles, scope, "; ".join(parts), tuple(notes))
 
 
 def _pval(v: Any) -> str:
@@ -66,35 +232,35 @@ def print_run(console: Console, run: Any, details: bool = False) -> None:
     t = Table(title=f"run {run.id}", title_justify="left")
     t.add_column("column", style="bold")
     t.add_column("latency")
-    t.add_column("n", justify="right")
-    t.add_column("unit")
-    for h in ("min", "p50", "95% CI of p50", "mean", "std", "p95", "p99", "p99.9", "max"):
-        t.add_column(h, justify="right", style="bold" if h == "p50" else None)
+    figures = [s for s in STATS if s.kind != "number"]  # ESS: in the line under the table
+    for s in figures:
+        if s.kind == "count":
+            t.add_column(s.label, justify="right")
+            t.add_column("unit")
+            continue
+        t.add_column(s.label, justify="right", style="bold" if s.key == "p50" else None)
+        if s.key == "p50":
+            t.add_column(P50_CI_LABEL, justify="right")
     warnings: list[str] = []
+    withheld: list[tuple[str, dict[str, Any]]] = []
     for row in summ.iter_rows(named=True):
         c = row["column"]
         colmeta = cols.get(c, {"latency": "one_way_rtt_half"} if c == "rtt/2" else {})
         unit = pick_unit([row["p50_ns"]])
-        ci = (
-            f"{fmt_bare(row['p50_ci_low_ns'], unit)}–{fmt_bare(row['p50_ci_high_ns'], unit)}"
-            if row["p50_ci_low_ns"] is not None
-            else "—"
-        )
-        t.add_row(
-            c,
-            latency_label(colmeta),
-            str(row["n"]),
-            unit[0],
-            fmt_bare(row["min_ns"], unit),
-            fmt_bare(row["p50_ns"], unit),
-            ci,
-            fmt_bare(row["mean_ns"], unit),
-            fmt_bare(row["std_ns"], unit),
-            fmt_bare(row["p95_ns"], unit),
-            fmt_bare(row["p99_ns"], unit),
-            fmt_bare(row["p99.9_ns"], unit),
-            fmt_bare(row["max_ns"], unit),
-        )
+        cells = [c, latency_label(colmeta)]
+        for s in figures:
+            v = value(row, s)
+            if s.kind == "count":
+                cells += [str(row[s.column]), unit[0]]
+                continue
+            cells.append(fmt_bare(v, unit))
+            if s.key == "p50":
+                lo, hi = row[P50_CI_LOW], row[P50_CI_HIGH]
+                cells.append(
+                    f"{fmt_bare(lo, unit)}–{fmt_bare(hi, unit)}" if lo is not None else "—"
+                )
+        t.add_row(*cells)
+        withheld.append((c, row))
         if clk.get("resolution_ns") and row["p50_ns"] < 10 * clk["resolution_ns"]:
             warnings.append(
                 f"{c}: the median ({fmt(row['p50_ns'])}) is shorter than 10× the clock's "
@@ -107,6 +273,12 @@ def print_run(console: Console, run: Any, details: bool = False) -> None:
                 "or pin both parties to one CPU"
             )
     console.print(t)
+    notes = withheld_notes(withheld)
+    if notes and details:
+        for line in notes:
+            console.print(f"[dim]{line}[/dim]")
+    elif notes:
+        console.print(f"[dim]{WITHHELD_LEGEND} ('latscope show RUN' says why)[/dim]")
     # the interval's method family per column (details: latscope show RUN --full)
     families: dict[str, list[str]] = {}
     for r in summ.iter_rows(named=True):
@@ -147,6 +319,10 @@ def print_run(console: Console, run: Any, details: bool = False) -> None:
         console.print(f"[dim]{bench.get('note')}[/dim]")
     for note in run_notes(meta):
         console.print(f"[dim]note ({note.key}): {note.text}[/dim]")
+    usage = timed_usage(meta)
+    if usage is not None:
+        console.print(usage.line)
+        warnings += usage.notes
     for w in meta.get("run", {}).get("probe_warnings", []) or []:
         warnings.append(w)
     for w in warnings:

@@ -16,60 +16,8 @@ import numpy as np
 import polars as pl
 
 from . import __version__, _probe, samples
-from .errors import BadInput, Unsupported
+from .errors import BadInput
 from .store import RUN_FILE, SAMPLES_FILE, Store, summary_frame
-
-# The figures of the summary table, in order.
-SUMMARY_FIELDS = ("n", "min", "p50", "mean", "std", "p95", "p99", "p99.9", "max")
-
-#: A run is measured in this many worker processes by default (pyperf runs 20), so its
-#: interval and comparisons include the variation between processes.
-DEFAULT_WORKERS = 10
-#: ... but no worker records fewer samples than this (its median must be worth comparing).
-MIN_PER_WORKER = 200
-
-
-def default_n(bench: str, params: Mapping[str, Any]) -> int:
-    """The probe's default number of iterations for these parameters: the catalogue's
-    ``default_n``, or the smaller one its ``default_n_note`` names ("200 when cache=drop",
-    "500 when both parties share a CPU (cpus=A,A)") when the parameters match."""
-    import re
-
-    b = _probe.benchmark(bench)
-    n = int(b.get("default_n") or 0)
-    note = b.get("default_n_note") or ""
-    m = re.match(r"\s*(\d+) when (.*)$", note)
-    if m:
-        conds = re.findall(r"(\w+)=([\w.,]+)", m.group(2))
-        defaults = {p["name"]: p.get("default") for p in b.get("params", [])}
-
-        def holds(k: str, v: str) -> bool:
-            got = str(params.get(k, defaults.get(k, "")))
-            if v == "A,A":  # the same CPU twice
-                parts = got.split(",")
-                return len(parts) == 2 and parts[0] == parts[1] and parts[0] != ""
-            return got == v
-
-        if conds and all(holds(k, v) for k, v in conds):
-            n = int(m.group(1))
-    return n
-
-
-def default_workers(bench: str, params: Mapping[str, Any], n: int | None = None) -> int:
-    """How many worker processes a run uses unless told (the one place this is decided):
-    ``DEFAULT_WORKERS``, fewer when ``n`` (the given one, else the probe's default for these
-    parameters) gives less than ``MIN_PER_WORKER`` samples each; at least 1. The total n and
-    so the time budget stay as they were: the iterations are split, not multiplied."""
-    total = n if n is not None else default_n(bench, params)
-    return max(1, min(DEFAULT_WORKERS, total // MIN_PER_WORKER))
-
-
-def default_warmup(n: int, workers: int) -> int:
-    """Warm-up iterations per worker when none are given: the probe's single-process
-    default (n/10, 10..1000) shared between the workers (at least 10 each), so that a run in
-    W processes costs about what one process did."""
-    total = min(1000, max(10, n // 10))
-    return max(10, total // max(1, workers))
 
 
 class Run:
@@ -191,7 +139,7 @@ class Run:
     def summary(self, confidence: float = 0.95) -> pl.DataFrame:
         """One row per timed column: n, min, p50, mean, std, p95, p99, p99.9, max (ns) and
         the confidence interval of the median, with its method and effective sample size."""
-        from .summary import column_summary
+        from .summary import column_summary, frame
 
         if confidence not in self._summaries:
             rows = [
@@ -206,7 +154,7 @@ class Run:
                 }
                 for c in self.columns + self.derived_columns
             ]
-            self._summaries[confidence] = pl.DataFrame(rows)
+            self._summaries[confidence] = frame(rows)
         return self._summaries[confidence]
 
 
@@ -230,9 +178,9 @@ def measure(
 ) -> Run:
     """Run one benchmark in the probe and keep the result in the store.
 
-    ``workers``: worker processes (None: ``default_workers``; 1: a single process). A probe
-    without ``--workers`` measures in one process, and the run's warnings say so.
-    ``inject_ns``: a known busy-wait added to every timed region (validation, `trust`)."""
+    ``workers``: worker processes (None: the probe's ``--workers auto``, up to 10 with at least
+    200 iterations each, decided where each benchmark's default n is known; 1: a single
+    process). ``inject_ns``: a known busy-wait added to every timed region (validation, `trust`)."""
     params = dict(params or {})
     _probe.benchmark(bench)  # unknown benchmark: a clear error before anything is created
     if n is not None and n <= 0:
@@ -243,24 +191,9 @@ def measure(
         raise BadInput(f"--repeat {workers}: must be 1 or more")
     if inject_ns is not None and inject_ns < 0:
         raise BadInput(f"--inject-ns {inject_ns:g}: must be 0 or more")
-    if inject_ns and not _probe.supports("--inject-ns"):
-        raise Unsupported(
-            "this latscope-probe cannot inject a delay (no --inject-ns): rebuild it from this "
-            "version of latscope"
-        )
-    w = workers if workers is not None else default_workers(bench, params, n)
-    if n is not None and w > n:
-        raise BadInput(f"--repeat {w}: more worker processes than iterations (-n {n})")
-    extra_warnings = []
-    if w > 1 and not _probe.supports("--workers"):
-        extra_warnings.append(
-            f"this latscope-probe has no --workers, so the run was measured in one process "
-            f"instead of {w}: its interval does not include between-run variation; rebuild the "
-            "probe"
-        )
-        w = 1
-    if warmup is None and w > 1:
-        warmup = default_warmup(n if n is not None else default_n(bench, params), w)
+    if workers is not None and n is not None and workers > n:
+        raise BadInput(f"--repeat {workers}: more worker processes than iterations (-n {n})")
+    w: int | str = workers if workers is not None else "auto"
     st = store if isinstance(store, Store) else Store(store)
     if env is None:
         from . import env as envmod
@@ -274,7 +207,7 @@ def measure(
             bench, params, out, n=n, warmup=warmup, clock=clock, workers=w, inject_ns=inject_ns
         )
         created = _now_utc()
-        warnings = extra_warnings + _probe.run_probe(args, progress=progress)
+        warnings = _probe.run_probe(args, progress=progress)
         measured = Run(out)  # the complete sample file, still in the partial directory
         meta = {
             "id": run_id,

@@ -44,7 +44,9 @@ SUMMARY_FILE = "summary.parquet"
 OWNER_FILE = "owner.json"
 PARTIAL_PREFIX = ".partial-"
 REMOVING_PREFIX = ".removing-"
-SUMMARY_SCHEMA_VERSION = 1
+# 2: the figures of summary.STATS, tail percentiles null where withheld, with their counts of
+# samples above (<figure>_n_beyond).  Files of version 1 are recomputed when read.
+SUMMARY_SCHEMA_VERSION = 2
 # A partial directory without an owner file is taken for a dead one after this long.
 _OWNERLESS_GRACE_S = 60.0
 
@@ -180,56 +182,42 @@ def check_samples(path: Path) -> str | None:
 
 # ------------------------------------------------------------------------------- summary.parquet
 
-#: Columns of summary.parquet, in order (polars dtypes by name, resolved lazily).
-SUMMARY_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("schema_version", "Int32"),
-    ("run_id", "Utf8"),
-    ("created_utc", "Datetime"),
-    ("benchmark", "Utf8"),
-    ("params", "Utf8"),  # JSON: every parameter, defaults filled in (from the sample file)
-    ("params_given", "Utf8"),  # JSON: the parameters the user gave
-    ("column", "Utf8"),
-    ("column_index", "Int32"),
-    ("n", "Int64"),
-    ("min_ns", "Float64"),
-    ("p50_ns", "Float64"),
-    ("p50_ci_low_ns", "Float64"),
-    ("p50_ci_high_ns", "Float64"),
-    ("mean_ns", "Float64"),
-    ("std_ns", "Float64"),
-    ("p95_ns", "Float64"),
-    ("p99_ns", "Float64"),
-    ("p999_ns", "Float64"),
-    ("max_ns", "Float64"),
-    ("ci_method", "Utf8"),
-    ("ess", "Float64"),
-    ("clock", "Utf8"),
-    ("suite", "Utf8"),
-    ("suite_run", "Utf8"),
-    ("scenario", "Utf8"),
-    ("repetition", "Int32"),
-    ("order_index", "Int32"),
-    ("repeat_group", "Utf8"),
-    ("hostname", "Utf8"),
-    ("latscope_version", "Utf8"),
-)
 
-# summary-table field -> summary.parquet column
-_SUMMARY_MAP = {
-    "n": "n",
-    "min_ns": "min_ns",
-    "p50_ns": "p50_ns",
-    "p50_ci_low_ns": "p50_ci_low_ns",
-    "p50_ci_high_ns": "p50_ci_high_ns",
-    "mean_ns": "mean_ns",
-    "std_ns": "std_ns",
-    "p95_ns": "p95_ns",
-    "p99_ns": "p99_ns",
-    "p99.9_ns": "p999_ns",
-    "max_ns": "max_ns",
-    "ci_method": "ci_method",
-    "ess": "ess",
-}
+def _summary_columns() -> tuple[tuple[str, str], ...]:
+    from .summary import summary_columns
+
+    head = (
+        ("schema_version", "Int32"),
+        ("run_id", "Utf8"),
+        ("created_utc", "Datetime"),
+        ("benchmark", "Utf8"),
+        ("params", "Utf8"),  # JSON: every parameter, defaults filled in (from the sample file)
+        ("params_given", "Utf8"),  # JSON: the parameters the user gave
+        ("column", "Utf8"),
+        ("column_index", "Int32"),
+    )
+    tail = (
+        ("clock", "Utf8"),
+        ("suite", "Utf8"),
+        ("suite_run", "Utf8"),
+        ("scenario", "Utf8"),
+        ("repetition", "Int32"),
+        ("order_index", "Int32"),
+        ("repeat_group", "Utf8"),
+        ("hostname", "Utf8"),
+        ("latscope_version", "Utf8"),
+    )
+    return head + tuple(summary_columns()) + tail
+
+
+def __getattr__(name: str) -> Any:
+    """`SUMMARY_COLUMNS`: the columns of summary.parquet, in order (polars dtypes by name): the
+    run's identity, then the figures of `summary.STATS` (each tail percentile followed by the
+    count of samples above it; null where withheld), then the tags.  Resolved on first use
+    (the table lives with the analysis, which is not needed to list a store's runs)."""
+    if name == "SUMMARY_COLUMNS":
+        return _summary_columns()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _parse_utc(s: Any) -> datetime | None:
@@ -258,6 +246,9 @@ def summary_frame(meta: dict[str, Any], summary: pl.DataFrame) -> pl.DataFrame:
     run.json (id, created_utc, benchmark, params, params_given, tags, ...)."""
     import polars as pl
 
+    from .summary import summary_columns
+
+    figures = summary_columns()
     tags = meta.get("tags") or {}
     env = meta.get("env") or {}
     common = {
@@ -282,8 +273,8 @@ def summary_frame(meta: dict[str, Any], summary: pl.DataFrame) -> pl.DataFrame:
         row = dict(common)
         row["column"] = r["column"]
         row["column_index"] = i
-        for src, dst in _SUMMARY_MAP.items():
-            row[dst] = r.get(src)
+        for name, _ in figures:
+            row[name] = r.get(name)
         rows.append(row)
     dtypes = {
         "Int32": pl.Int32,
@@ -292,7 +283,7 @@ def summary_frame(meta: dict[str, Any], summary: pl.DataFrame) -> pl.DataFrame:
         "Utf8": pl.Utf8,
         "Datetime": pl.Datetime("us", "UTC"),
     }
-    schema = {name: dtypes[t] for name, t in SUMMARY_COLUMNS}
+    schema = {name: dtypes[t] for name, t in _summary_columns()}
     return pl.DataFrame(rows, schema=schema)
 
 
@@ -529,19 +520,43 @@ class Store:
         return out
 
     def ensure_summary(self, run: StoredRun) -> Path:
-        """summary.parquet of a run, computed from its samples if missing or unreadable (runs
-        kept by older versions): it is a cache of figures the samples define."""
-        from .runs import Run
-
+        """summary.parquet of a run, computed from its samples if missing (runs kept by older
+        versions): it is a cache of figures the samples define.  A file written by an older
+        latscope (lacking columns of `SUMMARY_COLUMNS`, e.g. the counts of samples above the
+        tail percentiles) is recomputed too; where that fails (samples damaged, store
+        read-only) the old file is used as it is, and its tail percentiles, whose rule cannot
+        be checked, are withheld by every view (`summary.value`)."""
         target = run.dir / SUMMARY_FILE
         if target.is_file():
+            if not self._summary_outdated(target):
+                return target
+            try:
+                self._write_summary(run, target)
+            except (LatscopeError, OSError, ValueError):
+                pass
             return target
+        self._write_summary(run, target)
+        return target
+
+    @staticmethod
+    def _summary_outdated(target: Path) -> bool:
+        import polars as pl
+
+        try:
+            have = set(pl.read_parquet_schema(target))
+        except Exception:  # damaged: `summaries` finds it and rebuilds it
+            return False
+        return any(name not in have for name, _ in _summary_columns())
+
+    @staticmethod
+    def _write_summary(run: StoredRun, target: Path) -> None:
+        from .runs import Run
+
         r = Run(run.dir)
         meta = dict(run.meta)
         meta.setdefault("params", r.meta.get("params"))
         meta.setdefault("clock", (r.meta.get("clock") or {}).get("name"))
         _write_atomic_parquet(summary_frame(meta, r.summary()), target)
-        return target
 
     def summaries(
         self,
@@ -553,7 +568,8 @@ class Store:
         """Rows of the runs' summary.parquet files, read together with DuckDB, ordered by
         creation time, run id and column.  `where` is an SQL condition on the columns of
         SUMMARY_COLUMNS with `?` placeholders bound to `args`.  A run whose summary cannot be
-        read or rebuilt is added to `skipped` and left out."""
+        read or rebuilt is added to `skipped` and left out; a column that an old file lacks is
+        absent from its rows (or null, when other files have it)."""
         import duckdb
 
         files: dict[str, StoredRun] = {}

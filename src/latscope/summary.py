@@ -1,15 +1,201 @@
-"""The per-column summary printed after a run: the median and its interval lead.
+"""The summary of a run: one table of statistics (`STATS`) from which every view derives.
 
-The interval's method follows the data (analysis/intervals.py): exact order statistics when
-the samples are close to independent, a block bootstrap when they are autocorrelated; the
-effective sample size is reported beside it.
+`STATS` says, for each figure, its name on the command line (`key`, e.g. ``--stat p99.9``), its
+label, its kind, the column it has in `Run.summary()` and in the store's summary.parquet (the
+same name in both), how it is computed and whether the tail rule applies. The run table
+(`latscope run`, `latscope show`), `latscope ls`, summary.parquet (`store.SUMMARY_COLUMNS`),
+`latscope history` and the reports read this table; none lists the figures itself.
+
+How the figures are computed (`column_summary`): everything comes from
+`analysis.summarize(x, step=...)` (min, max, mean, std and the percentiles, numpy's "linear"
+method) and `analysis.confidence_intervals(x, level, step=...)` (the interval of the median
+and the effective sample size), with the clock's step passed on, so quantisation-aware
+estimates reach every view. With several worker processes (`segments`) the headline interval
+of the median comes from `analysis.between.median_over_runs` and includes the variation between
+processes.
+
+The tail rule is `analysis.summary`'s, applied once, by `column_summary` (through
+`summarize`): a tail percentile (p95, p99, p99.9) with fewer than `MIN_BEYOND` samples above it
+is withheld: `None` in `Run.summary()`, null in summary.parquet, "—" wherever it is printed,
+and the number of samples above it is kept next to it (``<column>_n_beyond``) so that every
+view can say why (`withheld_reason`). The views read the null; they do not apply the rule
+again. The median is not a tail figure: it is always given (it has its interval instead).
+
+Importing this module does not import the analysis (numpy, scipy): `latscope ls` reads the
+table without paying for it; the percentiles' probabilities and the rule's threshold are looked
+up in `analysis.summary` when used.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
+import math
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
+    import polars as pl
+
+
+@dataclasses.dataclass(frozen=True)
+class Stat:
+    """One figure of the summary.
+
+    key: its name on the command line and in JSON ("p99.9"); label: its column header;
+    kind: "count" (n), "time" (ns, not a percentile), "percentile" (ns) or "number" (ess);
+    column: its column in `Run.summary()` and summary.parquet; tail: whether the tail rule
+    withholds it; brief: shown in the compact views (`latscope ls`); doc: how it is computed.
+    `percent` (percentiles) is the probability `analysis.summary.PERCENTILES` gives the key."""
+
+    key: str
+    label: str
+    kind: str
+    column: str
+    doc: str
+    tail: bool = False
+    brief: bool = False
+
+    @property
+    def percent(self) -> float | None:
+        if self.kind != "percentile":
+            return None
+        from .analysis.summary import PERCENTILES
+
+        return dict(PERCENTILES)[self.key]
+
+    @property
+    def is_time(self) -> bool:
+        """A duration in ns (printed with a unit)."""
+        return self.kind in ("time", "percentile")
+
+    @property
+    def beyond_column(self) -> str | None:
+        """The column counting the samples above a tail percentile (None for other figures)."""
+        return f"{self.column.removesuffix('_ns')}_n_beyond" if self.tail else None
+
+
+def _pct(key: str, *, brief: bool = False) -> Stat:
+    median = key == "p50"
+    return Stat(
+        key=key,
+        label=key,
+        kind="percentile",
+        column=f"{key.replace('.', '')}_ns",
+        doc=(
+            "median (numpy 'linear' percentile)"
+            if median
+            else f"{key[1:]}th percentile (numpy 'linear'); withheld with too few samples "
+            "above it (analysis.summary.MIN_BEYOND)"
+        ),
+        tail=not median,
+        brief=brief,
+    )
+
+
+#: The figures of every summary, in the order they are shown.
+STATS: tuple[Stat, ...] = (
+    Stat("n", "n", "count", "n", "samples recorded", brief=True),
+    Stat("min", "min", "time", "min_ns", "smallest sample"),
+    _pct("p50", brief=True),
+    Stat("mean", "mean", "time", "mean_ns", "arithmetic mean"),
+    Stat("std", "std", "time", "std_ns", "standard deviation (ddof=1); none for one sample"),
+    _pct("p95"),
+    _pct("p99", brief=True),
+    _pct("p99.9", brief=True),
+    Stat("max", "max", "time", "max_ns", "largest sample"),
+    Stat(
+        "ess",
+        "ESS",
+        "number",
+        "ess",
+        "effective sample size: independent samples carrying the information of the n "
+        "(autocorrelated) ones",
+    ),
+)
+
+#: The interval of the median: columns of `Run.summary()` and summary.parquet besides STATS.
+P50_CI_LOW = "p50_ci_low_ns"
+P50_CI_HIGH = "p50_ci_high_ns"
+CI_METHOD = "ci_method"
+#: The run table's header for the interval of the median (at the default level).
+P50_CI_LABEL = "95% CI of p50"
+
+
+def stat(key: str) -> Stat:
+    """The figure called `key` ("p99.9"); KeyError for an unknown one."""
+    for s in STATS:
+        if s.key == key:
+            return s
+    raise KeyError(key)
+
+
+def summary_columns() -> list[tuple[str, str]]:
+    """(column, polars dtype name) of the figures in `Run.summary()` and summary.parquet, in
+    order: each figure, a tail percentile's count of samples above it right after it, the
+    interval of the median after the median."""
+    out: list[tuple[str, str]] = []
+    for s in STATS:
+        out.append((s.column, "Int64" if s.kind == "count" else "Float64"))
+        if s.beyond_column:
+            out.append((s.beyond_column, "Int64"))
+        if s.key == "p50":
+            out += [(P50_CI_LOW, "Float64"), (P50_CI_HIGH, "Float64"), (CI_METHOD, "Utf8")]
+    return out
+
+
+# ------------------------------------------------------------------------------- reading rows
+
+
+def value(row: Mapping[str, Any], s: Stat) -> float | None:
+    """A figure of a summary row (`Run.summary()` or summary.parquet), None when withheld or
+    unknown. A tail percentile whose count of samples above is missing (a summary kept by an
+    older latscope that could not be recomputed) is withheld too: its rule cannot be checked."""
+    v = row.get(s.column)
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return None
+    if s.tail and row.get(s.beyond_column or "") is None:
+        return None
+    return float(v)
+
+
+def withheld(row: Mapping[str, Any], s: Stat) -> bool:
+    """Whether a tail percentile of a row with samples is withheld (printed as "—")."""
+    return s.tail and row.get("n") is not None and value(row, s) is None
+
+
+def withheld_reason(row: Mapping[str, Any], s: Stat) -> str | None:
+    """Why a tail percentile of a summary row is withheld ("withheld: only 2 samples lie
+    above p99.9; ..."), or None when it is given (or the figure has no tail rule)."""
+    if not withheld(row, s):
+        return None
+    k = row.get(s.beyond_column or "")
+    if k is None:
+        return (
+            f"withheld: this run's summary has no count of samples above {s.key} (kept by an "
+            "older latscope, and it could not be recomputed from the samples)"
+        )
+    from .analysis.intervals import _too_few_beyond
+
+    return "withheld: " + _too_few_beyond(s.key, (s.percent or 0.0) / 100.0, int(k), "above")
+
+
+def withheld_notes(rows: list[tuple[str, Mapping[str, Any]]]) -> list[str]:
+    """One line per (label, row) and withheld tail figure: "call p99.9 — withheld: ..."."""
+    out = []
+    for label, row in rows:
+        for s in STATS:
+            why = withheld_reason(row, s)
+            if why:
+                out.append(f"{label} {s.key} — {why}".strip())
+    return out
+
+
+#: The short legend printed under tables that show "—" for a withheld figure.
+WITHHELD_LEGEND = "—: withheld, too few samples lie above the percentile"
+
+
+# ------------------------------------------------------------------------------- computing
 
 
 def column_summary(
@@ -19,26 +205,48 @@ def column_summary(
     step_ns: float | None = None,
     segments: list[int] | None = None,
 ) -> dict[str, Any]:
-    """`step_ns`: the clock's granularity (quantisation-aware estimates); `segments`: samples
-    per worker process (the headline interval then includes between-run variation)."""
-    from .analysis.between import median_over_runs
-    from .analysis.intervals import confidence_intervals
+    """The figures of STATS for one column (keys: `summary_columns()`).
 
-    q = np.percentile(x, [50, 95, 99, 99.9])
-    iv = confidence_intervals(x, level=confidence)
+    `step_ns`: the clock's granularity (quantisation-aware estimates); `segments`: samples
+    per worker process (the headline interval then includes between-run variation)."""
+    from .analysis import confidence_intervals, summarize
+    from .analysis.between import median_over_runs
+
+    summ = summarize(x, step=step_ns)
+    iv = confidence_intervals(x, level=confidence, step=step_ns)
     over = median_over_runs(x, segments, confidence, floor=(iv.median.low, iv.median.high))
-    return {
-        "n": int(x.size),
-        "min_ns": float(x.min()),
-        "p50_ns": float(q[0]),
-        "mean_ns": float(x.mean()),
-        "std_ns": float(x.std(ddof=1)) if x.size > 1 else float("nan"),
-        "p95_ns": float(q[1]),
-        "p99_ns": float(q[2]),
-        "p99.9_ns": float(q[3]),
-        "max_ns": float(x.max()),
-        "p50_ci_low_ns": over[0] if over else iv.median.low,
-        "p50_ci_high_ns": over[1] if over else iv.median.high,
-        "ci_method": over[2] if over else iv.median.method,
-        "ess": float(iv.ess),
-    }
+    plain = {"n": summ.n, "min": summ.min, "mean": summ.mean, "std": summ.std, "max": summ.max}
+    out: dict[str, Any] = {}
+    for s in STATS:
+        if s.key == "ess":
+            out[s.column] = float(iv.ess)
+        elif s.kind == "percentile":
+            p = summ.percentile(s.key)
+            # the median is no tail figure: given even where summarize would withhold it
+            out[s.column] = p.value if s.tail else p.raw_value
+            if s.beyond_column:
+                out[s.beyond_column] = int(p.n_beyond)
+        else:
+            v = plain[s.key]
+            out[s.column] = int(v) if s.kind == "count" else (None if v is None else float(v))
+        if s.key == "p50":
+            out[P50_CI_LOW] = over[0] if over else iv.median.low
+            out[P50_CI_HIGH] = over[1] if over else iv.median.high
+            out[CI_METHOD] = over[2] if over else iv.median.method
+    return out
+
+
+def shown_percentile(p: Any) -> float | None:
+    """The value the summary gives for an `analysis.Percentile` (the report's table uses it,
+    so that it agrees with the run table): the median always, tail percentiles by the rule."""
+    return p.raw_value if p.percent == 50.0 else p.value
+
+
+def frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
+    """`Run.summary()`: one row per column ("column", then `summary_columns()`), typed, so
+    that a figure withheld in every row is still a Float64 column of nulls."""
+    import polars as pl
+
+    dtypes = {"Int64": pl.Int64, "Float64": pl.Float64, "Utf8": pl.Utf8}
+    schema = {"column": pl.Utf8, **{c: dtypes[t] for c, t in summary_columns()}}
+    return pl.DataFrame(rows, schema=schema)

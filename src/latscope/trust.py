@@ -422,11 +422,6 @@ def cli_trust(args: Any, params: dict[str, Any], console: Console, err_console: 
     injections = parse_injections(args.inject)
     if args.pairs < 2:
         raise BadInput(f"--pairs {args.pairs}: give at least 2 pairs")
-    if not _probe.supports("--inject-ns"):
-        raise BadInput(
-            "this latscope-probe cannot inject a delay (no --inject-ns), which trust needs: "
-            "rebuild it from this version of latscope"
-        )
     st = Store(args.store)
     plan = Plan(
         args.bench, params, args.pairs, injections, args.n, args.repeat, args.clock, args.seed

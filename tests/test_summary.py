@@ -1,0 +1,225 @@
+"""One table of summary figures (summary.STATS) behind every view: a tail percentile withheld
+in one view is withheld in all, and a given figure has the same value everywhere; the store's
+summary.parquet schema follows the table; old summary files are still read."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import polars as pl
+from rich.console import Console
+
+from latscope.analysis import MIN_BEYOND
+from latscope.report_text import print_run
+from latscope.store import Store, summary_frame
+from latscope.summary import STATS, summary_columns
+from latscope.units import fmt, fmt_bare, pick_unit
+from synth import lognormal, make_run
+
+
+def _rendered(run) -> str:  # noqa: ANN001
+    buf = io.StringIO()
+    print_run(Console(file=buf, width=250, color_system=None), run)
+    return buf.getvalue()
+
+
+def test_a_withheld_tail_is_withheld_in_every_view(cli, store: Path, tmp_path: Path) -> None:
+    x = lognormal(2000, 100.0, seed=3)
+    run = make_run(store, {"call": x})
+    raw_p999 = float(pl.Series(x).quantile(0.999, interpolation="linear"))
+    above = int((x > raw_p999).sum())
+    assert above < MIN_BEYOND  # the premise: p99.9 has too few samples above it
+    p99 = float(run.summary()["p99_ns"][0])
+    unit = ("ns", 1.0)
+    p99_txt, p999_txt = fmt_bare(p99, unit), fmt_bare(raw_p999, unit)
+    assert p999_txt not in (fmt_bare(float(x.max()), unit), p99_txt)
+
+    row = run.summary().row(0, named=True)
+    assert row["p999_ns"] is None and row["p999_n_beyond"] == above
+    assert row["p99_ns"] is not None and row["p99_n_beyond"] >= MIN_BEYOND
+
+    views = {"run table": _rendered(run)}
+    for name, args in (
+        ("ls", ("ls",)),
+        ("show", ("show", run.id)),
+        ("show --full", ("show", run.id, "--full")),
+        ("history p99.9", ("history", "synthetic", "--stat", "p99.9")),
+    ):
+        r = cli(*args)
+        assert r.returncode == 0, (name, r.stderr)
+        views[name] = r.stdout
+    md = tmp_path / "md"
+    r = cli("report", run.id, "--md", str(md), "--no-figures", "--quiet")
+    assert r.returncode == 0, r.stderr
+    views["report"] = (md / "report.md").read_text()
+
+    for name, out in views.items():
+        assert "p99.9" in out, name
+        assert p999_txt not in out, f"{name} prints the withheld p99.9 ({p999_txt})"
+        assert "—" in out, name
+    for name in ("show", "show --full", "history p99.9"):
+        assert f"only {above} samples lie above p99.9" in views[name], name
+    assert "withheld" in views["ls"] and "withheld" in views["run table"]
+    md_row = next(ln for ln in views["report"].splitlines() if ln.startswith("| p99.9 |"))
+    assert md_row.split("|")[2].strip() == "—"
+
+    # p99 is given, with the same value, everywhere
+    h = cli("history", "synthetic", "--stat", "p99")
+    assert h.returncode == 0, h.stderr
+    views["history p99"] = h.stdout
+    for name, out in views.items():
+        if name != "history p99.9":
+            assert p99_txt in out, (name, p99_txt)
+    j = json.loads(cli("history", "synthetic", "--stat", "p99.9", "--json").stdout)
+    assert j["rows"][0]["value"] is None and "withheld" in j["rows"][0]["withheld"]
+    ls = json.loads(cli("ls", "--json").stdout)["runs"][0]
+    assert ls["p999_ns"] is None and ls["p99_ns"] == row["p99_ns"]
+
+
+def test_parquet_schema_follows_the_table(store: Path) -> None:
+    run = make_run(store, {"call": lognormal(300, 100.0), "other": lognormal(300, 50.0)})
+    st = Store(store)
+    (stored,) = st.scan().runs
+    df = pl.read_parquet(st.ensure_summary(stored))
+    for s in STATS:
+        assert s.column in df.columns, s.key
+        if s.tail:
+            assert df.schema[s.beyond_column] == pl.Int64
+            assert df.schema[s.column] == pl.Float64
+    # every figure column of the run's summary, in the table's order, and nothing else
+    figures = [c for c, _ in summary_columns()]
+    assert [c for c in df.columns if c in figures] == figures
+    assert run.summary().columns == ["column", *figures]
+    # n=300: p99.9 and p99 withheld (null) with their counts; p95 given
+    row = df.row(0, named=True)
+    assert row["p999_ns"] is None and row["p99_ns"] is None and row["p95_ns"] is not None
+    assert row["p99_n_beyond"] < MIN_BEYOND <= row["p95_n_beyond"]
+    # a frame for a run whose every row withholds a figure keeps its type
+    frame = summary_frame({"id": "x"}, run.summary())
+    assert frame.schema["p999_ns"] == pl.Float64
+
+
+def test_an_old_summary_file_is_recomputed_or_read(cli, store: Path) -> None:
+    run = make_run(store, {"call": lognormal(2000, 100.0, seed=3)})
+    st = Store(store)
+    (stored,) = st.scan().runs
+    target = st.ensure_summary(stored)
+    new = pl.read_parquet(target)
+    old = new.drop([c for c in new.columns if c.endswith("_n_beyond")]).with_columns(
+        pl.lit(1, pl.Int32).alias("schema_version"),
+        pl.lit(123.0).alias("p999_ns"),  # what version 1 stored: the raw number
+    )
+    old.write_parquet(target)
+    r = cli("ls")
+    assert r.returncode == 0 and run.id in r.stdout, r.stderr
+    assert "p999_n_beyond" in pl.read_parquet(target).columns  # recomputed from the samples
+    # where it cannot be recomputed (a sample damaged), it is read as it is, the tail withheld
+    old.write_parquet(target)
+    lss = stored.dir / "samples.lss"
+    data = bytearray(lss.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    lss.write_bytes(bytes(data))
+    rows = st.summaries([stored], [])
+    assert rows and rows[0]["p50_ns"] == new["p50_ns"][0]
+    h = cli("history", "synthetic", "--stat", "p99.9", "--json")
+    assert h.returncode == 0, h.stderr
+    got = json.loads(h.stdout)["rows"][0]
+    assert got["value"] is None and "older latscope" in got["withheld"]
+
+
+def _pingpong_header(rusage: list[dict[str, dict[str, int]]], n: int) -> dict[str, object]:
+    k = n // len(rusage)
+    return {
+        "benchmark": "pipe",
+        "columns": [
+            {"name": "t_start", "unit": "ticks", "kind": "time"},
+            {
+                "name": "rtt",
+                "unit": "ticks",
+                "kind": "duration",
+                "latency": "round_trip",
+                "context_switches": 2,
+                "description": "round trip",
+            },
+        ],
+        "workers": [
+            {"n": k, "warmup": 10, "pid": 100 + i, "timed_rusage": ru}
+            for i, ru in enumerate(rusage)
+        ],
+    }
+
+
+def _ru(minflt: int = 0, nvcsw: int = 0, nivcsw: int = 0) -> dict[str, int]:
+    return {"minflt": minflt, "majflt": 0, "nvcsw": nvcsw, "nivcsw": nivcsw}
+
+
+def test_timed_rusage_in_show_and_report(cli, store: Path, tmp_path: Path) -> None:
+    from latscope.report_text import timed_usage
+
+    n = 1000
+    # two workers of 500 round trips: 3 page faults in the initiator's timed loop, and
+    # 2.5 switches per round trip where the mechanism needs 2
+    rusage = [
+        {"initiator": _ru(minflt=3, nvcsw=500, nivcsw=100), "responder": _ru(nvcsw=500)},
+        {"initiator": _ru(nvcsw=500, nivcsw=150), "responder": _ru(nvcsw=500)},
+    ]
+    run = make_run(store, {"rtt": lognormal(n, 5000.0)}, header=_pingpong_header(rusage, n))
+    u = timed_usage(run.meta)
+    assert u is not None and u.workers == 2 and u.iterations == n
+    by_role = {r.role: r for r in u.roles}
+    assert by_role["initiator"].faults == 3 and by_role["initiator"].switches == 1250
+    assert by_role["responder"].switches == 1000
+    assert len(u.notes) == 2
+    assert "initiator: 3 page faults" in u.notes[0]
+    assert "2.25 context switches per round trip against 2" in u.notes[1]
+
+    s = cli("show", run.id)
+    assert s.returncode == 0, s.stderr
+    out = " ".join(s.stdout.split())
+    assert "timed loop (2 workers, 1,000 iterations)" in out
+    assert "initiator: 3 page faults (3 minor, 0 major; 0.003 per iteration)" in out
+    assert "responder: no page faults, 1,000 context switches" in out
+    assert "warning: initiator: 3 page faults inside the timed loop" in out
+    assert "switched out for other work" in out
+
+    md = tmp_path / "md"
+    r = cli("report", run.id, "--md", str(md), "--no-figures", "--quiet")
+    assert r.returncode == 0, r.stderr
+    text = " ".join((md / "report.md").read_text().split())
+    assert "| timed loop | 2 workers, 1,000 iterations — initiator: 3 page faults" in text
+    assert "3 page faults inside the timed loop" in text and "switched out for other" in text
+    # two workers: the interval of the median is the between-worker one in both views
+    row = run.summary().row(0, named=True)
+    unit = pick_unit([row["p50_ns"]])
+    lo, hi = row["p50_ci_low_ns"], row["p50_ci_high_ns"]
+    assert f"{fmt_bare(lo, unit)}–{fmt_bare(hi, unit)}" in out
+    assert f"{fmt(lo, unit)} – {fmt(hi, unit)}" in text and row["ci_method"] in text
+
+
+def test_timed_rusage_as_the_benchmark_implies_or_absent(store: Path) -> None:
+    from latscope.report_text import timed_usage
+
+    n = 1000
+    fewer = [{"initiator": _ru(nvcsw=300), "responder": _ru(nvcsw=300)}]
+    run = make_run(store, {"rtt": lognormal(n, 5000.0)}, header=_pingpong_header(fewer, n))
+    u = timed_usage(run.meta)
+    assert u is not None and len(u.notes) == 1 and "already there" in u.notes[0]
+    calm = [{"initiator": _ru(nvcsw=1000), "responder": _ru(nvcsw=1001)}]
+    run = make_run(store, {"rtt": lognormal(n, 5000.0)}, header=_pingpong_header(calm, n))
+    u = timed_usage(run.meta)
+    assert u is not None and u.notes == ()
+    # a syscall run: faults are noted, switches (the tick's preemptions) are only shown
+    sysc = {
+        "benchmark": "syscall",
+        "workers": [{"n": n, "warmup": 0, "pid": 1, "timed_rusage": {"main": _ru(1, 0, 7)}}],
+    }
+    run = make_run(store, {"call": lognormal(n, 100.0)}, bench="syscall", header=sysc)
+    u = timed_usage(run.meta)
+    assert u is not None and len(u.notes) == 1 and "main: 1 page fault inside" in u.notes[0]
+    assert "7 context switches (0 voluntary, 7 involuntary; 0.007 per iteration)" in u.line
+    # older files (no workers) and hostile values: nothing, never an error
+    assert timed_usage(make_run(store, {"call": lognormal(n, 100.0)}).meta) is None
+    assert timed_usage({"workers": [{"n": "x", "timed_rusage": {"main": "bad"}}]}) is None
+    assert timed_usage({"workers": [{"timed_rusage": {"main": {"minflt": -3}}}], "n": 5})
