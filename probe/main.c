@@ -83,6 +83,11 @@ static void print_catalogue(void) {
     jb_bool(&j, "zmq", 0);
 #endif
     jb_end_obj(&j);
+    /* --workers auto: what a run without an explicit worker count gets */
+    jb_obj(&j, "workers_auto");
+    jb_int(&j, "max", AUTO_WORKERS);
+    jb_int(&j, "min_per_worker", AUTO_MIN_PER_WORKER);
+    jb_end_obj(&j);
     enum clock_kind def;
     clock_parse("auto", &def);
     jb_arr(&j, "clocks");

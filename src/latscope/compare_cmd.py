@@ -164,6 +164,8 @@ def compare_runs(
                     other.values(col),
                     segments_a=base.segments,
                     segments_b=other.segments,
+                    step_a=base.column_step_ns(col),
+                    step_b=other.column_step_ns(col),
                     between_cv=max(cvs) if cvs else None,
                     noise=min(thr, 0.99),
                     level=level,
@@ -195,7 +197,7 @@ def _run_command(run: Run, workers: int | None = None) -> str | None:
 
 def settle_command(base: Run, other: Run, c: Comparison) -> str:
     """What would settle an inconclusive comparison, as something to type."""
-    from .runs import DEFAULT_WORKERS
+    from . import _probe
 
     w = max(len(base.segments), len(other.segments))
     if c.settle == "between-run variation unknown":
@@ -210,7 +212,8 @@ def settle_command(base: Run, other: Run, c: Comparison) -> str:
         )
         again = f" or measure both again in several processes ('{cmd}')" if cmd else ""
         return f"a side ran in a single process: run {trust} once on this machine{again}"
-    more = max(2 * w, 2 * DEFAULT_WORKERS)
+    auto = int(_probe.catalogue()["workers_auto"]["max"])
+    more = max(2 * w, 2 * auto)
     cmd = _run_command(other, more)
     if c.settle == "difference within the noise threshold":
         return (

@@ -40,7 +40,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy import stats
 
 from .analysis.between import t_interval
 from .units import fmt_bare, pick_unit
@@ -132,25 +131,18 @@ def between(
     )
 
 
-def _order_interval(x: np.ndarray, level: float) -> tuple[float | None, float | None]:
-    """Distribution-free interval of the median: order statistics at binomial ranks."""
-    n = x.size
-    if n < 6:
-        return None, None
-    s = np.sort(x)
-    lo = int(stats.binom.ppf((1 - level) / 2, n, 0.5))
-    hi = int(stats.binom.isf((1 - level) / 2, n, 0.5))
-    return float(s[max(lo - 1, 0)]), float(s[min(hi, n - 1)])
-
-
 def segment_reps(run: Run, column: str, level: float = LEVEL) -> list[Rep]:
     """One Rep per worker process of the run (its median and order-statistic interval)."""
+    from .analysis._common import quantile_sorted
     from .analysis.between import split
+    from .analysis.intervals import order_statistic_interval
 
+    step = run.column_step_ns(column)
     out = []
     for i, part in enumerate(split(run.values(column), run.segments)):
-        lo, hi = _order_interval(part, level)
-        out.append(Rep(f"{run.id}#{i + 1}", float(np.median(part)), lo, hi))
+        xs = np.sort(part)
+        lo, hi, _ = order_statistic_interval(xs, 0.5, level, step=step)
+        out.append(Rep(f"{run.id}#{i + 1}", quantile_sorted(xs, 0.5, step), lo, hi))
     return out
 
 

@@ -293,13 +293,14 @@ def _columns(sc: Scenario, run: Run) -> list[str]:
     return list(run.columns)
 
 
-def _levels(runs: list[Run], col: str) -> tuple[np.ndarray, list[int]]:
-    """A scenario's pooled samples of one column and its segments: one per repetition, or the
-    worker processes of its only repetition."""
+def _levels(runs: list[Run], col: str) -> tuple[np.ndarray, list[int], float | None]:
+    """A scenario's pooled samples of one column, its segments (one per repetition, or the
+    worker processes of its only repetition) and the column's clock step."""
     vals = [r.values(col) for r in runs]
+    step = runs[0].column_step_ns(col)
     if len(runs) == 1:
-        return vals[0], runs[0].segments
-    return np.concatenate(vals), [v.size for v in vals]
+        return vals[0], runs[0].segments, step
+    return np.concatenate(vals), [v.size for v in vals], step
 
 
 def compare_rows(sr: SuiteRun) -> list[Row]:
@@ -308,7 +309,7 @@ def compare_rows(sr: SuiteRun) -> list[Row]:
     from .trust import known_variation
 
     rows: list[Row] = []
-    pooled: dict[tuple[str, str], tuple[np.ndarray, list[int]]] = {}
+    pooled: dict[tuple[str, str], tuple[np.ndarray, list[int], float | None]] = {}
     first_run: dict[str, Run] = {}
     first_of: dict[tuple[str, str], Row] = {}
     for sc in sr.suite.scenarios:
@@ -340,13 +341,15 @@ def compare_rows(sr: SuiteRun) -> list[Row]:
                 ]
                 cvs = [k.process_cv for k in known if k is not None and k.process_cv is not None]
                 noises = [k.noise for k in known if k is not None and k.noise is not None]
-                (xa, sa), (xb, sb) = pooled[(base.scenario, col)], pooled[(sc.name, col)]
+                (xa, sa, ta), (xb, sb, tb) = pooled[(base.scenario, col)], pooled[(sc.name, col)]
                 try:
                     row.comparison = compare(
                         xa,
                         xb,
                         segments_a=sa,
                         segments_b=sb,
+                        step_a=ta,
+                        step_b=tb,
                         between_cv=max(cvs) if cvs else None,
                         noise=min(max([DEFAULT_NOISE, *noises]), 0.99),
                         seed=sr.seed,

@@ -214,7 +214,9 @@ def column_summary(
 
     summ = summarize(x, step=step_ns)
     iv = confidence_intervals(x, level=confidence, step=step_ns)
-    over = median_over_runs(x, segments, confidence, floor=(iv.median.low, iv.median.high))
+    over = median_over_runs(
+        x, segments, confidence, floor=(iv.median.low, iv.median.high), step=step_ns
+    )
     plain = {"n": summ.n, "min": summ.min, "mean": summ.mean, "std": summ.std, "max": summ.max}
     out: dict[str, Any] = {}
     for s in STATS:

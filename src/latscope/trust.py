@@ -163,7 +163,11 @@ def _from_history(store: Store, key: str, column: str) -> Variation | None:
                 or column not in run.columns + run.derived_columns
             ):
                 continue
-            cv = _cv(segment_medians(run.values(column), run.segments).medians)
+            cv = _cv(
+                segment_medians(
+                    run.values(column), run.segments, run.column_step_ns(column)
+                ).medians
+            )
         except Exception:  # a damaged run in the history is skipped, never fatal
             continue
         if cv is not None:
@@ -282,10 +286,13 @@ def measure(
     from .analysis.compare import verdict
 
     for c in cols:
-        meds = [typical_median(r.values(c), r.segments) for r in plain]
+        meds = [typical_median(r.values(c), r.segments, r.column_step_ns(c)) for r in plain]
         run_cv = _cv(meds)
 
-        wcv = [_cv(segment_medians(r.values(c), r.segments).medians) for r in plain]
+        wcv = [
+            _cv(segment_medians(r.values(c), r.segments, r.column_step_ns(c)).medians)
+            for r in plain
+        ]
         wcv = [v for v in wcv if v is not None]
         process_cv = float(np.median(wcv)) if wcv else run_cv
         noise = AA_RANGE * run_cv if run_cv is not None else None

@@ -27,7 +27,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats
 
-from ._common import Result, as_float_array
+from ._common import Result, as_float_array, quantile_sorted
 
 #: Fewer segments than this: no between-run interval (the run is labelled a single run).
 MIN_SEGMENTS = 2
@@ -55,10 +55,16 @@ def split(x: npt.ArrayLike, segments: Sequence[int] | None) -> list[np.ndarray]:
     return [a[edges[i] : edges[i + 1]] for i in range(len(segments))]
 
 
-def segment_medians(x: npt.ArrayLike, segments: Sequence[int] | None) -> SegmentMedians:
+def segment_medians(
+    x: npt.ArrayLike, segments: Sequence[int] | None, step: float | None = None
+) -> SegmentMedians:
+    """The median of each segment; with ``step`` (the clock's granularity) read within the
+    step from the grouped distribution (``_common.quantile_sorted``), so that a worker's median
+    does not jump by whole clock steps."""
     parts = split(x, segments)
     return SegmentMedians(
-        tuple(float(np.median(p)) for p in parts), tuple(int(p.size) for p in parts)
+        tuple(quantile_sorted(np.sort(p), 0.5, step) for p in parts),
+        tuple(int(p.size) for p in parts),
     )
 
 
@@ -128,12 +134,13 @@ def median_over_runs(
     segments: Sequence[int] | None,
     level: float = 0.95,
     floor: tuple[float, float] | None = None,
+    step: float | None = None,
 ) -> tuple[float, float, str] | None:
     """(low, high, method) of the run's median including between-segment variation
     (``t_interval`` over the segment medians), or None with fewer than ``MIN_SEGMENTS``
     segments. ``floor`` (low, high), the pooled samples' interval, bounds the result from
     inside: it is never narrower than that."""
-    ti = t_interval(segment_medians(x, segments).medians, level)
+    ti = t_interval(segment_medians(x, segments, step).medians, level)
     if ti is None:
         return None
     low, high = ti.low, ti.high
@@ -142,12 +149,14 @@ def median_over_runs(
     return low, high, f"between runs: {ti.describe()}"
 
 
-def typical_median(x: npt.ArrayLike, segments: Sequence[int] | None) -> float:
+def typical_median(
+    x: npt.ArrayLike, segments: Sequence[int] | None, step: float | None = None
+) -> float:
     """A run's typical process median: the geometric mean of its segment medians (with at
     least ``MIN_SEGMENTS`` positive ones), else the median of all samples. It is the centre of
     ``median_over_runs`` and the statistic ``compare`` forms ratios of."""
-    sm = segment_medians(x, segments)
+    sm = segment_medians(x, segments, step)
     med = np.asarray(sm.medians)
     if sm.r >= MIN_SEGMENTS and (med > 0).all():
         return float(np.exp(np.log(med).mean()))
-    return float(np.median(as_float_array(x, "x")))
+    return quantile_sorted(np.sort(as_float_array(x, "x")), 0.5, step)

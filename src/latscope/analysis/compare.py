@@ -183,16 +183,19 @@ def compare(
     level: float = DEFAULT_LEVEL,
     seed: int = 0,
     n_boot: int = N_BOOT,
+    step_a: float | None = None,
+    step_b: float | None = None,
 ) -> Comparison:
     """Compare latencies ``b`` against the baseline ``a`` (both ns), each given as its pooled
     samples with ``segments_*`` (samples per worker process, in order; None: one process).
     ``between_cv``: the CV of single-process medians known for this benchmark, used when a
-    side has one segment. See the module docstring."""
+    side has one segment. ``step_*``: each side's clock step (quantisation-aware medians).
+    See the module docstring."""
     if not 0.0 <= noise < 1.0:
         raise ValueError(f"noise must lie in [0, 1), got {noise}")
     if not 0.0 < level < 1.0:
         raise ValueError(f"level must lie strictly between 0 and 1, got {level}")
-    pa, pb = as_prepared(a), as_prepared(b)
+    pa, pb = as_prepared(a, step=step_a), as_prepared(b, step=step_b)
     if min(pa.n, pb.n) < MIN_SAMPLES:
         raise ValueError(
             f"need at least {MIN_SAMPLES} samples on each side to compare, got {pa.n} and {pb.n}"
@@ -222,8 +225,8 @@ def compare(
         return RatioInterval(name, est, float(lo), float(hi), level, boot_method)
 
     within = ratio(0, "median", med_b / med_a)
-    sma = segment_medians(pa.x, segments_a)
-    smb = segment_medians(pb.x, segments_b)
+    sma = segment_medians(pa.x, segments_a, pa.step)
+    smb = segment_medians(pb.x, segments_b, pb.step)
     ma, mb = np.asarray(sma.medians), np.asarray(smb.medians)
     positive = bool((ma > 0).all() and (mb > 0).all())
     est = within.estimate
