@@ -517,18 +517,27 @@ def test_timed_loop_takes_no_page_faults(
     cpus = "0,1" if bench.startswith("spin") else "0,0"
     if cpus == "0,1" and not TWO_CPUS:
         pytest.skip("spinning peers need CPUs 0 and 1")
-    out = tmp_path / "s.lss"
-    r = run_probe(plain_probe, out, tmpdir_env, bench, f"mode={mode}", f"cpus={cpus}", n=2000)
-    if bench == "tcp_netns" and r.returncode == 3 and not IS_ROOT:
-        pytest.skip("tcp_netns needs CAP_NET_ADMIN (root)")
-    assert r.returncode == 0, r.stderr
-    h = samples.load(out).header
-    assert [w["n"] for w in h["workers"]] == [2000]
-    usage = h["workers"][0]["timed_rusage"]
-    assert set(usage) == {"initiator", "responder"}
-    for role, u in usage.items():
-        assert u["minflt"] + u["majflt"] == 0, (role, u)
-    assert "page faults" not in r.stderr
+    # A page the probe forgot to touch faults in every run (2,000 iterations cross several
+    # pages of every array). The kernel can also fault a touched page once, asynchronously
+    # (khugepaged collapsing it into a huge page, reclaim, compaction under load): such a
+    # stray fault does not recur, so a run with faults is repeated, at most twice.
+    seen = []
+    for attempt in range(3):
+        out = tmp_path / f"s{attempt}.lss"
+        r = run_probe(plain_probe, out, tmpdir_env, bench, f"mode={mode}", f"cpus={cpus}", n=2000)
+        if bench == "tcp_netns" and r.returncode == 3 and not IS_ROOT:
+            pytest.skip("tcp_netns needs CAP_NET_ADMIN (root)")
+        assert r.returncode == 0, r.stderr
+        h = samples.load(out).header
+        assert [w["n"] for w in h["workers"]] == [2000]
+        usage = h["workers"][0]["timed_rusage"]
+        assert set(usage) == {"initiator", "responder"}
+        faults = {role: u["minflt"] + u["majflt"] for role, u in usage.items()}
+        seen.append(faults)
+        if not any(faults.values()):
+            assert "page faults" not in r.stderr
+            return
+    pytest.fail(f"page faults in the timed loop in each of 3 runs: {seen}")
 
 
 def test_workers_split_and_count_on(ipc_probe: str, tmp_path: Path, tmpdir_env: Path) -> None:
