@@ -434,6 +434,38 @@ void *xcalloc(size_t n, size_t sz) {
     return p;
 }
 
+int write_full(int fd, const void *buf, size_t len) {
+    const unsigned char *p = buf;
+    while (len) {
+        ssize_t w = write(fd, p, len);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            return -1;
+        }
+        p += w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+int read_full(int fd, void *buf, size_t len) {
+    unsigned char *p = buf;
+    while (len) {
+        ssize_t r = read(fd, p, len);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            return -1;
+        }
+        if (r == 0) {
+            errno = EPIPE;
+            return -1;
+        }
+        p += r;
+        len -= (size_t)r;
+    }
+    return 0;
+}
+
 int read_line_file(const char *path, char *buf, size_t len) {
     FILE *f = fopen(path, "r");
     if (!f) return -1;

@@ -105,6 +105,10 @@ void jb_json(struct jbuf *b, const char *key, const char *json); /* pre-built JS
 /* Small helpers */
 char *xstrdup(const char *s);
 void *xcalloc(size_t n, size_t sz);
+/* Write / read exactly len bytes on a blocking fd, retrying after EINTR; 0, or -1 with errno
+ * (EPIPE when read meets end of file first). */
+int write_full(int fd, const void *buf, size_t len);
+int read_full(int fd, void *buf, size_t len);
 /* Read the first line of a small file into buf (newline stripped); 0 on success. */
 int read_line_file(const char *path, char *buf, size_t len);
 /* Allocate n int64 and touch every page, so no page fault lands inside a timed region. */

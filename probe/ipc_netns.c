@@ -135,7 +135,7 @@ static int run_ip(int ns, const char *cmds, char *msg, size_t msglen) {
     int h = cleanup_kill(pid);
     close(in[0]);
     close(out[1]);
-    int werr = pp_write_full(in[1], cmds, strlen(cmds)) ? errno : 0;
+    int werr = write_full(in[1], cmds, strlen(cmds)) ? errno : 0;
     close(in[1]);
     size_t got = 0;
     for (;;) {

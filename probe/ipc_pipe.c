@@ -29,14 +29,14 @@ static void pipe_side_init(struct pp_ctx *pp, int side) {
 
 static int pipe_send(struct pp_ctx *pp, int side) {
     int fd = side == 0 ? pp->fd[1] : pp->fd[3];
-    if (pp_write_full(fd, pp->buf[side], pp->size))
+    if (write_full(fd, pp->buf[side], pp->size))
         return pp_err(pp, side, "pipe write failed: %s", strerror(errno));
     return 0;
 }
 
 static int pipe_recv(struct pp_ctx *pp, int side) {
     int fd = side == 0 ? pp->fd[2] : pp->fd[0];
-    if (pp_read_full(fd, pp->buf[side], pp->size))
+    if (read_full(fd, pp->buf[side], pp->size))
         return pp_err(pp, side, errno == EPIPE ? "pipe closed by the other side (%s)"
                                                : "pipe read failed: %s",
                       strerror(errno));

@@ -274,20 +274,6 @@ struct worker_msg {
     size_t metalen;
 };
 
-static int write_full(int fd, const void *buf, size_t len) {
-    const char *p = buf;
-    while (len) {
-        ssize_t w = write(fd, p, len);
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            return -1;
-        }
-        p += w;
-        len -= (size_t)w;
-    }
-    return 0;
-}
-
 /* In the worker: its run, as the probe would do it alone, then its results down the pipe. */
 __attribute__((noreturn)) static void worker_main(struct runctx *ctx, int fd, long long n_w,
                                                   uint64_t done_before) {

@@ -42,38 +42,6 @@ int pp_err(struct pp_ctx *pp, int side, const char *fmt, ...) {
     return -1;
 }
 
-int pp_read_full(int fd, void *buf, size_t len) {
-    unsigned char *p = buf;
-    while (len) {
-        ssize_t r = read(fd, p, len);
-        if (r < 0) {
-            if (errno == EINTR) continue;
-            return -1;
-        }
-        if (r == 0) {
-            errno = EPIPE;
-            return -1;
-        }
-        p += r;
-        len -= (size_t)r;
-    }
-    return 0;
-}
-
-int pp_write_full(int fd, const void *buf, size_t len) {
-    const unsigned char *p = buf;
-    while (len) {
-        ssize_t w = write(fd, p, len);
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            return -1;
-        }
-        p += w;
-        len -= (size_t)w;
-    }
-    return 0;
-}
-
 void pp_private_dir(struct pp_ctx *pp, char *dir, size_t len) {
     const char *base = getenv("TMPDIR");
     if (!base || !*base) base = "/tmp";

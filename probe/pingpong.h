@@ -85,9 +85,6 @@ struct pp_ctx {
 /* Record a failing call in side's error buffer; returns -1 for "return pp_err(...)". */
 __attribute__((format(printf, 3, 4))) int pp_err(struct pp_ctx *pp, int side, const char *fmt,
                                                  ...);
-/* Read/write exactly len bytes (blocking fds); 0 or -1 with errno (EPIPE for EOF). */
-int pp_read_full(int fd, void *buf, size_t len);
-int pp_write_full(int fd, const void *buf, size_t len);
 
 void pingpong_run(struct runctx *ctx, const struct pp_mech *m);
 

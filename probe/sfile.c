@@ -28,20 +28,6 @@ uint32_t crc32_update(uint32_t crc, const void *data, size_t len) {
     return ~crc;
 }
 
-static int write_all(int fd, const void *buf, size_t len) {
-    const char *p = buf;
-    while (len) {
-        ssize_t w = write(fd, p, len);
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            return -1;
-        }
-        p += w;
-        len -= (size_t)w;
-    }
-    return 0;
-}
-
 int sfile_write_raw(const char *path, const char *header_json, int ncols, int64_t **cols,
                     uint64_t nrows) {
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
@@ -50,18 +36,18 @@ int sfile_write_raw(const char *path, const char *header_json, int ncols, int64_
     int len;
     uint32_t crc = 0;
     len = snprintf(line, sizeof line, "LATSCOPE-SAMPLES %d\n", SAMPLE_FORMAT_VERSION);
-    if (write_all(fd, line, (size_t)len)) goto fail;
-    if (write_all(fd, header_json, strlen(header_json)) || write_all(fd, "\n", 1)) goto fail;
+    if (write_full(fd, line, (size_t)len)) goto fail;
+    if (write_full(fd, header_json, strlen(header_json)) || write_full(fd, "\n", 1)) goto fail;
     len = snprintf(line, sizeof line, "DATA %d %llu\n", ncols, (unsigned long long)nrows);
-    if (write_all(fd, line, (size_t)len)) goto fail;
+    if (write_full(fd, line, (size_t)len)) goto fail;
     for (int c = 0; c < ncols; c++) {
         /* little-endian int64, column after column (x86_64 and aarch64 are little-endian) */
         size_t bytes = (size_t)nrows * sizeof(int64_t);
         crc = crc32_update(crc, cols[c], bytes);
-        if (write_all(fd, cols[c], bytes)) goto fail;
+        if (write_full(fd, cols[c], bytes)) goto fail;
     }
     len = snprintf(line, sizeof line, "\nEND %llu %08x\n", (unsigned long long)nrows, crc);
-    if (write_all(fd, line, (size_t)len)) goto fail;
+    if (write_full(fd, line, (size_t)len)) goto fail;
     if (fsync(fd) != 0 && errno != EINVAL) goto fail;
     if (close(fd) != 0) return -1;
     return 0;

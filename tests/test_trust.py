@@ -47,14 +47,20 @@ def test_history_gives_the_variation_between_processes(store: Path) -> None:
     st = Store(store)
     rng = np.random.default_rng(9)
     params = {"op": "getppid"}
-    for _ in range(3):
-        meds = 1000.0 * np.exp(0.1 * rng.standard_normal(5))
+    ids = []
+    for f in (0.9, 1.0, 1.1):  # runs differ by 10% beyond what their workers show
+        meds = 1000.0 * f * np.exp(0.02 * rng.standard_normal(5))
         x = np.concatenate([m * np.exp(0.2 * rng.standard_normal(400)) for m in meds])
-        make_run(store, {"call": x}, segments=[400] * 5, params=params)
+        ids.append(make_run(store, {"call": x}, segments=[400] * 5, params=params).id)
     single = make_run(store, {"call": lognormal(2000, 1000.0)}, params=params)
     v = trust.known_variation(st, single, "call")
-    assert v is not None and v.noise is None and "history: 3 earlier runs" in v.source
-    assert 0.03 < v.process_cv < 0.3  # about the 10% simulated
+    assert v is not None and "history: 3 earlier runs" in v.source
+    assert 0.005 < v.process_cv < 0.06  # about the 2% between workers
+    # the runs' own spread (CV 10%) sets the noise threshold: 1.96 * sqrt(2) * 0.1 = 0.28
+    assert v.noise is not None and 0.2 < v.noise < 0.36 and "vary by" in v.source
+    # the runs being compared are no history of themselves: two left, too few for the noise
+    v2 = trust.known_variation(st, single, "call", exclude=ids[:1])
+    assert v2 is not None and v2.noise is None and "history: 2 earlier runs" in v2.source
     other = make_run(store, {"call": lognormal(2000, 1000.0)}, params={"op": "read0"})
     assert trust.known_variation(st, other, "call") is None  # another scenario
 

@@ -151,10 +151,11 @@ def compare_runs(
     base = runs[0]
     for col in common:
         a = base.values(col)
-        kv = known_variation(store, base, col)
+        compared = [r.id for r in runs]
+        kv = known_variation(store, base, col, compared)
         for j in range(1, len(runs)):
             other = runs[j]
-            kvo = known_variation(store, other, col) if store is not None else None
+            kvo = known_variation(store, other, col, compared) if store is not None else None
             cvs = [v.process_cv for v in (kv, kvo) if v is not None and v.process_cv is not None]
             noises = [v.noise for v in (kv, kvo) if v is not None and v.noise is not None]
             thr = max([noise, *noises])

@@ -335,8 +335,9 @@ def compare_rows(sr: SuiteRun) -> list[Row]:
                 first_of[key] = row
             else:
                 row.baseline = base.scenario
+                own = [x.run.id for x in sr.results if x.run is not None]
                 known = [
-                    known_variation(sr.store, first_run[name], col)
+                    known_variation(sr.store, first_run[name], col, own)
                     for name in (base.scenario, sc.name)
                 ]
                 cvs = [k.process_cv for k in known if k is not None and k.process_cv is not None]

@@ -27,7 +27,11 @@ default noise threshold). The result, per column:
 The record is kept as ``STORE/trust/<benchmark>-<hash of the key>.json`` (written atomically).
 Without a record, ``known_variation`` falls back to the history of the scenario: the runs in
 the store with the same key, several worker processes and no injection (the last
-``HISTORY_RUNS``), whose worker-median CVs give ``process_cv``.
+``HISTORY_RUNS``, leaving out the runs being compared), whose worker-median CVs give
+``process_cv`` and, with at least ``HISTORY_RUNS_FOR_NOISE`` of them, whose typical medians'
+CV gives ``noise`` as above. Workers run one after another within a second or two, so they
+can share a state of the host that the next run no longer finds: the spread of separate runs
+is the between-run variation a comparison of two runs must clear.
 """
 
 from __future__ import annotations
@@ -57,6 +61,8 @@ FORMAT = "latscope-trust"
 FORMAT_VERSION = 1
 TRUST_DIR = "trust"
 HISTORY_RUNS = 20
+#: Earlier runs of a scenario needed before their spread sets compare's noise threshold.
+HISTORY_RUNS_FOR_NOISE = 3
 #: An injected size counts as detected when at least this share of its pairs say "slower".
 DETECTED = 0.9
 #: The A/A range of two runs' ratio: z(0.975) * sqrt(2) coefficients of variation.
@@ -128,8 +134,11 @@ def _num(v: Any) -> float | None:
     return float(v) if isinstance(v, (int, float)) and math.isfinite(v) and v >= 0 else None
 
 
-def known_variation(store: Store | None, run: Run, column: str) -> Variation | None:
-    """The trust record's figures for the run's scenario, else its history (module docs)."""
+def known_variation(
+    store: Store | None, run: Run, column: str, exclude: Sequence[str] = ()
+) -> Variation | None:
+    """The trust record's figures for the run's scenario, else its history (module docs),
+    leaving out the runs in ``exclude`` (those being compared) and ``run`` itself."""
     if store is None or run.imported:
         return None
     key = key_of_run(run)
@@ -141,19 +150,21 @@ def known_variation(store: Store | None, run: Run, column: str) -> Variation | N
             _num(col.get("noise")),
             f"latscope trust of {rec.get('created_utc', '?')[:10]} ({rec.get('pairs')} pairs)",
         )
-    return _from_history(store, key, column)
+    return _from_history(store, key, column, {*exclude, run.id})
 
 
-def _from_history(store: Store, key: str, column: str) -> Variation | None:
-    from .analysis.between import segment_medians
+def _from_history(store: Store, key: str, column: str, exclude: set[str]) -> Variation | None:
+    from .analysis.between import segment_medians, typical_median
     from .runs import Run
 
     metas = [
         m
         for m in store.list_meta()
-        if scenario_key(m.get("benchmark", "?"), m.get("params"), m.get("clock")) == key
+        if m.get("id") not in exclude
+        and scenario_key(m.get("benchmark", "?"), m.get("params"), m.get("clock")) == key
     ][-HISTORY_RUNS:]
     cvs = []
+    typical = []
     for m in metas:
         try:
             run = Run(store.runs_dir / m["id"])
@@ -163,20 +174,21 @@ def _from_history(store: Store, key: str, column: str) -> Variation | None:
                 or column not in run.columns + run.derived_columns
             ):
                 continue
-            cv = _cv(
-                segment_medians(
-                    run.values(column), run.segments, run.column_step_ns(column)
-                ).medians
-            )
+            x, step = run.values(column), run.column_step_ns(column)
+            cv = _cv(segment_medians(x, run.segments, step).medians)
+            med = typical_median(x, run.segments, step)
         except Exception:  # a damaged run in the history is skipped, never fatal
             continue
         if cv is not None:
             cvs.append(cv)
+            typical.append(med)
     if len(cvs) < 2:
         return None
-    return Variation(
-        float(np.median(cvs)), None, f"history: {len(cvs)} earlier runs of this scenario"
-    )
+    run_cv = _cv(typical) if len(typical) >= HISTORY_RUNS_FOR_NOISE else None
+    src = f"history: {len(cvs)} earlier runs of this scenario"
+    if run_cv is not None:
+        src += f", whose medians vary by {100 * run_cv:.2g}% (CV)"
+    return Variation(float(np.median(cvs)), AA_RANGE * run_cv if run_cv is not None else None, src)
 
 
 # ------------------------------------------------------------------------------- measuring
