@@ -101,7 +101,7 @@ def test_single_process_runs_need_the_known_variation(cli, store: Path) -> None:
     _, rows = compare_runs([a, b], store=Store(store))
     (row,) = rows
     assert row.result is not None and row.result.verdict == "slower"
-    assert row.result.noise == 0.06  # the trust record's A/A range raised the threshold
+    assert row.result.run_noise == 0.06  # the trust record's A/A range gates the verdict
     assert row.source is not None and "latscope trust" in row.source
     # a 30% change is not beyond a 20% variation between single processes
     col["process_cv"] = 0.2

@@ -158,7 +158,7 @@ def compare_runs(
             kvo = known_variation(store, other, col, compared) if store is not None else None
             cvs = [v.process_cv for v in (kv, kvo) if v is not None and v.process_cv is not None]
             noises = [v.noise for v in (kv, kvo) if v is not None and v.noise is not None]
-            thr = max([noise, *noises])
+            run_noise = min(max(noises), 0.99) if noises else 0.0
             try:
                 res = compare(
                     a,
@@ -168,7 +168,8 @@ def compare_runs(
                     step_a=base.column_step_ns(col),
                     step_b=other.column_step_ns(col),
                     between_cv=max(cvs) if cvs else None,
-                    noise=min(thr, 0.99),
+                    noise=noise,
+                    run_noise=run_noise,
                     level=level,
                     seed=seed,
                 )
@@ -223,6 +224,13 @@ def settle_command(base: Run, other: Run, c: Comparison) -> str:
             + (f" ('{cmd}')" if cmd else "")
             + " on a quieter machine"
         )
+    if c.settle == "difference within the between-run range":
+        return (
+            f"two runs of this command on this machine differ by up to ±{100 * c.run_noise:.3g}%"
+            " (the store's history or a trust record), more than this change; compare several "
+            "interleaved repetitions of each side instead: a suite with repeat = 5 "
+            "(latscope suite FILE.toml, see docs/suites.md)"
+        )
     return "measure both with more worker processes" + (f": '{cmd}'" if cmd else "")
 
 
@@ -245,7 +253,9 @@ def explain(row: Row, labels: Sequence[str]) -> str:
     r = c.median_ratio
     pct = 100.0 * (r.estimate - 1.0)
     ci = f"ratio of medians {r.estimate:.3f}, {100 * c.level:.0f}% CI {r.low:.3f}–{r.high:.3f}"
-    band = f"±{100 * c.noise:.3g}%"
+    band = f"±{100 * c.noise:.3g}%" + (
+        f", between-run range ±{100 * c.run_noise:.3g}%" if c.run_noise > c.noise else ""
+    )
     slower = (
         f"{other} is {pct:.1f}% slower than {base}"
         if pct < 100
@@ -302,8 +312,9 @@ def comparison_blocks(
             f"Baseline: {labels[0]} ({runs[0].id}). Ratios are other / baseline (> 1: slower) "
             f"with {100 * first.level:.0f}% CIs: {first.median_ratio.method}. Verdict: "
             f"'slower'/'faster' when the CI of the median ratio excludes 1 and the change "
-            f"exceeds the ±{100 * first.noise:.3g}% noise threshold, 'same' when the whole CI "
-            "lies within it, else 'inconclusive'. "
+            f"exceeds the ±{100 * first.noise:.3g}% noise threshold and the range within which "
+            "two runs of one command differ (where the store knows it), 'same' when the whole "
+            "CI lies within the noise threshold, else 'inconclusive'. "
             + (f"Known between-run variation: {src}. " if src else "")
             + "The Mann–Whitney p assumes independent samples (too small on autocorrelated "
             "runs) and is not used for the verdict. p99 ratios need at least 10 samples above "

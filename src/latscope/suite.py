@@ -352,7 +352,8 @@ def compare_rows(sr: SuiteRun) -> list[Row]:
                         step_a=ta,
                         step_b=tb,
                         between_cv=max(cvs) if cvs else None,
-                        noise=min(max([DEFAULT_NOISE, *noises]), 0.99),
+                        noise=DEFAULT_NOISE,
+                        run_noise=min(max(noises), 0.99) if noises else 0.0,
                         seed=sr.seed,
                     )
                 except ValueError as e:

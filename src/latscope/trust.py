@@ -312,9 +312,10 @@ def measure(
         aa = [x for x in aa if x is not None]
         false = sum(x.verdict in ("faster", "slower") for x in aa)
 
-        thr = max(0.02, noise or 0.0)
         false_thr = sum(
-            verdict(x.median_ratio.low, x.median_ratio.high, x.median_ratio.estimate, thr)
+            verdict(
+                x.median_ratio.low, x.median_ratio.high, x.median_ratio.estimate, 0.02, noise or 0
+            )
             in ("faster", "slower")
             for x in aa
         )

@@ -141,3 +141,16 @@ def test_autocorrelated_runs_get_wider_intervals_than_independent_ones():
 def test_compare_rejects_too_few_samples():
     with pytest.raises(ValueError):
         compare(np.arange(1.0, 4.0), np.arange(1.0, 40.0))
+
+
+def test_between_run_range_gates_differences_but_never_makes_them_the_same() -> None:
+    """A +10% ratio whose interval excludes 1: 'slower' against the 2% noise threshold alone,
+    'inconclusive' when two runs of the command are known to differ by up to 18%, and never
+    'same' because of that range; an interval within ±2% stays 'same'."""
+    from latscope.analysis.compare import verdict
+
+    assert verdict(1.05, 1.15, 1.10, 0.02) == "slower"
+    assert verdict(1.05, 1.15, 1.10, 0.02, run_noise=0.18) == "inconclusive"
+    assert verdict(0.85, 0.95, 0.90, 0.02, run_noise=0.18) == "inconclusive"
+    assert verdict(1.15, 1.35, 1.25, 0.02, run_noise=0.18) == "slower"
+    assert verdict(0.99, 1.01, 1.00, 0.02, run_noise=0.18) == "same"

@@ -37,12 +37,16 @@ Interval of the ratio of medians, two-level:
    ``between_cv`` no such interval can be honest: the verdict is "inconclusive" and
    ``settle`` says what to do.
 
-Verdict, against a noise threshold ``noise`` (default 2%; callers raise it to the A/A range of
-run medians known for the scenario):
+Verdict, against a noise threshold ``noise`` (the change that matters, default 2%) and the
+between-run range ``run_noise`` (the A/A range of two runs' medians known for the scenario from
+a trust record or the store's history, 0 when unknown):
 
-- ``"slower"``: the interval lies wholly above 1 **and** the ratio exceeds ``1 + noise``;
-- ``"faster"``: the interval lies wholly below 1 **and** the ratio is below ``1 - noise``;
-- ``"same"``: the whole interval lies within ``[1 - noise, 1 + noise]``;
+- ``"slower"``: the interval lies wholly above 1 **and** the ratio exceeds
+  ``1 + max(noise, run_noise)``: a change two separate runs of one command rarely show;
+- ``"faster"``: the interval lies wholly below 1 **and** the ratio is below
+  ``1 - max(noise, run_noise)``;
+- ``"same"``: the whole interval lies within ``[1 - noise, 1 + noise]`` (the between-run range
+  never makes a difference "the same");
 - ``"inconclusive"``: anything else; ``settle`` says what would settle it (more workers, a
   trust record).
 
@@ -117,6 +121,7 @@ class Comparison(Result):
     seed: int
     levels: Levels | None = None
     settle: str | None = None  # inconclusive: what is missing ("interval too wide", ...)
+    run_noise: float = 0.0  # the between-run range that gated faster/slower (0: unknown)
 
 
 def _block_length(prep: Prepared, dep: Dependence) -> int:
@@ -135,13 +140,15 @@ def _replicates(
     return block_bootstrap_quantiles(prep, probs, ell, weights), ell
 
 
-def verdict(low: float, high: float, estimate: float, noise: float) -> str:
-    """The verdict of a ratio interval against the noise threshold (module docstring)."""
+def verdict(low: float, high: float, estimate: float, noise: float, run_noise: float = 0.0) -> str:
+    """The verdict of a ratio interval against the noise threshold and the between-run range
+    (module docstring)."""
     if low >= 1.0 - noise and high <= 1.0 + noise:
         return "same"
-    if low > 1.0 and estimate > 1.0 + noise:
+    gate = max(noise, run_noise)
+    if low > 1.0 and estimate > 1.0 + gate:
         return "slower"
-    if high < 1.0 and estimate < 1.0 - noise:
+    if high < 1.0 and estimate < 1.0 - gate:
         return "faster"
     return "inconclusive"
 
@@ -183,6 +190,7 @@ def compare(
     level: float = DEFAULT_LEVEL,
     seed: int = 0,
     n_boot: int = N_BOOT,
+    run_noise: float = 0.0,
     step_a: float | None = None,
     step_b: float | None = None,
 ) -> Comparison:
@@ -289,16 +297,19 @@ def compare(
         "(assumes independent samples)"
     )
 
-    v = "inconclusive" if settle else verdict(med_ratio.low, med_ratio.high, est, noise)
+    v = "inconclusive" if settle else verdict(med_ratio.low, med_ratio.high, est, noise, run_noise)
     if v == "inconclusive" and settle is None:
-        settle = (
-            "interval too wide"
-            if med_ratio.low <= 1.0 <= med_ratio.high
-            else "difference within the noise threshold"
-        )
+        if med_ratio.low <= 1.0 <= med_ratio.high:
+            settle = "interval too wide"
+        elif abs(est - 1.0) <= noise:
+            settle = "difference within the noise threshold"
+        else:
+            settle = "difference within the between-run range"
     pct = 100.0 * (est - 1.0)
     ci = f"{100 * level:.0f}% CI {med_ratio.low:.3f}-{med_ratio.high:.3f}"
-    band = f"noise threshold ±{100 * noise:.3g}%"
+    band = f"noise threshold ±{100 * noise:.3g}%" + (
+        f", between-run range ±{100 * run_noise:.3g}%" if run_noise > noise else ""
+    )
     explanation = {
         "same": f"b is the same as a within the {band} (median ratio {est:.3f}, {ci})",
         "slower": f"b is {pct:.1f}% slower than a (median ratio {est:.3f}, {ci}, {band})",
@@ -323,6 +334,7 @@ def compare(
         verdict=v,
         explanation=explanation,
         noise=noise,
+        run_noise=run_noise,
         level=level,
         decile_probs=DECILES.copy(),
         deciles_a=dec_a,
