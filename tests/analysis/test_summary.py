@@ -112,3 +112,17 @@ def test_grouped_percentiles_rule_on_a_hand_made_array():
     # Unquantised data with a step: neighbours closer than a step clip the intervals.
     y = np.array([1.0, 2.0, 3.0, 4.0])
     assert summarize(y, step=10.0).median == pytest.approx(2.5)
+
+
+def test_interval_over_workers_never_wider_than_their_medians() -> None:
+    """Workers in two blocks (6 at one level, 4 at another, 23% apart) are worth about two
+    independent ones: the t interval (1 df) would span 0.7-8 us; it is capped at the range
+    of the worker medians, which still contains both levels."""
+    from latscope.analysis.between import median_over_runs
+
+    rng = np.random.default_rng(4)
+    levels = [2740.0] * 6 + [2110.0] * 4
+    x = np.concatenate([lv * np.exp(0.01 * rng.standard_normal(1000)) for lv in levels])
+    low, high, method = median_over_runs(x, [1000] * 10)
+    assert 2050 < low <= 2115 and 2735 <= high < 2800
+    assert "capped at the range of the worker medians" in method

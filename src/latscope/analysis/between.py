@@ -9,10 +9,12 @@ is computed from the workers' medians, not from the pooled samples.
 
 ``median_over_runs`` gives the interval for the median of a run with ``R >= 2`` segments: a
 Student t interval on the logarithms of the segment medians (run-to-run differences are
-multiplicative), transformed back, and never narrower than the pooled samples' own interval
-(``floor``). The workers run one after another, so neighbouring ones may share the host's
-state of the moment: their medians count as ``effective_count`` independent ones (lag-1
-autocorrelation; ``R_eff - 1`` degrees of freedom). It is an interval for the typical
+multiplicative), transformed back, never wider than the range of the segment medians (with
+few effective segments the t quantile explodes: 12.7 at one degree of freedom) and never
+narrower than the pooled samples' own interval (``floor``). The workers run one after
+another, so neighbouring ones may share the host's state of the moment: their medians count
+as ``effective_count`` independent ones (lag-1 autocorrelation; ``R_eff - 1`` degrees of
+freedom). It is an interval for the typical
 (geometric-mean) segment median, which is the figure a second run of the same command
 reproduces.
 """
@@ -140,13 +142,20 @@ def median_over_runs(
     (``t_interval`` over the segment medians), or None with fewer than ``MIN_SEGMENTS``
     segments. ``floor`` (low, high), the pooled samples' interval, bounds the result from
     inside: it is never narrower than that."""
-    ti = t_interval(segment_medians(x, segments, step).medians, level)
+    meds = segment_medians(x, segments, step).medians
+    ti = t_interval(meds, level)
     if ti is None:
         return None
     low, high = ti.low, ti.high
+    capped = ""
+    if low < min(meds) or high > max(meds):
+        # With few effective workers (a run whose workers fell into two blocks is worth about
+        # two) the t quantile explodes: never claim more than the workers' own medians span.
+        low, high = max(low, min(meds)), min(high, max(meds))
+        capped = ", capped at the range of the worker medians"
     if floor is not None and floor[0] is not None and floor[1] is not None:
         low, high = min(low, floor[0]), max(high, floor[1])
-    return low, high, f"between runs: {ti.describe()}"
+    return low, high, f"between runs: {ti.describe()}{capped}"
 
 
 def typical_median(
