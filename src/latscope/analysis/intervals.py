@@ -406,7 +406,9 @@ def _batch_means_mean(prep: Prepared, bounds: IntArray, level: float) -> tuple[f
 
 
 def _too_few_beyond(name: str, p: float, beyond: int, side: str) -> str:
-    need = math.ceil(MIN_BEYOND / (1.0 - p)) if side == "above" else math.ceil(MIN_BEYOND / p)
+    # rounded first: 10 / (1 - 0.999) is 10000.000000000009 in binary floating point
+    share = (1.0 - p) if side == "above" else p
+    need = math.ceil(round(MIN_BEYOND / share, 6))
     return (
         f"only {beyond} samples lie {side} {name}; at least {MIN_BEYOND} are needed "
         f"(measure at least {need:,} iterations)"
