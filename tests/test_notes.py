@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import os
 
 import pytest
 from rich.console import Console
@@ -49,12 +48,6 @@ def test_grouped_notes_name_every_item_once_per_note():
     assert [(names, n.key) for names, n in got] == [("a, b", "spin-one-cpu")]
 
 
-def _probe_or_skip():
-    probe = os.environ.get("LATSCOPE_PROBE")
-    if not probe or not os.access(probe, os.X_OK):
-        pytest.skip("no probe (set LATSCOPE_PROBE to a built latscope-probe)")
-
-
 @pytest.mark.parametrize(
     ("bench", "params", "n", "key"),
     [
@@ -63,8 +56,8 @@ def _probe_or_skip():
         ("pipe", {"cpus": "0,0"}, 50, None),
     ],
 )
-def test_run_show_and_report_print_the_notes(tmp_path, bench, params, n, key):
-    _probe_or_skip()
+def test_run_show_and_report_print_the_notes(tmp_path, monkeypatch, probe, bench, params, n, key):
+    monkeypatch.setenv("LATSCOPE_PROBE", probe)  # the probe under test (sanitizers in make test)
     from latscope import report
     from latscope.report_text import print_run
     from latscope.runs import measure
