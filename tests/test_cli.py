@@ -44,7 +44,7 @@ def test_run_show_export(cli, store: Path, tmp_path: Path) -> None:
         "op=read0",
         "clock",
         "overhead",
-        "resolution",
+        "step",
         "p50",
         "95% CI of p50",
         "p99.9",

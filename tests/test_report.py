@@ -67,7 +67,7 @@ def test_html_report_of_two_runs(cli, store: Path, tmp_path: Path) -> None:
         "Drift",
         "Clock",
         "overhead",
-        "resolution",
+        "step",
         "Environment",
         "Comparison with the baseline",
         "ratio of medians",

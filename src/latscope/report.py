@@ -3,7 +3,7 @@ self-contained HTML file (``latscope report RUN... --html FILE``), as Markdown w
 files (``--md DIR``), or printed in the terminal (``latscope show RUN --full``).
 
 Per run: what was measured and how (benchmark, parameters, the environment, the clock's
-overhead and resolution), then per column the summary table (percentiles p1 ... p99.99 with the
+read cost and step), then per column the summary table (percentiles p1 ... p99.99 with the
 number of samples beyond each and "—" where too few, mean, std, MAD, IQR, CV, geometric mean;
 every confidence interval with its method and the effective sample size), the serial
 dependence, the shifted log-normal fit and its goodness of fit, the outliers by class and the
@@ -215,17 +215,22 @@ def _clock(run: Run) -> list[Block]:
             )
         )
     res = clk.get("resolution_ns")
-    if res is None:
-        rows.append(("resolution", "unknown"))
-    elif clk.get("resolution_guessed"):
+    if clk.get("step_ns") is not None:
         rows.append(
             (
-                "resolution",
-                f"{fmt(res)} — {clk.get('resolution_note') or 'a guess from the data'}",
+                "step",
+                f"{fmt(clk['step_ns'])}: the clock's granularity, the spacing of its values "
+                "(measured apart from the read cost)",
             )
         )
+    elif res is None:
+        rows.append(("step", "unknown"))
+    elif clk.get("resolution_guessed"):
+        rows.append(
+            ("step", f"{fmt(res)} — {clk.get('resolution_note') or 'a guess from the data'}")
+        )
     else:
-        rows.append(("resolution", f"{fmt(res)}: smallest non-zero step between reads"))
+        rows.append(("step", f"{fmt(res)}: smallest non-zero step between reads (older probe)"))
     if clk.get("getres_ns"):
         rows.append(("clock_getres", fmt(clk["getres_ns"])))
     if clk.get("tsc_invariant") is not None:

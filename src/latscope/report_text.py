@@ -201,20 +201,19 @@ def params_line(meta: dict[str, Any]) -> str:
 
 
 def clock_line(clk: dict[str, Any]) -> str:
-    """Overhead and resolution of a run's clock, saying what is unknown or guessed."""
+    """Read cost (overhead) and step of a run's clock, saying what is unknown or guessed."""
     if clk.get("overhead_ns") is None:
         over = "overhead unknown (imported)"
     else:
-        over = f"overhead {fmt(clk['overhead_ns'])} (not subtracted below)"
-    res = clk.get("resolution_ns")
-    if res is None:
-        return f"{over}, resolution unknown"
-    guess = (
-        " (a guess from the data: the smallest step between values)"
-        if clk.get("resolution_guessed")
-        else ""
-    )
-    return f"{over}, resolution {fmt(res)}{guess}"
+        over = f"overhead {fmt(clk['overhead_ns'])} (read cost, not subtracted below)"
+    step = clk.get("step_ns")
+    guessed = step is None and clk.get("resolution_guessed")
+    if guessed:
+        step = clk.get("resolution_ns")
+    if step is None:
+        return f"{over}, step unknown"
+    guess = " (a guess from the data: the smallest step between values)" if guessed else ""
+    return f"{over}, step {fmt(step)}{guess}"
 
 
 def print_run(console: Console, run: Any, details: bool = False) -> None:
@@ -261,12 +260,11 @@ def print_run(console: Console, run: Any, details: bool = False) -> None:
                 )
         t.add_row(*cells)
         withheld.append((c, row))
-        if clk.get("resolution_ns") and row["p50_ns"] < 10 * clk["resolution_ns"]:
-            warnings.append(
-                f"{c}: the median ({fmt(row['p50_ns'])}) is shorter than 10× the clock's "
-                f"resolution ({fmt(clk['resolution_ns'])}); read its distribution with care, "
-                "or time batches (see the batch figure)"
-            )
+        from .analysis.drift import timer_too_coarse  # lazily: scipy is slow to import
+
+        coarse = timer_too_coarse(row["p50_ns"], run.column_step_ns(c))
+        if coarse is not None:
+            warnings.append(f"{c}: {coarse.message}")
         if row["min_ns"] < 0:
             warnings.append(
                 f"{c}: negative values: the two CPUs' clocks disagree; use --clock mono_raw "
