@@ -163,6 +163,17 @@ static const struct pval *size_param(const struct runctx *ctx) {
     return NULL;
 }
 
+/* One round trip of the initiator, as timed: the start read, the injected delay (if any), the
+ * mechanism's send and receive, the end read.  Returns the ticks; *start is the start read. */
+static inline int64_t timed_round_trip(struct pp_ctx *pp, uint64_t *start) {
+    uint64_t a = clk_start();
+    inject_delay();
+    if (pp->m->send(pp, 0) || pp->m->recv(pp, 0)) initiator_failed(pp);
+    uint64_t b = clk_end();
+    *start = a;
+    return (int64_t)(b - a);
+}
+
 void pingpong_run(struct runctx *ctx, const struct pp_mech *m) {
     struct pp_ctx *pp = xcalloc(1, sizeof *pp);
     pp->m = m;
@@ -263,13 +274,11 @@ void pingpong_run(struct runctx *ctx, const struct pp_mech *m) {
         if (g_stop) die(EXIT_INTERRUPTED, "interrupted; nothing was written");
         if (m->send(pp, 0) || m->recv(pp, 0)) initiator_failed(pp);
     }
+    /* the warm-up is a loop of its own, so the recorded loop tests no iteration number */
+    uint64_t a;
     for (uint64_t i = 0; i < warm; i++) {
         if (g_stop) die(EXIT_INTERRUPTED, "interrupted; nothing was written");
-        uint64_t a = clk_start();
-        inject_delay();
-        if (m->send(pp, 0) || m->recv(pp, 0)) initiator_failed(pp);
-        uint64_t b = clk_end();
-        rt[0] = (int64_t)(b - a);
+        rt[0] = timed_round_trip(pp, &a);
         progress_set(ctx, i + 1);
     }
     struct thread_usage u0, u1;
@@ -277,12 +286,8 @@ void pingpong_run(struct runctx *ctx, const struct pp_mech *m) {
     uint64_t t0 = 0;
     for (uint64_t i = 0; i < n; i++) {
         if (g_stop) die(EXIT_INTERRUPTED, "interrupted; nothing was written");
-        uint64_t a = clk_start();
-        inject_delay();
-        if (m->send(pp, 0) || m->recv(pp, 0)) initiator_failed(pp);
-        uint64_t b = clk_end();
+        rt[i] = timed_round_trip(pp, &a);
         if (i == 0) t0 = a;
-        rt[i] = (int64_t)(b - a);
         ts[i] = (int64_t)(a - t0);
         progress_set(ctx, warm + i + 1);
     }

@@ -287,21 +287,14 @@ def _progress_runner(quiet: bool, label: str):
     """A rich progress bar fed by the probe's progress lines (outside its timed regions)."""
     from contextlib import contextmanager
 
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from . import progress
 
     @contextmanager
     def cm():
         if quiet or not err_console.is_terminal:
             yield None
             return
-        with Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=err_console,
-            transient=True,
-        ) as prog:
+        with progress.bar(err_console) as prog:
             task = prog.add_task(label, total=None)
 
             def cb(done: int, total: int) -> None:

@@ -270,19 +270,13 @@ class _Steps:
 
 @contextmanager
 def _progress(enabled: bool) -> Iterator[_Steps]:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+    from . import progress
 
     _, err = _consoles()
     if not enabled or not err.is_terminal:
         yield _Steps(None)
         return
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        console=err,
-        transient=True,
-    ) as prog:
+    with progress.bar(err) as prog:
         yield _Steps(prog)
 
 

@@ -48,8 +48,7 @@ def add_parsers(sub: Any) -> None:
 def _progress(quiet: bool, total: int) -> Any:
     from contextlib import contextmanager
 
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
+    from . import progress
     from .cli import err_console
 
     @contextmanager
@@ -57,13 +56,7 @@ def _progress(quiet: bool, total: int) -> Any:
         if quiet or not err_console.is_terminal:
             yield None
             return
-        with Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            console=err_console,
-            transient=True,
-        ) as prog:
+        with progress.bar(err_console) as prog:
             task = prog.add_task("cells", total=total)
             yield (prog, task)
 

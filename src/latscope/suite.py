@@ -132,14 +132,7 @@ def execute(
     """Run the steps in order (see the module docs for what is skipped and what stops)."""
     from contextlib import ExitStack
 
-    from rich.progress import (
-        BarColumn,
-        Progress,
-        TaskProgressColumn,
-        TextColumn,
-        TimeElapsedColumn,
-    )
-
+    from . import progress
     from .runs import measure
 
     sr = SuiteRun(suite, new_suite_run_id(suite.name), seed, steps, store)
@@ -150,17 +143,7 @@ def execute(
         stack.enter_context(sigterm_as_interrupt())
         prog = None
         if not quiet and err_console.is_terminal:
-            prog = stack.enter_context(
-                Progress(
-                    TextColumn("{task.description}"),
-                    BarColumn(),
-                    TaskProgressColumn(),
-                    TextColumn("{task.fields[note]}"),
-                    TimeElapsedColumn(),
-                    console=err_console,
-                    transient=True,
-                )
-            )
+            prog = stack.enter_context(progress.bar(err_console, note=True))
         out = prog.console if prog else console
         overall = prog.add_task("[bold]all runs", total=total, note="") if prog else None
         tasks = {}

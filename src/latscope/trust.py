@@ -433,9 +433,7 @@ def cli_trust(args: Any, params: dict[str, Any], console: Console, err_console: 
     """`latscope trust BENCH ...`: measure the plan with a progress bar, print, keep."""
     from contextlib import ExitStack
 
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from . import _probe
+    from . import _probe, progress
     from .store import Store
 
     _probe.benchmark(args.bench)
@@ -454,19 +452,10 @@ def cli_trust(args: Any, params: dict[str, Any], console: Console, err_console: 
     with ExitStack() as stack:
         prog = None
         if not args.quiet and err_console.is_terminal:
-            prog = stack.enter_context(
-                Progress(
-                    TextColumn("{task.description}"),
-                    BarColumn(),
-                    MofNCompleteColumn(),
-                    TimeElapsedColumn(),
-                    console=err_console,
-                    transient=True,
-                )
-            )
+            prog = stack.enter_context(progress.bar(err_console))
         task = prog.add_task("trust", total=plan.total_runs) if prog else None
 
-        def progress(i: int) -> Callable[[int, int], None] | None:
+        def run_progress(i: int) -> Callable[[int, int], None] | None:
             if prog is None:
                 return None
 
@@ -479,7 +468,7 @@ def cli_trust(args: Any, params: dict[str, Any], console: Console, err_console: 
             if prog is not None:
                 prog.update(task, completed=i, description=label)
 
-        rec = measure(plan, st, on_step=on_step, progress=progress)
+        rec = measure(plan, st, on_step=on_step, progress=run_progress)
     path = write_record(st, rec)
     print_record(console, rec, path)
     return 0
