@@ -223,3 +223,27 @@ def test_timed_rusage_as_the_benchmark_implies_or_absent(store: Path) -> None:
     assert timed_usage(make_run(store, {"call": lognormal(n, 100.0)}).meta) is None
     assert timed_usage({"workers": [{"n": "x", "timed_rusage": {"main": "bad"}}]}) is None
     assert timed_usage({"workers": [{"timed_rusage": {"main": {"minflt": -3}}}], "n": 5})
+
+
+def test_run_table_fits_80_columns_without_cutting_a_number(store: Path) -> None:
+    """At 80 columns the run table keeps n, p50 with its interval, p99, p99.9 and max whole
+    (no '…'), every line fits, and it says where the other figures are; at 200 columns every
+    figure is there."""
+    run = make_run(
+        store,
+        {"rtt": lognormal(20_000, 123_456.0, seed=1), "oneway": lognormal(20_000, 61_000.0)},
+    )
+    out = io.StringIO()
+    print_run(Console(file=out, width=80, color_system=None), run)
+    text = out.getvalue()
+    assert "…" not in text
+    assert all(len(line) <= 80 for line in text.splitlines())
+    for label in ("p50", "95% CI of p50", "p99", "p99.9", "max"):
+        assert label in text, label
+    assert "mean" not in text.split("run ")[1].splitlines()[1]  # not a column at 80
+    assert "min, mean, std and p95" in " ".join(text.split())
+    wide = io.StringIO()
+    print_run(Console(file=wide, width=200, color_system=None), run)
+    header = next(ln for ln in wide.getvalue().splitlines() if "p99.9" in ln)
+    for label in ("min", "mean", "std", "p95", "latency"):
+        assert label in header, label

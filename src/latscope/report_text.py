@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -19,6 +20,10 @@ from .summary import (
     withheld_notes,
 )
 from .units import fmt, fmt_bare, pick_unit
+
+#: A terminal at least this wide gets every figure of the run table; a narrower one the brief
+#: set (summary.STATS brief, and max), whole.
+WIDE_TABLE = 120
 
 LATENCY_NAMES = {
     "call": "per call",
@@ -228,25 +233,41 @@ def print_run(console: Console, run: Any, details: bool = False) -> None:
     console.print(f"clock [bold]{clk['name']}[/bold]: {clock_line(clk)}")
     summ = run.summary()
     cols = {c["name"]: c for c in meta["columns"]}
-    t = Table(title=f"run {run.id}", title_justify="left")
-    t.add_column("column", style="bold")
-    t.add_column("latency")
-    figures = [s for s in STATS if s.kind != "number"]  # ESS: in the line under the table
+    # a narrow terminal gets the figures that matter (n, p50 with its interval, the tail, max)
+    # whole, never cut; the rest at WIDE_TABLE columns or more, or in 'show --full'
+    wide = console.width >= WIDE_TABLE
+    t = Table(
+        title=f"run {run.id}",
+        title_justify="left",
+        box=None if not wide else box.HEAVY_HEAD,
+        pad_edge=wide,
+    )
+    t.add_column("column", style="bold", no_wrap=True)
+    if wide:
+        t.add_column("latency")
+    figures = [  # ESS: in the line under the table
+        s for s in STATS if s.kind != "number" and (wide or s.brief or s.key == "max")
+    ]
     for s in figures:
         if s.kind == "count":
-            t.add_column(s.label, justify="right")
-            t.add_column("unit")
+            t.add_column(s.label, justify="right", no_wrap=True)
+            t.add_column("unit", no_wrap=True)
             continue
-        t.add_column(s.label, justify="right", style="bold" if s.key == "p50" else None)
+        t.add_column(
+            s.label, justify="right", style="bold" if s.key == "p50" else None, no_wrap=True
+        )
         if s.key == "p50":
-            t.add_column(P50_CI_LABEL, justify="right")
+            t.add_column(P50_CI_LABEL, justify="right", no_wrap=True)
     warnings: list[str] = []
     withheld: list[tuple[str, dict[str, Any]]] = []
+    narrow_latency: list[str] = []
     for row in summ.iter_rows(named=True):
         c = row["column"]
         colmeta = cols.get(c, {"latency": "one_way_rtt_half"} if c == "rtt/2" else {})
         unit = pick_unit([row["p50_ns"]])
-        cells = [c, latency_label(colmeta)]
+        cells = [c, latency_label(colmeta)] if wide else [c]
+        if not wide:
+            narrow_latency.append(f"{c}: {latency_label(colmeta)}")
         for s in figures:
             v = value(row, s)
             if s.kind == "count":
@@ -271,6 +292,12 @@ def print_run(console: Console, run: Any, details: bool = False) -> None:
                 "or pin both parties to one CPU"
             )
     console.print(t)
+    if not wide:
+        console.print(
+            f"[dim]{'; '.join(narrow_latency)}. min, mean, std and p95: in a terminal of "
+            f"{WIDE_TABLE} columns or more, or 'latscope show RUN --full'[/dim]",
+            highlight=False,
+        )
     notes = withheld_notes(withheld)
     if notes and details:
         for line in notes:

@@ -410,7 +410,8 @@ def _too_few_beyond(name: str, p: float, beyond: int, side: str) -> str:
     share = (1.0 - p) if side == "above" else p
     need = math.ceil(round(MIN_BEYOND / share, 6))
     return (
-        f"only {beyond} samples lie {side} {name}; at least {MIN_BEYOND} are needed "
+        f"only {beyond} {'sample lies' if beyond == 1 else 'samples lie'} {side} {name}; "
+        f"at least {MIN_BEYOND} are needed "
         f"(measure at least {need:,} iterations)"
     )
 
