@@ -146,12 +146,16 @@ static int sv_peer_status = 0;
 static double sv_stall = 0;
 static unsigned sv_watch_gen = 0; /* bumped when a peer starts being watched */
 
+/* supervisor_stop wakes the supervisor with it, instead of letting it sleep out its tick */
+#define SV_WAKE SIGUSR2
+
 static sigset_t owned_signals(void) {
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGHUP);
+    sigaddset(&set, SV_WAKE);
     return set;
 }
 
@@ -189,6 +193,7 @@ static void *sv_main(void *arg) {
     while (!sv_quit) {
         int sig = sigtimedwait(&set, NULL, &tick);
         double now = mono_s();
+        if (sig == SV_WAKE) continue; /* sv_quit is set: leave at once */
         if (sig > 0) {
             if (!g_stop) {
                 g_stop = sig;
@@ -301,6 +306,7 @@ void supervisor_stop(void) {
         }
     }
     sv_quit = 1;
+    pthread_kill(sv_thread, SV_WAKE); /* blocked everywhere: only its sigtimedwait takes it */
     pthread_join(sv_thread, NULL);
     sv_running = 0;
 }
