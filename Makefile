@@ -2,12 +2,14 @@
 PYTHON ?= python3
 VENV   := .venv
 STAMP  := $(VENV)/.installed
-SOURCES := $(shell find src probe -name '*.py' -o -name '*.c' -o -name '*.h' -o -name meson.build) \
-           pyproject.toml meson.build meson.options
-PROBE_SRC := $(filter-out probe/main.c,$(wildcard probe/*.c))
-SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
-# ZeroMQ benchmarks when libzmq is installed (as meson does); without it they stay unavailable
-ZMQ = $(shell pkg-config --exists libzmq 2>/dev/null && echo -DHAVE_ZMQ=1 $$(pkg-config --libs libzmq))
+SOURCES := $(shell find src probe -name '*.py' -o -name '*.c' -o -name '*.h' -o -name '*.def' \
+             -o -name meson.build) pyproject.toml meson.build meson.options
+# meson builds the probe everywhere (the wheel, the sanitizer build, the C tests); the venv has it
+# (the test extra). MESON=meson uses one from PATH instead, without building the venv first.
+MESON ?= $(VENV)/bin/meson
+MESON_RUN = $(if $(findstring /,$(MESON)),PATH="$(abspath $(dir $(MESON))):$$PATH" )$(MESON)
+MESON_DEP := $(if $(filter $(VENV)/bin/meson,$(MESON)),$(STAMP))
+SAN_DIR := build/san
 
 .PHONY: run test build-deps system-deps probe-test pytest lint clean
 
@@ -28,17 +30,16 @@ build-deps:
 system-deps:
 	@scripts/system-deps test
 
-# C unit tests and the probe itself under AddressSanitizer + UndefinedBehaviorSanitizer
-probe-test: system-deps
-	@mkdir -p build/san
-	$(CC) -std=c11 -O1 -g -Wall -Wextra -Werror -D_GNU_SOURCE $(SAN) -o build/san/test-probe \
-	    probe/tests/test_main.c $(PROBE_SRC) -lpthread -lm $(ZMQ)
-	$(CC) -std=c11 -O1 -g -Wall -Wextra -Werror -D_GNU_SOURCE $(SAN) -o build/san/latscope-probe \
-	    probe/main.c $(PROBE_SRC) -lpthread -lm $(ZMQ)
-	ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 build/san/test-probe
+# C unit tests and the probe itself ($(SAN_DIR)/latscope-probe) under AddressSanitizer +
+# UndefinedBehaviorSanitizer; ZeroMQ benchmarks when libzmq is installed (meson finds it)
+probe-test: system-deps $(MESON_DEP)
+	@test -f $(SAN_DIR)/build.ninja || $(MESON_RUN) setup $(SAN_DIR) \
+	    -Db_sanitize=address,undefined -Dbuildtype=debugoptimized
+	$(MESON_RUN) compile -C $(SAN_DIR)
+	ASAN_OPTIONS=detect_leaks=0 $(MESON_RUN) test -C $(SAN_DIR) --print-errorlogs
 
 pytest: $(STAMP) probe-test
-	LATSCOPE_SAN_PROBE=$(CURDIR)/build/san/latscope-probe $(VENV)/bin/python -m pytest -q tests
+	LATSCOPE_SAN_PROBE=$(CURDIR)/$(SAN_DIR)/latscope-probe $(VENV)/bin/python -m pytest -q tests
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests bench

@@ -7,18 +7,20 @@ no System V object, no POSIX queue, no /dev/shm entry, no FIFO, socket file or t
 directory, no network namespace or link, and no sample file.
 
 The probe under test: $LATSCOPE_SAN_PROBE (the Makefile's ASan/UBSan build), else
-$LATSCOPE_PROBE, else one built here with gcc once per session.
+$LATSCOPE_PROBE, else one built by meson in build/plain (as the wheel builds it).
 """
 
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import json
 import os
 import select
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -67,23 +69,44 @@ WARMUP = 20
 # ------------------------------------------------------------------------------ fixtures
 
 
-@pytest.fixture(scope="session")
-def ipc_probe(tmp_path_factory: pytest.TempPathFactory) -> str:
+def meson_probe(builddir: Path, *options: str) -> str:
+    """latscope-probe built by meson in `builddir` (set up once with `options`, rebuilt when a
+    source changed): the one build the wheel and the Makefile use.  meson and ninja come from
+    the environment running the tests (the test extra), else from PATH."""
+    bindir = Path(sys.executable).parent
+    meson = str(bindir / "meson") if (bindir / "meson").exists() else shutil.which("meson")
+    if meson is None:
+        pytest.fail(
+            "meson is needed to build the probe under test: pip install '.[test]', or "
+            "set LATSCOPE_PROBE to a built probe",
+            pytrace=False,
+        )
+    env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}"}
+    builddir.parent.mkdir(parents=True, exist_ok=True)
+    with open(builddir.parent / f".{builddir.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one build at a time in this directory
+        steps = [[meson, "compile", "-C", str(builddir), "latscope-probe"]]
+        if not (builddir / "build.ninja").exists():
+            steps.insert(0, [meson, "setup", str(builddir), *options])
+        for cmd in steps:
+            r = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, env=env)
+            if r.returncode != 0:
+                pytest.fail(f"{' '.join(cmd[1:3])} failed:\n{r.stdout}{r.stderr}", pytrace=False)
+    return str(builddir / "latscope-probe")
+
+
+def _probe_under_test() -> str:
     for var in ("LATSCOPE_SAN_PROBE", "LATSCOPE_PROBE"):
         p = os.environ.get(var)
         if p:
             assert os.access(p, os.X_OK), f"${var}={p} is not an executable"
             return p
-    out = tmp_path_factory.mktemp("probe") / "latscope-probe"
-    cmd = ["gcc", "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-D_GNU_SOURCE"]
-    cmd += ["-o", str(out), *sorted(str(c) for c in (REPO / "probe").glob("*.c"))]
-    cmd += ["-lpthread", "-lm"]
-    zmq = subprocess.run(["pkg-config", "--exists", "libzmq"], capture_output=True)
-    if zmq.returncode == 0:
-        cmd += ["-DHAVE_ZMQ=1", "-lzmq"]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    return str(out)
+    return meson_probe(REPO / "build" / "plain")
+
+
+@pytest.fixture(scope="session")
+def ipc_probe() -> str:
+    return _probe_under_test()
 
 
 @pytest.fixture(scope="session")
@@ -473,21 +496,11 @@ def test_netns_needs_privilege(ipc_probe: str, tmp_path: Path) -> None:
 
 
 @pytest.fixture(scope="session")
-def plain_probe(tmp_path_factory: pytest.TempPathFactory) -> str:
+def plain_probe() -> str:
     """A probe built without sanitizers, for counting page faults: AddressSanitizer's shadow
     memory and allocator fault on their own, inside the timed loop, which says nothing about
     the probe's own page touching."""
-    if shutil.which("gcc") is None:
-        pytest.skip("gcc is needed to build a probe without sanitizers")
-    out = tmp_path_factory.mktemp("plain") / "latscope-probe"
-    cmd = ["gcc", "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-D_GNU_SOURCE"]
-    cmd += ["-o", str(out), *sorted(str(c) for c in (REPO / "probe").glob("*.c"))]
-    cmd += ["-lpthread", "-lm"]
-    if subprocess.run(["pkg-config", "--exists", "libzmq"], capture_output=True).returncode == 0:
-        cmd += ["-DHAVE_ZMQ=1", "-lzmq"]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    return str(out)
+    return meson_probe(REPO / "build" / "plain")
 
 
 def _fault_matrix() -> list[tuple[str, str]]:

@@ -14,8 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bench.h"
-#include "pingpong.h"
+#include "core/bench.h"
+#include "pingpong/pingpong.h"
 
 #define MAX_N 100000000LL
 #define MAX_WARMUP 10000000LL

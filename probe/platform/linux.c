@@ -1,5 +1,5 @@
 /* latscope-probe: filesystem of a path, from /proc/self/mountinfo and statfs(2). */
-#include "fsinfo.h"
+#include "platform/platform.h"
 
 #include <limits.h>
 #include <stdio.h>

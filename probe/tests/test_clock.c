@@ -7,8 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../bench.h"
-#include "../fsinfo.h"
+#include "core/bench.h"
+#include "platform/platform.h"
 
 static int failures = 0, passed = 0;
 #define CHECK(cond)                                                                  \

@@ -3,7 +3,7 @@
 #ifndef LATSCOPE_IPC_SOCKET_H
 #define LATSCOPE_IPC_SOCKET_H
 
-#include "pingpong.h"
+#include "pingpong/pingpong.h"
 
 /* Processes: each side closes the other's socket (a dead peer then means EOF). */
 void sock_side_init(struct pp_ctx *pp, int side);

@@ -2,8 +2,8 @@
 #ifndef LATSCOPE_BENCH_H
 #define LATSCOPE_BENCH_H
 
-#include "clock.h"
-#include "common.h"
+#include "core/clock.h"
+#include "core/probe.h"
 
 enum ptype { P_INT, P_SIZE, P_ENUM, P_STR, P_PATH, P_CPUS, P_CPU, P_BOOL };
 

@@ -1,5 +1,5 @@
 /* latscope-probe: errors, clean-up, the supervisor thread, a tiny JSON writer. */
-#include "common.h"
+#include "core/probe.h"
 
 #include <errno.h>
 #include <math.h>

@@ -10,7 +10,7 @@
 #include <sys/msg.h>
 #include <unistd.h>
 
-#include "pingpong.h"
+#include "pingpong/pingpong.h"
 
 /* ------------------------------------------------------------------ posix_mq */
 

@@ -7,7 +7,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "bench.h"
+#include "core/bench.h"
 
 static const char *const op_choices[] = {"getppid", "read0", NULL};
 

@@ -11,7 +11,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "ipc_socket.h"
+#include "pingpong/socket.h"
 
 void sock_side_init(struct pp_ctx *pp, int side) {
     if (pp->processes) pp_close(pp, side == 0 ? 1 : 0);

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "pingpong.h"
+#include "pingpong/pingpong.h"
 
 #ifdef HAVE_ZMQ
 #include <zmq.h>

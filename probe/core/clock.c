@@ -1,12 +1,12 @@
 /* latscope-probe: clock selection, TSC calibration, overhead and resolution. */
-#include "clock.h"
+#include "core/clock.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "common.h"
+#include "core/probe.h"
 #if HAVE_TSC
 #include <cpuid.h>
 #endif

@@ -28,7 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "ipc_socket.h"
+#include "pingpong/socket.h"
 
 enum { NS_A, NS_B, NS_H, NS_COUNT };
 

@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bench.h"
+#include "core/bench.h"
 
 uint32_t crc32_update(uint32_t crc, const void *data, size_t len) {
     static uint32_t table[256];

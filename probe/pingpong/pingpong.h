@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "bench.h"
+#include "core/bench.h"
 
 #define PP_SCRATCH 4096
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench.h"
+#include "core/bench.h"
 
 int parse_size(const char *s, long long *out) {
     if (!s || !*s) return -1;

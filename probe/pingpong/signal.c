@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "pingpong.h"
+#include "pingpong/pingpong.h"
 
 static void signal_setup(struct pp_ctx *pp) {
     (void)pp;

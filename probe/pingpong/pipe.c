@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "pingpong.h"
+#include "pingpong/pingpong.h"
 
 /* fd[0],fd[1]: initiator -> responder; fd[2],fd[3]: responder -> initiator */
 static void pipe_setup(struct pp_ctx *pp) {

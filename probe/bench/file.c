@@ -8,8 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bench.h"
-#include "fsinfo.h"
+#include "core/bench.h"
+#include "platform/platform.h"
 
 static const char *const cache_choices[] = {"warm", "drop", "fadvise", "direct", NULL};
 static const char *const open_choices[] = {"create", "existing", NULL};

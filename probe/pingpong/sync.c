@@ -11,7 +11,7 @@
 #include <sys/sem.h>
 #include <unistd.h>
 
-#include "pingpong.h"
+#include "pingpong/pingpong.h"
 
 /* ------------------------------------------------------------------ eventfd */
 

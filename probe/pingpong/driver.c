@@ -1,5 +1,5 @@
 /* latscope-probe: the ping-pong driver (see pingpong.h). */
-#include "pingpong.h"
+#include "pingpong/pingpong.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -1,5 +1,5 @@
 /* latscope-probe: the registry of benchmarks, in the order `--list` shows them. */
-#include "bench.h"
+#include "core/bench.h"
 
 const struct bench *const all_benches[] = {
     &bench_syscall,

@@ -9,7 +9,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "pingpong.h"
+#include "pingpong/pingpong.h"
 
 /* Word s carries the messages side s sends; the two words sit on separate cache lines. */
 static inline uint32_t *word32(struct pp_ctx *pp, int s) {
