@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include "core/bench.h"
-#include "platform/platform.h"
 
 static const char *const cache_choices[] = {"warm", "drop", "fadvise", "direct", NULL};
 static const char *const open_choices[] = {"create", "existing", NULL};
@@ -53,23 +52,86 @@ static const struct coldef file_columns[] = {
     {"close", "close() of the file", "call", NULL},
 };
 
-static long long file_default_n(const struct bench *b, const struct pval *pv) {
-    (void)b;
-    /* pv[3] is cache */
-    return !strcmp(pv[3].s, "drop") ? 200 : 10000;
+/* The control of cache=drop, open (a descriptor), or the one line and exit code why not. */
+static int drop_open(char *err, size_t errlen, int *code) {
+    int fd = plat_drop_caches_open();
+    if (fd >= 0) return fd;
+    *code = EXIT_UNSUPPORTED;
+    if (errno == EACCES || errno == EPERM)
+        snprintf(err, errlen, "cache=drop needs root: it writes /proc/sys/vm/drop_caches before "
+                 "every iteration; run as root, or use cache=fadvise (no root needed)");
+    else
+        snprintf(err, errlen, "cache=drop: cannot open /proc/sys/vm/drop_caches (%s; a "
+                 "container?); use cache=fadvise", strerror(errno));
+    return -1;
 }
 
-static char g_tmpdir[PATH_MAX];
-static char g_path[PATH_MAX];
+static int file_check(const struct bench *b, const struct pval *pv, char *err, size_t errlen) {
+    const char *dir = param_of(b, pv, "dir")->s, *fname = param_of(b, pv, "file")->s;
+    const char *cache = param_of(b, pv, "cache")->s;
+    int existing = !strcmp(param_of(b, pv, "open")->s, "existing");
+    int rw = !strcmp(param_of(b, pv, "order")->s, "rw");
+    if (rw && !existing) {
+        snprintf(err, errlen, "order=rw needs open=existing (a truncated file has nothing to "
+                 "read)");
+        return EXIT_BADINPUT;
+    }
+    if (!strcmp(cache, "direct") && param_of(b, pv, "size")->i % 4096) {
+        snprintf(err, errlen, "cache=direct needs size to be a multiple of 4096 bytes "
+                 "(O_DIRECT)");
+        return EXIT_BADINPUT;
+    }
+    if (strchr(fname, '/')) {
+        snprintf(err, errlen, "file=%s: give a plain name; put the directory in dir=", fname);
+        return EXIT_BADINPUT;
+    }
+    int code = cpu_check((int)param_of(b, pv, "cpu")->i, err, errlen);
+    if (code) return code;
+    if (!strcmp(cache, "drop")) {
+        int fd = drop_open(err, errlen, &code);
+        if (fd < 0) return code;
+        close(fd);
+    }
+    if (*dir) {
+        struct stat st;
+        if (stat(dir, &st) != 0) {
+            snprintf(err, errlen, "dir=%s: %s", dir, strerror(errno));
+            return EXIT_BADINPUT;
+        }
+        if (!S_ISDIR(st.st_mode)) {
+            snprintf(err, errlen, "dir=%s is not a directory", dir);
+            return EXIT_BADINPUT;
+        }
+        if (access(dir, W_OK) != 0) {
+            int e = errno;
+            snprintf(err, errlen, "dir=%s is not writable (%s); choose a directory you can "
+                     "write to", dir, strerror(e));
+            return e == EROFS ? EXIT_UNSUPPORTED : EXIT_BADINPUT;
+        }
+    }
+    return 0;
+}
 
 static void drop_caches(int fd) {
-    sync();
-    if (pwrite(fd, "3", 1, 0) != 1)
+    if (plat_drop_caches(fd) != 0)
         die(EXIT_FAIL, "writing /proc/sys/vm/drop_caches failed: %s", strerror(errno));
 }
 
+/* The file's directory, checked by file_check; without dir=, a private temporary one, removed
+ * by the clean-up list. */
+static const char *file_dir(const char *dir, char *tmpdir, size_t len) {
+    if (*dir) return dir;
+    const char *t = getenv("TMPDIR");
+    snprintf(tmpdir, len, "%s/latscope-XXXXXX", t && *t ? t : "/tmp");
+    if (!mkdtemp(tmpdir))
+        die(EXIT_UNSUPPORTED, "cannot create a temporary directory %s: %s", tmpdir,
+            strerror(errno));
+    cleanup_rmdir(tmpdir);
+    return tmpdir;
+}
+
 static void run_file(struct runctx *ctx) {
-    const char *dir = param(ctx, "dir")->s, *fname = param(ctx, "file")->s;
+    const char *fname = param(ctx, "file")->s;
     const char *cache = param(ctx, "cache")->s;
     long long size = param(ctx, "size")->i;
     int existing = !strcmp(param(ctx, "open")->s, "existing");
@@ -78,60 +140,27 @@ static void run_file(struct runctx *ctx) {
     int cpu = (int)param(ctx, "cpu")->i;
     int drop = !strcmp(cache, "drop"), fadv = !strcmp(cache, "fadvise");
     int direct = !strcmp(cache, "direct");
-
-    if (rw && !existing)
-        die(EXIT_BADINPUT, "order=rw needs open=existing (a truncated file has nothing to read)");
-    if (direct && size % 4096)
-        die(EXIT_BADINPUT, "cache=direct needs size to be a multiple of 4096 bytes (O_DIRECT)");
-    if (strchr(fname, '/'))
-        die(EXIT_BADINPUT, "file=%s: give a plain name; put the directory in dir=", fname);
+    char tmpdir[PATH_MAX], path[PATH_MAX], err[256];
     pin_or_die(cpu);
 
-    int dropfd = -1;
-    if (drop) {
-        dropfd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
-        if (dropfd < 0) {
-            if (errno == EACCES || errno == EPERM)
-                die(EXIT_UNSUPPORTED, "cache=drop needs root: it writes /proc/sys/vm/drop_caches "
-                    "before every iteration; run as root, or use cache=fadvise (no root needed)");
-            die(EXIT_UNSUPPORTED, "cache=drop: cannot open /proc/sys/vm/drop_caches (%s; "
-                "a container?); use cache=fadvise", strerror(errno));
-        }
-    }
-
-    if (!*dir) {
-        const char *t = getenv("TMPDIR");
-        snprintf(g_tmpdir, sizeof g_tmpdir, "%s/latscope-XXXXXX", t && *t ? t : "/tmp");
-        if (!mkdtemp(g_tmpdir))
-            die(EXIT_UNSUPPORTED, "cannot create a temporary directory %s: %s", g_tmpdir,
-                strerror(errno));
-        cleanup_rmdir(g_tmpdir);
-        dir = g_tmpdir;
-    } else {
-        struct stat st;
-        if (stat(dir, &st) != 0)
-            die(EXIT_BADINPUT, "dir=%s: %s", dir, strerror(errno));
-        if (!S_ISDIR(st.st_mode)) die(EXIT_BADINPUT, "dir=%s is not a directory", dir);
-        if (access(dir, W_OK) != 0)
-            die(errno == EROFS ? EXIT_UNSUPPORTED : EXIT_BADINPUT,
-                "dir=%s is not writable (%s); choose a directory you can write to", dir,
-                strerror(errno));
-    }
+    int dropfd = -1, code = 0;
+    if (drop && (dropfd = drop_open(err, sizeof err, &code)) < 0) die(code, "%s", err);
+    const char *dir = file_dir(param(ctx, "dir")->s, tmpdir, sizeof tmpdir);
     char defname[64];
     if (!*fname) {
         snprintf(defname, sizeof defname, "latscope-%d.dat", (int)getpid());
         fname = defname;
     }
-    if (strlen(dir) + strlen(fname) + 2 > sizeof g_path)
+    if (strlen(dir) + strlen(fname) + 2 > sizeof path)
         die(EXIT_BADINPUT, "dir=%s: the path is too long", dir);
-    snprintf(g_path, sizeof g_path, "%.2000s/%.2000s", dir, fname);
+    snprintf(path, sizeof path, "%.2000s/%.2000s", dir, fname);
     struct stat lst;
-    if (lstat(g_path, &lst) == 0) {
+    if (lstat(path, &lst) == 0) {
         if (S_ISLNK(lst.st_mode))
             die(EXIT_BADINPUT, "%s is a symbolic link; latscope never follows links to its test "
-                "file: remove it or choose another file=", g_path);
+                "file: remove it or choose another file=", path);
         die(EXIT_BADINPUT, "%s exists; latscope will not overwrite it: remove it or choose "
-            "another file=", g_path);
+            "another file=", path);
     }
 
     /* Aligned, touched buffers. */
@@ -143,25 +172,25 @@ static void run_file(struct runctx *ctx) {
     memset(rbuf, 0, alloc);
 
     /* Create the file ourselves (never through a link, never over a file). */
-    int fd = open(g_path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) {
         int e = errno;
         die(e == EROFS || e == EACCES || e == EPERM ? EXIT_UNSUPPORTED : EXIT_BADINPUT,
-            "cannot create %s: %s", g_path, strerror(e));
+            "cannot create %s: %s", path, strerror(e));
     }
-    cleanup_unlink(g_path);
+    cleanup_unlink(path);
     if (write(fd, wbuf, (size_t)size) != (ssize_t)size)
-        die(EXIT_FAIL, "cannot write %lld bytes to %s: %s", size, g_path, strerror(errno));
+        die(EXIT_FAIL, "cannot write %lld bytes to %s: %s", size, path, strerror(errno));
     if (fsync(fd) != 0 && errno != EINVAL)
-        die(EXIT_FAIL, "fsync of %s failed: %s", g_path, strerror(errno));
+        die(EXIT_FAIL, "fsync of %s failed: %s", path, strerror(errno));
     close(fd);
     int flags = O_RDWR | O_NOFOLLOW | O_CLOEXEC | (existing ? 0 : O_CREAT | O_TRUNC);
     if (direct) {
         flags |= O_DIRECT;
-        fd = open(g_path, flags, 0600);
+        fd = open(path, flags, 0600);
         if (fd < 0) {
             struct fsinfo fi;
-            fsinfo_for(dir, &fi);
+            plat_fsinfo(dir, &fi);
             die(EXIT_UNSUPPORTED, "the %s filesystem at %s does not support O_DIRECT "
                 "(cache=direct): %s; use cache=fadvise or cache=drop",
                 fi.fstype[0] ? fi.fstype : "unknown", dir, strerror(errno));
@@ -184,11 +213,11 @@ static void run_file(struct runctx *ctx) {
     struct thread_usage u0 = {0}, u1;
     for (uint64_t i = 0; i < total; i++) {
         if (g_stop) die(EXIT_INTERRUPTED, "interrupted; nothing was written");
-        if (i == warm) thread_usage_now(&u0);
+        if (i == warm) plat_thread_usage(&u0);
         /* untimed preparation */
         if (drop) drop_caches(dropfd);
         if (fadv) {
-            int f2 = open(g_path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+            int f2 = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
             if (f2 < 0 || fdatasync(f2) != 0 || posix_fadvise(f2, 0, 0, POSIX_FADV_DONTNEED))
                 die(EXIT_FAIL, "fadvise preparation failed: %s", strerror(errno));
             close(f2);
@@ -196,9 +225,9 @@ static void run_file(struct runctx *ctx) {
         int64_t d_open, d_write, d_fsync = 0, d_read = 0, d_close;
         uint64_t a = clk_start();
         inject_delay();
-        fd = open(g_path, flags, 0600);
+        fd = open(path, flags, 0600);
         uint64_t b = clk_end();
-        if (fd < 0) die(EXIT_FAIL, "the timed open() of %s failed: %s", g_path, strerror(errno));
+        if (fd < 0) die(EXIT_FAIL, "the timed open() of %s failed: %s", path, strerror(errno));
         d_open = (int64_t)(b - a);
         uint64_t it_start = a;
         ssize_t r;
@@ -258,26 +287,24 @@ static void run_file(struct runctx *ctx) {
         }
         progress_set(ctx, i + 1);
     }
-    thread_usage_now(&u1);
+    plat_thread_usage(&u1);
     ctx->t0 = t0;
     ctx->nroles = 1;
     ctx->roles[0].role = "main";
     thread_usage_delta(&ctx->roles[0].u, &u0, &u1);
-    /* a cold page cache blocks and may fault in the timed calls; a warm one should not */
-    ctx->faults_expected = !!strcmp(cache, "warm");
     if (dropfd >= 0) close(dropfd);
-    unlink(g_path);
+    unlink(path);
     free(wbuf);
     free(rbuf);
 
     struct fsinfo fi;
-    int have = fsinfo_for(dir, &fi) == 0;
+    int have = plat_fsinfo(dir, &fi) == 0;
     struct jbuf *j = &ctx->meta;
     jb_init(j);
     jb_obj(j, NULL);
     jb_str(j, "dir", dir);
     jb_bool(j, "dir_is_private_temporary", !*param(ctx, "dir")->s);
-    jb_str(j, "path", g_path);
+    jb_str(j, "path", path);
     jb_obj(j, "filesystem");
     jb_str(j, "type", have ? fi.fstype : NULL);
     jb_str(j, "source", have ? fi.source : NULL);
@@ -296,22 +323,40 @@ static void run_file(struct runctx *ctx) {
                          : "write then read: the read is served from the page cache that the "
                            "write just filled, unless cache=direct");
     jb_end_obj(j);
-    if (*param(ctx, "dir")->s == 0) {
-        /* the private directory is removed by the clean-up list at exit */
-    }
+    /* the private directory is removed by the clean-up list at exit */
 }
+
+static const struct nrule file_n_rules[] = {{{"cache", "drop", NULL, NULL}, 200}};
+
+static const struct scenario file_scenarios[] = {
+    {"file", "cache=warm", 2000, 100, 1,
+     "open/write/read/close, warm page cache, in $TMPDIR or /tmp"},
+    {"file-fadvise", "cache=fadvise", 2000, 100, 1,
+     "the file's pages dropped (fdatasync + fadvise DONTNEED) before every iteration"},
+};
 
 const struct bench bench_file = {
     .name = "file",
     .summary = "open / write / read / close of a file, per call, warm or cold page cache",
     .params = file_params,
-    .nparams = sizeof file_params / sizeof file_params[0],
+    .nparams = COUNT(file_params),
     .columns = file_columns,
-    .ncolumns = 5,
+    .ncolumns = COUNT(file_columns),
     .needs = "root for cache=drop",
+    .check = file_check,
     .run = run_file,
     .default_n = 10000,
-    .default_n_for = file_default_n,
+    .n_rules = file_n_rules,
+    .n_nrules = COUNT(file_n_rules),
     .default_n_note = "200 when cache=drop",
     .kind = "file",
+    .scenarios = file_scenarios,
+    .nscenarios = COUNT(file_scenarios),
+    /* a cold page cache blocks and may fault in the timed calls; a warm one should not */
+    .display = {.roles = {"main"},
+                .faults_expected = {"cache", NULL, "warm", NULL},
+                .lines = {"file: {bench.path} on {bench.filesystem.type} "
+                          "({bench.filesystem.source} at {bench.filesystem.mountpoint}), "
+                          "{bench.size_bytes} bytes, cache={bench.cache}"},
+                .dim_lines = {"{bench.note}"}},
 };

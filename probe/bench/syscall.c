@@ -35,11 +35,14 @@ static int cmp_d(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-static char read0_buf[1];
-
-static inline long do_op(int op, int fd) {
+static inline long do_op(int op, int fd, char *buf) {
     if (op == 0) return syscall(SYS_getppid);
-    return read(fd, read0_buf, 0);
+    return read(fd, buf, 0);
+}
+
+static int syscall_check(const struct bench *b, const struct pval *pv, char *err,
+                         size_t errlen) {
+    return cpu_check((int)param_of(b, pv, "cpu")->i, err, errlen);
 }
 
 static void run_syscall(struct runctx *ctx) {
@@ -47,6 +50,7 @@ static void run_syscall(struct runctx *ctx) {
     long long batch = param(ctx, "batch")->i, batches = param(ctx, "batches")->i;
     int cpu = (int)param(ctx, "cpu")->i;
     pin_or_die(cpu);
+    char buf[1];
     int fd = -1;
     if (op == 1) {
         char tmpl[] = "/tmp/latscope-read0-XXXXXX";
@@ -63,10 +67,10 @@ static void run_syscall(struct runctx *ctx) {
     struct thread_usage u0 = {0}, u1;
     for (uint64_t i = 0; i < total; i++) {
         if (g_stop) die(EXIT_INTERRUPTED, "interrupted; nothing was written");
-        if (i == warm) thread_usage_now(&u0);
+        if (i == warm) plat_thread_usage(&u0);
         uint64_t a = clk_start();
         inject_delay();
-        long r = do_op(op, fd);
+        long r = do_op(op, fd, buf);
         uint64_t b = clk_end();
         if (r < 0 || (op == 1 && r != 0))
             die(EXIT_FAIL, "the timed system call failed: %s", strerror(errno));
@@ -77,7 +81,7 @@ static void run_syscall(struct runctx *ctx) {
         }
         progress_set(ctx, i + 1);
     }
-    thread_usage_now(&u1);
+    plat_thread_usage(&u1);
     ctx->t0 = t0;
     ctx->nroles = 1;
     ctx->roles[0].role = "main";
@@ -87,7 +91,7 @@ static void run_syscall(struct runctx *ctx) {
         if (g_stop) die(EXIT_INTERRUPTED, "interrupted; nothing was written");
         long bad = 0;
         uint64_t a = clk_start();
-        for (long long m = 0; m < batch; m++) bad |= do_op(op, fd) < 0;
+        for (long long m = 0; m < batch; m++) bad |= do_op(op, fd, buf) < 0;
         uint64_t b = clk_end();
         if (bad) die(EXIT_FAIL, "a system call in a batch failed");
         bv[k] = ((double)(b - a) * ctx->clk.ns_per_tick - ctx->clk.overhead_ns) / (double)batch;
@@ -122,14 +126,29 @@ static void run_syscall(struct runctx *ctx) {
     free(sorted);
 }
 
+static const struct scenario syscall_scenarios[] = {
+    {"syscall", "op=getppid", 20000, 0, 1, "a nearly null system call"},
+    {"syscall-read0", "op=read0", 20000, 0, 1, "read() of 0 bytes from an open file"},
+};
+
 const struct bench bench_syscall = {
     .name = "syscall",
     .summary = "a nearly null system call (getppid, or read of 0 bytes), per call and batched",
     .params = syscall_params,
-    .nparams = sizeof syscall_params / sizeof syscall_params[0],
+    .nparams = COUNT(syscall_params),
     .columns = syscall_columns,
-    .ncolumns = 1,
+    .ncolumns = COUNT(syscall_columns),
+    .check = syscall_check,
     .run = run_syscall,
     .default_n = 100000,
     .kind = "syscall",
+    .scenarios = syscall_scenarios,
+    .nscenarios = COUNT(syscall_scenarios),
+    .display = {.roles = {"main"},
+                .check_label = "batch figure",
+                .check_value = "bench.batch.per_call_median_ns",
+                .check_column = "call",
+                .check_minus = "clock.overhead_ns",
+                .check_detail = "{bench.batch.calls_per_batch} calls × {bench.batch.batches} "
+                                "batches, median"},
 };

@@ -1,9 +1,16 @@
-/* latscope-probe: benchmark and parameter declarations (the catalogue's source). */
+/* latscope-probe: what a benchmark is: its parameters, columns, rules and display facts (the
+ * catalogue's source), the run context it measures into, and the registry of them all. */
 #ifndef LATSCOPE_BENCH_H
 #define LATSCOPE_BENCH_H
 
 #include "core/clock.h"
+#include "core/json.h"
 #include "core/probe.h"
+#include "core/supervisor.h"
+
+struct bench;
+
+/* ---------------------------------------------------------------- parameters (core/params.c) */
 
 enum ptype { P_INT, P_SIZE, P_ENUM, P_STR, P_PATH, P_CPUS, P_CPU, P_BOOL };
 
@@ -25,12 +32,50 @@ struct pval {
     int given;     /* given on the command line */
 };
 
+/* Where the two parties of a ping-pong run (a cpus parameter's value). */
+enum placement { PL_SAME_CPU = 1, PL_DIFFERENT_CPUS = 2, PL_UNPINNED = 4 };
+#define PL_ALL (PL_SAME_CPU | PL_DIFFERENT_CPUS | PL_UNPINNED)
+enum placement placement_of(const int cpu[2]);
+const char *placement_name(enum placement p);
+
+/* A condition on a benchmark's parameters (data, so that the catalogue can state it): the
+ * parameter equals a value, or differs from one, or (a cpus parameter) has a placement. */
+struct pcond {
+    const char *param;
+    const char *equals, *not_equals, *placement; /* one of them */
+};
+int pcond_holds(const struct bench *b, const struct pval *pv, const struct pcond *c);
+
+/* -n when not given, where it is not default_n (the first rule that holds). */
+struct nrule {
+    struct pcond when;
+    long long n;
+};
+
+/* ---------------------------------------------------------------- columns (core/columns.c) */
+
 struct coldef {
     const char *name;
     const char *desc;
-    const char *latency; /* "call", "round_trip", "one_way_shared_clock", ... */
+    const char *latency; /* a latency kind: latency_kinds[] */
     const char *when;    /* NULL: always; else a human condition ("fsync=true") */
 };
+
+/* A column the lab computes from a recorded one: from / divide_by (rtt/2). */
+struct derived_col {
+    const char *name;
+    const char *from;
+    int divide_by;
+    const char *latency;
+    const char *desc;
+};
+
+/* What a latency contains, and its short label in tables. */
+struct latency_kind {
+    const char *kind, *label, *desc;
+};
+extern const struct latency_kind latency_kinds[];
+const char *latency_label(const char *kind);
 
 #define MAX_COLS 8
 struct column {
@@ -40,6 +85,33 @@ struct column {
     int context_switches; /* -1 unknown / not applicable */
     int64_t *data;
 };
+
+/* ---------------------------------------------------------------- what the lab runs and shows */
+
+/* A named set of parameters: the quick plan is every scenario marked quick, in catalogue
+ * order.  n and warmup 0: the plan's defaults (CATALOGUE quick). */
+struct scenario {
+    const char *name;
+    const char *params; /* "key=value key=value", or NULL: the defaults */
+    long long n, warmup;
+    int quick;
+    const char *note;
+};
+
+/* How the lab shows a run of the benchmark (the catalogue's "display"). */
+struct display {
+    const char *roles[2];        /* measuring threads, as in the header's timed_rusage */
+    struct pcond faults_expected; /* page faults in the timed loop are part of the benchmark
+                                   * when this holds (param NULL: never) */
+    const char *switches_column; /* its context_switches is what each iteration should show */
+    /* lines about the run: templates over the header's "bench" object (docs/probe-cli.md) */
+    const char *lines[2];
+    const char *dim_lines[1];
+    /* a clock-free figure to check a column against (syscall's batch figure) */
+    const char *check_label, *check_value, *check_column, *check_minus, *check_detail;
+};
+
+/* ---------------------------------------------------------------- the run context */
 
 /* A measuring thread's resource usage over the timed loop (recorded iterations only). */
 struct role_usage {
@@ -55,7 +127,6 @@ struct worker_rec {
     struct role_usage roles[2];
 };
 
-struct bench;
 struct runctx {
     const struct bench *b;
     struct pval *pv;
@@ -73,16 +144,16 @@ struct runctx {
     uint64_t t0;          /* raw clock read at the start of the first recorded iteration */
     int nroles;           /* measuring threads, with their usage over the timed loop */
     struct role_usage roles[2];
-    int faults_expected;  /* the timed calls themselves may fault (a cold page cache) */
     int preempt_expected; /* involuntary switches are part of the mechanism (spinning on one
                            * CPU, unpinned spinning) */
     /* set by main: */
+    int faults_expected;  /* the timed calls themselves may fault (display.faults_expected) */
     int nworkers;
     struct worker_rec *workers;
     double inject_ns;
 };
 
-
+/* ---------------------------------------------------------------- a benchmark */
 
 struct pp_mech;
 struct bench {
@@ -92,39 +163,57 @@ struct bench {
     int nparams;
     const struct coldef *columns;
     int ncolumns;
+    const struct derived_col *derived;
+    int nderived;
     const char *needs;              /* e.g. "root for cache=drop"; NULL */
     int (*available)(const char **why); /* NULL: always available */
+    /* Everything a run checks before measuring (beyond each parameter's own rules), so that
+     * --check says what a run would: 0, or EXIT_BADINPUT / EXIT_UNSUPPORTED with one line in
+     * err.  NULL: nothing more. */
+    int (*check)(const struct bench *b, const struct pval *pv, char *err, size_t errlen);
     void (*run)(struct runctx *ctx);
     long long default_n;                  /* -n when not given */
-    long long (*default_n_for)(const struct bench *b, const struct pval *pv); /* or NULL */
+    const struct nrule *n_rules;          /* ... unless one of these holds */
+    int n_nrules;
     const char *default_n_note;           /* e.g. "200 when cache=drop" */
     const char *kind;                     /* "syscall", "file", "ipc" */
     const struct pp_mech *mech;           /* ping-pong benchmarks */
+    const struct scenario *scenarios;     /* NULL: one, the defaults, quick */
+    int nscenarios;
+    struct display display;
 };
+#define COUNT(arr) ((int)(sizeof(arr) / sizeof((arr)[0])))
 
-extern const struct bench bench_syscall, bench_file, bench_pipe;
-/* communication mechanisms (docs/mechanisms.md), one file per family: ipc_pipe.c,
- * ipc_socket.c, ipc_sync.c, ipc_shm.c, ipc_mq.c, ipc_signal.c, ipc_zmq.c, ipc_netns.c */
-extern const struct bench bench_fifo, bench_unix_stream, bench_unix_dgram, bench_socketpair,
-    bench_tcp, bench_udp, bench_eventfd, bench_futex, bench_posix_sem, bench_sysv_sem,
-    bench_condvar, bench_spin, bench_spin_pause, bench_yield, bench_posix_mq, bench_sysv_mq,
-    bench_signal, bench_zmq_inproc, bench_zmq_ipc, bench_zmq_tcp, bench_tcp_netns;
+/* The registry (core/registry.c, from benchmarks.def): every benchmark, in catalogue order. */
 extern const struct bench *const all_benches[];
+const struct bench *find_bench(const char *name);
+long long bench_default_n(const struct bench *b, const struct pval *pv);
 
 /* Parameter access by name; aborts (programming error) on an unknown name. */
 const struct pval *param(const struct runctx *ctx, const char *name);
+const struct pval *param_of(const struct bench *b, const struct pval *pv, const char *name);
 /* Parse "key=value" settings against the benchmark; exits 2 with a clear line on error. */
 struct pval *params_parse(const struct bench *b, int nsets, char **sets);
 /* For tests: parse without exiting; returns NULL and fills err on error. */
 struct pval *params_parse_err(const struct bench *b, int nsets, char **sets, char *err,
                               size_t errlen);
 int parse_size(const char *s, long long *out);
+const char *param_type_name(enum ptype t);
+/* The parameters as the sample file's header holds them: numbers as numbers, booleans as
+ * booleans, the rest as text (--check prints the same object). */
+void params_json(struct jbuf *j, const char *key, const struct bench *b, const struct pval *pv);
 
 /* Add a column (allocates and touches n samples). */
 struct column *add_column(struct runctx *ctx, const char *name, const char *desc,
                           const char *latency, int ctxsw);
 /* Report progress: call between iterations (one store, no system call). */
 static inline void progress_set(struct runctx *ctx, uint64_t i) { ctx->progress = i; }
+
+/* ---------------------------------------------------------------- output */
+
+/* --list, --clocks (core/catalogue.c). */
+void print_catalogue(void);
+void print_clocks(void);
 
 /* Write the sample file (temp name, then rename).  Returns 0 or exits. */
 void sfile_write(struct runctx *ctx, const char *path, int argc, char **argv,
@@ -133,5 +222,12 @@ void sfile_write(struct runctx *ctx, const char *path, int argc, char **argv,
 int sfile_write_raw(const char *path, const char *header_json, int ncols, int64_t **cols,
                     uint64_t nrows);
 uint32_t crc32_update(uint32_t crc, const void *data, size_t len);
+void iso_utc_now(char *buf, size_t len);
+
+/* --workers W (core/workers.c): run the benchmark in nw worker processes, one after another,
+ * and gather their samples into ctx. */
+void run_workers(struct runctx *ctx, int nw);
+/* Record this process's run as the only worker. */
+void worker_record_self(struct runctx *ctx);
 
 #endif

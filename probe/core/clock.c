@@ -29,19 +29,7 @@ int tsc_invariant(void) {
         if (d & (1u << 8)) return 1;
     }
     /* Hypervisors often hide the CPUID bit but the kernel knows: constant + nonstop. */
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (!f) return 0;
-    char line[8192];
-    int ok = 0;
-    while (fgets(line, sizeof line, f)) {
-        if (strncmp(line, "flags", 5) == 0) {
-            ok = strstr(line, " constant_tsc") && strstr(line, " nonstop_tsc") &&
-                 strstr(line, " rdtscp");
-            break;
-        }
-    }
-    fclose(f);
-    return ok;
+    return plat_tsc_invariant();
 #else
     return 0;
 #endif

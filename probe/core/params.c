@@ -1,4 +1,5 @@
-/* latscope-probe: parameter parsing, shared by every benchmark. */
+/* latscope-probe: parameters: parsing (shared by every benchmark), conditions on them, and
+ * their JSON form. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -172,20 +173,65 @@ struct pval *params_parse(const struct bench *b, int nsets, char **sets) {
     return pv;
 }
 
-const struct pval *param(const struct runctx *ctx, const char *name) {
-    for (int k = 0; k < ctx->b->nparams; k++)
-        if (!strcmp(ctx->b->params[k].name, name)) return &ctx->pv[k];
-    die(EXIT_FAIL, "internal error: benchmark %s has no parameter %s", ctx->b->name, name);
+const struct pval *param_of(const struct bench *b, const struct pval *pv, const char *name) {
+    for (int k = 0; k < b->nparams; k++)
+        if (!strcmp(b->params[k].name, name)) return &pv[k];
+    die(EXIT_FAIL, "internal error: benchmark %s has no parameter %s", b->name, name);
 }
 
-struct column *add_column(struct runctx *ctx, const char *name, const char *desc,
-                          const char *latency, int ctxsw) {
-    if (ctx->ncols >= MAX_COLS) die(EXIT_FAIL, "internal error: too many columns");
-    struct column *c = &ctx->cols[ctx->ncols++];
-    c->name = name;
-    c->desc = desc;
-    c->latency = latency;
-    c->context_switches = ctxsw;
-    c->data = alloc_samples((size_t)ctx->n);
-    return c;
+const struct pval *param(const struct runctx *ctx, const char *name) {
+    return param_of(ctx->b, ctx->pv, name);
 }
+
+enum placement placement_of(const int cpu[2]) {
+    if (cpu[0] < 0 || cpu[1] < 0) return PL_UNPINNED;
+    return cpu[0] == cpu[1] ? PL_SAME_CPU : PL_DIFFERENT_CPUS;
+}
+
+const char *placement_name(enum placement p) {
+    switch (p) {
+    case PL_SAME_CPU: return "same_cpu";
+    case PL_DIFFERENT_CPUS: return "different_cpus";
+    default: return "unpinned";
+    }
+}
+
+int pcond_holds(const struct bench *b, const struct pval *pv, const struct pcond *c) {
+    if (!c->param) return 0;
+    const struct pval *v = param_of(b, pv, c->param);
+    if (c->placement) return !strcmp(placement_name(placement_of(v->cpu)), c->placement);
+    if (c->equals) return !strcmp(v->s, c->equals);
+    if (c->not_equals) return strcmp(v->s, c->not_equals) != 0;
+    return 0;
+}
+
+const char *param_type_name(enum ptype t) {
+    switch (t) {
+    case P_INT: return "int";
+    case P_SIZE: return "size";
+    case P_ENUM: return "enum";
+    case P_STR: return "string";
+    case P_PATH: return "path";
+    case P_CPUS: return "cpus";
+    case P_CPU: return "cpu";
+    case P_BOOL: return "bool";
+    }
+    return "string";
+}
+
+void params_json(struct jbuf *j, const char *key, const struct bench *b, const struct pval *pv) {
+    jb_obj(j, key);
+    for (int k = 0; k < b->nparams; k++) {
+        const struct pdef *d = &b->params[k];
+        const struct pval *v = &pv[k];
+        switch (d->type) {
+        case P_INT:
+        case P_SIZE:
+        case P_CPU: jb_int(j, d->name, v->i); break;
+        case P_BOOL: jb_bool(j, d->name, (int)v->i); break;
+        default: jb_str(j, d->name, v->s);
+        }
+    }
+    jb_end_obj(j);
+}
+

@@ -1,30 +1,27 @@
-/* latscope-probe: the registry of benchmarks, in the order `--list` shows them. */
+/* latscope-probe: the registry of benchmarks, built from benchmarks.def (in `--list` order). */
+#include <string.h>
+
 #include "core/bench.h"
 
+#define BENCH(name, source) extern const struct bench bench_##name;
+#include "benchmarks.def"
+#undef BENCH
+
 const struct bench *const all_benches[] = {
-    &bench_syscall,
-    &bench_file,
-    &bench_pipe,
-    &bench_fifo,
-    &bench_unix_stream,
-    &bench_unix_dgram,
-    &bench_socketpair,
-    &bench_tcp,
-    &bench_udp,
-    &bench_eventfd,
-    &bench_futex,
-    &bench_posix_sem,
-    &bench_sysv_sem,
-    &bench_condvar,
-    &bench_spin,
-    &bench_spin_pause,
-    &bench_yield,
-    &bench_posix_mq,
-    &bench_sysv_mq,
-    &bench_signal,
-    &bench_zmq_inproc,
-    &bench_zmq_ipc,
-    &bench_zmq_tcp,
-    &bench_tcp_netns,
+#define BENCH(name, source) &bench_##name,
+#include "benchmarks.def"
+#undef BENCH
     NULL,
 };
+
+const struct bench *find_bench(const char *name) {
+    for (int i = 0; all_benches[i]; i++)
+        if (!strcmp(all_benches[i]->name, name)) return all_benches[i];
+    return NULL;
+}
+
+long long bench_default_n(const struct bench *b, const struct pval *pv) {
+    for (int k = 0; k < b->n_nrules; k++)
+        if (pcond_holds(b, pv, &b->n_rules[k].when)) return b->n_rules[k].n;
+    return b->default_n;
+}

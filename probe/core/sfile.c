@@ -68,6 +68,7 @@ static void iso_utc(char *buf, size_t len) {
     strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+/* What the lab's environment capture cannot see from outside: this process's view. */
 static void env_basics(struct jbuf *j) {
     struct utsname u;
     char buf[512];
@@ -79,52 +80,14 @@ static void env_basics(struct jbuf *j) {
         jb_str(j, "machine", u.machine);
         jb_str(j, "hostname", u.nodename);
     }
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    const char *model = NULL;
-    if (f) {
-        char line[1024];
-        while (fgets(line, sizeof line, f)) {
-            if (!strncmp(line, "model name", 10) || !strncmp(line, "Model", 5)) {
-                char *colon = strchr(line, ':');
-                if (colon) {
-                    colon += 2;
-                    colon[strcspn(colon, "\n")] = 0;
-                    snprintf(buf, sizeof buf, "%s", colon);
-                    model = buf;
-                    break;
-                }
-            }
-        }
-        fclose(f);
-    }
-    jb_str(j, "cpu_model", model);
-    jb_int(j, "cpus_online", sysconf(_SC_NPROCESSORS_ONLN));
-    char cs[128];
-    jb_str(j, "clocksource",
-           read_line_file("/sys/devices/system/clocksource/clocksource0/current_clocksource", cs,
-                          sizeof cs) == 0
-               ? cs
-               : NULL);
+    jb_str(j, "cpu_model", plat_cpu_model(buf, sizeof buf) == 0 ? buf : NULL);
+    jb_int(j, "cpus_online", plat_cpus_online());
+    jb_str(j, "clocksource", plat_clocksource(buf, sizeof buf) == 0 ? buf : NULL);
     jb_int(j, "pid", getpid());
     jb_int(j, "uid", getuid());
     jb_int(j, "euid", geteuid());
     jb_end_obj(j);
 }
-
-static const char *type_name(enum ptype t) {
-    switch (t) {
-    case P_INT: return "int";
-    case P_SIZE: return "size";
-    case P_ENUM: return "enum";
-    case P_STR: return "string";
-    case P_PATH: return "path";
-    case P_CPUS: return "cpus";
-    case P_CPU: return "cpu";
-    case P_BOOL: return "bool";
-    }
-    return "string";
-}
-const char *param_type_name(enum ptype t) { return type_name(t); }
 
 void sfile_write(struct runctx *ctx, const char *path, int argc, char **argv,
                  const char *started_utc) {
@@ -142,19 +105,7 @@ void sfile_write(struct runctx *ctx, const char *path, int argc, char **argv,
 #endif
     jb_end_obj(&j);
     jb_str(&j, "benchmark", ctx->b->name);
-    jb_obj(&j, "params");
-    for (int k = 0; k < ctx->b->nparams; k++) {
-        const struct pdef *d = &ctx->b->params[k];
-        const struct pval *v = &ctx->pv[k];
-        switch (d->type) {
-        case P_INT:
-        case P_SIZE:
-        case P_CPU: jb_int(&j, d->name, v->i); break;
-        case P_BOOL: jb_bool(&j, d->name, (int)v->i); break;
-        default: jb_str(&j, d->name, v->s);
-        }
-    }
-    jb_end_obj(&j);
+    params_json(&j, "params", ctx->b, ctx->pv);
     jb_int(&j, "n", ctx->n);
     jb_int(&j, "warmup", ctx->warmup);
     jb_num(&j, "inject_ns", ctx->inject_ns);

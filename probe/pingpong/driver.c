@@ -1,14 +1,14 @@
-/* latscope-probe: the ping-pong driver (see pingpong.h). */
+/* latscope-probe: the ping-pong driver (see pingpong.h).  pingpong_run is the sequence; each
+ * step below does one job. */
 #include "pingpong/pingpong.h"
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <stdarg.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,7 +23,6 @@ const struct pdef pp_params_nosize[] = {
     PP_PARAM_MODE("processes"),
     PP_PARAM_CPUS("none"),
 };
-const int pp_nparams = PP_NPARAMS;
 
 const struct coldef pp_columns[] = {
     {"rtt", "round trip: initiator sends, responder answers; timed by the initiator",
@@ -32,7 +31,12 @@ const struct coldef pp_columns[] = {
                "the initiator's start of the round trip)",
      "one_way_shared_clock", NULL},
 };
-const int pp_ncolumns = PP_NCOLUMNS;
+
+const struct derived_col pp_derived[] = {
+    {"rtt/2", "rtt", 2, "one_way_rtt_half",
+     "half the round trip, computed by the lab: the one-way time where both directions cost "
+     "the same"},
+};
 
 int pp_err(struct pp_ctx *pp, int side, const char *fmt, ...) {
     va_list ap;
@@ -59,42 +63,120 @@ void pp_close(struct pp_ctx *pp, int i) {
     }
 }
 
+/* ---------------------------------------------------------------- before the run: checks */
+
+int pp_check(const struct bench *b, const struct pval *pv, char *err, size_t errlen) {
+    const struct pp_mech *m = b->mech;
+    int processes = !strcmp(param_of(b, pv, "mode")->s, "processes");
+    const int *cpu = param_of(b, pv, "cpus")->cpu;
+    if (processes && !m->processes_ok) {
+        snprintf(err, errlen, "%s works between threads only; use -p mode=threads", m->name);
+        return EXIT_BADINPUT;
+    }
+    if (!processes && !m->threads_ok) {
+        snprintf(err, errlen, "%s works between processes only; use -p mode=processes",
+                 m->name);
+        return EXIT_BADINPUT;
+    }
+    if (m->has_size) {
+        size_t size = (size_t)param_of(b, pv, "size")->i;
+        if (size > m->max_size) {
+            snprintf(err, errlen, "parameter size=%zu: %s carries at most %zu bytes per message",
+                     size, m->name, m->max_size);
+            return EXIT_BADINPUT;
+        }
+    }
+    if (m->placements && !(m->placements & placement_of(cpu))) {
+        snprintf(err, errlen, "%s", m->placement_refusal);
+        return EXIT_BADINPUT;
+    }
+    for (int s = 0; s < 2; s++) {
+        int code = cpu_check(cpu[s], err, errlen);
+        if (code) return code;
+    }
+    return m->check ? m->check(b, pv, err, errlen) : 0;
+}
+
+/* ---------------------------------------------------------------- the steps of a run */
+
+/* The run's context: parameters (checked by pp_check), names, the mechanism's state. */
+static struct pp_ctx *pp_new(struct runctx *ctx, const struct pp_mech *m) {
+    struct pp_ctx *pp = xcalloc(1, sizeof *pp);
+    pp->m = m;
+    pp->run = ctx;
+    pp->processes = !strcmp(param(ctx, "mode")->s, "processes");
+    pp->cpu[0] = param(ctx, "cpus")->cpu[0];
+    pp->cpu[1] = param(ctx, "cpus")->cpu[1];
+    pp->size = m->has_size ? (size_t)param(ctx, "size")->i : m->payload;
+    for (int i = 0; i < 8; i++) pp->fd[i] = -1;
+    snprintf(pp->name, sizeof pp->name, "latscope-%d-%s", (int)getpid(), m->name);
+    pp->state = m->state_size ? xcalloc(1, m->state_size) : NULL;
+    pp->kill_handle = -1;
+    return pp;
+}
+
+/* Everything the two sides share, and their message buffers, allocated and written before the
+ * first sample; the supervisor learns where the responder reports its failure. */
+static void pp_share(struct pp_ctx *pp) {
+    pp->sh_bytes = sizeof(struct pp_shared) + (size_t)pp->run->n * sizeof(int64_t);
+    void *map =
+        mmap(NULL, pp->sh_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (map == MAP_FAILED) die(EXIT_FAIL, "cannot map %zu bytes of shared memory", pp->sh_bytes);
+    memset(map, 0, pp->sh_bytes);
+    pp->sh = map;
+    for (int s = 0; s < 2; s++) {
+        pp->buf[s] = xcalloc(1, pp->size + 64);
+        memset(pp->buf[s], 's' + s, pp->size);
+    }
+    supervisor_peer_error(&pp->sh->peer_failed, pp->sh->errmsg);
+}
+
+/* The columns, with the context switches each contains: a blocking receiver is woken (one
+ * switch on its CPU, more where helper threads relay); spinning peers switch only when they
+ * share a CPU. */
+static void pp_columns_add(struct pp_ctx *pp) {
+    struct runctx *ctx = pp->run;
+    const struct pp_mech *m = pp->m;
+    enum placement pl = placement_of(pp->cpu);
+    pp->way = m->blocking ? (m->switches_per_way > 0 ? m->switches_per_way : 1)
+              : pl == PL_SAME_CPU     ? 1
+              : pl == PL_DIFFERENT_CPUS ? 0
+                                        : -1;
+    add_column(ctx, "rtt", pp_columns[0].desc, "round_trip", pp->way < 0 ? -1 : 2 * pp->way);
+    add_column(ctx, "oneway", pp_columns[1].desc, "one_way_shared_clock", pp->way);
+    ctx->t_start = alloc_samples((size_t)ctx->n);
+    /* on one CPU every hand-over may preempt (a woken receiver preempts its waker); unpinned
+     * peers may share a CPU at any time; helper threads (ZeroMQ's I/O threads, on the
+     * measuring threads' CPUs) preempt them on every message */
+    ctx->preempt_expected = pl != PL_DIFFERENT_CPUS || m->switches_per_way > 1;
+}
+
+static void teardown_cb(void *arg) {
+    struct pp_ctx *pp = arg;
+    if (pp->m->teardown) pp->m->teardown(pp);
+}
+
+/* The mechanism's objects, with their teardown on the clean-up list before the setup starts
+ * (a setup that stops half-way is undone too); then the initiator is pinned. */
+static void pp_setup(struct pp_ctx *pp) {
+    pp->teardown_handle = cleanup_push(teardown_cb, pp);
+    pp->pid[0] = getpid();
+    pp->thr[0] = pthread_self();
+    if (pp->m->setup) pp->m->setup(pp);
+    if (pp->cpu[0] >= 0) {
+        int e = plat_pin_thread(pp->cpu[0]);
+        if (e) die(EXIT_UNSUPPORTED, "cannot pin to CPU %d: %s", pp->cpu[0], strerror(e));
+    }
+    /* what the responder's read of the clock adds to a round trip (for the metadata) */
+    pp->stamp_ns = clock_measure_stamp_ns(2001, &pp->run->clk);
+}
+
+/* ---------------------------------------------------------------- the responder */
+
 /* The responder's failure: tell the initiator through shared memory and stop. */
 static void peer_fail(struct pp_ctx *pp, const char *what) {
     snprintf(pp->sh->errmsg, sizeof pp->sh->errmsg, "peer: %s", what);
     __atomic_store_n(&pp->sh->peer_failed, 1, __ATOMIC_SEQ_CST);
-}
-
-/* Runs the recorded round trips as a loop of their own (no test of the iteration number), then
- * the closing round trip (untimed), in which the responder takes its usage reading: outside
- * every timed region of the initiator. */
-static void responder_loop(struct pp_ctx *pp) {
-    struct runctx *ctx = pp->run;
-    uint64_t n = (uint64_t)ctx->n, warm = (uint64_t)ctx->warmup;
-    for (int i = 0; i < pp->m->prime_round_trips; i++)
-        if (pp->m->recv(pp, 1) || pp->m->send(pp, 1)) goto fail;
-    for (uint64_t i = 0; i < warm; i++) {
-        if (pp->m->recv(pp, 1)) goto fail;
-        (void)clk_stamp();
-        if (pp->m->send(pp, 1)) goto fail;
-    }
-    struct thread_usage u0, u1;
-    thread_usage_now(&u0);
-    int64_t *at = pp->sh->recv_at;
-    for (uint64_t i = 0; i < n; i++) {
-        if (pp->m->recv(pp, 1)) goto fail;
-        uint64_t t = clk_stamp();
-        if (pp->m->send(pp, 1)) goto fail;
-        at[i] = (int64_t)t;
-    }
-    if (pp->m->recv(pp, 1)) goto fail;
-    thread_usage_now(&u1);
-    thread_usage_delta(&pp->sh->responder_usage, &u0, &u1);
-    if (pp->m->send(pp, 1)) goto fail;
-    if (pp->m->responder_done) pp->m->responder_done(pp);
-    return;
-fail:
-    peer_fail(pp, pp->err[1]);
 }
 
 /* Everything a side writes in its loop, written by that side now: after a fork, private pages
@@ -113,12 +195,13 @@ static void touch_side(struct pp_ctx *pp, int side) {
         touch_pages((void *)ctx, sizeof *ctx);
         touch_pages(pp, sizeof *pp);
     }
+    if (pp->state) touch_pages(pp->state, pp->m->state_size);
     touch_stack();
 }
 
 static int responder_start(struct pp_ctx *pp) {
     if (pp->cpu[1] >= 0) {
-        int e = pin_to_cpu(pp->cpu[1]);
+        int e = plat_pin_thread(pp->cpu[1]);
         if (e) {
             char m[128];
             snprintf(m, sizeof m, "cannot pin the responder to CPU %d: %s", pp->cpu[1],
@@ -136,11 +219,72 @@ static int responder_start(struct pp_ctx *pp) {
     return 0;
 }
 
+/* Runs the recorded round trips as a loop of their own (no test of the iteration number), then
+ * the closing round trip (untimed), in which the responder takes its usage reading: outside
+ * every timed region of the initiator. */
+static void responder_loop(struct pp_ctx *pp) {
+    struct runctx *ctx = pp->run;
+    uint64_t n = (uint64_t)ctx->n, warm = (uint64_t)ctx->warmup;
+    for (int i = 0; i < pp->m->prime_round_trips; i++)
+        if (pp->m->recv(pp, 1) || pp->m->send(pp, 1)) goto fail;
+    for (uint64_t i = 0; i < warm; i++) {
+        if (pp->m->recv(pp, 1)) goto fail;
+        (void)clk_stamp();
+        if (pp->m->send(pp, 1)) goto fail;
+    }
+    struct thread_usage u0, u1;
+    plat_thread_usage(&u0);
+    int64_t *at = pp->sh->recv_at;
+    for (uint64_t i = 0; i < n; i++) {
+        if (pp->m->recv(pp, 1)) goto fail;
+        uint64_t t = clk_stamp();
+        if (pp->m->send(pp, 1)) goto fail;
+        at[i] = (int64_t)t;
+    }
+    if (pp->m->recv(pp, 1)) goto fail;
+    plat_thread_usage(&u1);
+    thread_usage_delta(&pp->sh->responder_usage, &u0, &u1);
+    if (pp->m->send(pp, 1)) goto fail;
+    if (pp->m->responder_done) pp->m->responder_done(pp);
+    return;
+fail:
+    peer_fail(pp, pp->err[1]);
+}
+
 static void *responder_thread(void *arg) {
     struct pp_ctx *pp = arg;
     if (responder_start(pp) == 0) responder_loop(pp);
     return NULL;
 }
+
+/* The responder, as a forked process or a thread, watched by the supervisor.  A forked child
+ * runs only what it registers on the clean-up list itself (none here): its parent's entries
+ * are marked as the parent's (core/cleanup.c), so an error in it never undoes them. */
+static void pp_start_responder(struct pp_ctx *pp) {
+    if (pp->processes) {
+        pid_t parent = getpid();
+        pid_t child = fork();
+        if (child < 0) die(EXIT_FAIL, "fork failed: %s", strerror(errno));
+        if (child == 0) {
+            plat_die_with_parent(SIGKILL);
+            if (getppid() != parent) _exit(EXIT_FAIL);
+            pp->pid[1] = getpid();
+            pp->thr[1] = pthread_self();
+            if (responder_start(pp) == 0) responder_loop(pp);
+            _exit(pp->sh->peer_failed ? EXIT_FAIL : EXIT_OK);
+        }
+        pp->pid[1] = child;
+        pp->kill_handle = cleanup_kill(child);
+        supervisor_watch_peer(child, pp->run->peer_timeout);
+    } else {
+        pp->pid[1] = pp->pid[0];
+        if (pthread_create(&pp->thr[1], NULL, responder_thread, pp) != 0)
+            die(EXIT_FAIL, "cannot start the responder thread");
+        supervisor_watch_peer(0, pp->run->peer_timeout);
+    }
+}
+
+/* ---------------------------------------------------------------- the initiator */
 
 /* A send or receive failed in the initiator.  When the peer died, the call's error (EOF,
  * EPIPE, ECONNRESET) is only a symptom: give the supervisor, which reaps the peer every 50 ms,
@@ -151,16 +295,13 @@ __attribute__((noreturn)) static void initiator_failed(struct pp_ctx *pp) {
     die(EXIT_FAIL, "%s; nothing was written", pp->err[0]);
 }
 
-static void teardown_cb(void *arg) {
-    struct pp_ctx *pp = arg;
-    if (pp->m->teardown) pp->m->teardown(pp);
-}
-
-/* The size parameter, where the benchmark has one. */
-static const struct pval *size_param(const struct runctx *ctx) {
-    for (int k = 0; k < ctx->b->nparams; k++)
-        if (!strcmp(ctx->b->params[k].name, "size")) return &ctx->pv[k];
-    return NULL;
+static void pp_initiator_start(struct pp_ctx *pp) {
+    if (pp->m->side_init) pp->m->side_init(pp, 0);
+    if (pp->err[0][0]) {
+        if (pp->sh->peer_failed) die(EXIT_FAIL, "%s", pp->sh->errmsg);
+        die(EXIT_FAIL, "%s", pp->err[0]);
+    }
+    touch_side(pp, 0);
 }
 
 /* One round trip of the initiator, as timed: the start read, the injected delay (if any), the
@@ -174,107 +315,21 @@ static inline int64_t timed_round_trip(struct pp_ctx *pp, uint64_t *start) {
     return (int64_t)(b - a);
 }
 
-void pingpong_run(struct runctx *ctx, const struct pp_mech *m) {
-    struct pp_ctx *pp = xcalloc(1, sizeof *pp);
-    pp->m = m;
-    pp->run = ctx;
-    pp->processes = !strcmp(param(ctx, "mode")->s, "processes");
-    pp->cpu[0] = param(ctx, "cpus")->cpu[0];
-    pp->cpu[1] = param(ctx, "cpus")->cpu[1];
-    const struct pval *sz = m->has_size ? size_param(ctx) : NULL;
-    pp->size = sz ? (size_t)sz->i : m->payload;
-    for (int i = 0; i < 8; i++) pp->fd[i] = -1;
-    snprintf(pp->name, sizeof pp->name, "latscope-%d-%s", (int)getpid(), m->name);
+static void untimed_round_trip(struct pp_ctx *pp) {
+    if (pp->m->send(pp, 0) || pp->m->recv(pp, 0)) initiator_failed(pp);
+}
 
-    if (pp->processes && !m->processes_ok)
-        die(EXIT_BADINPUT, "%s works between threads only; use -p mode=threads", m->name);
-    if (!pp->processes && !m->threads_ok)
-        die(EXIT_BADINPUT, "%s works between processes only; use -p mode=processes", m->name);
-    if (m->has_size && pp->size > m->max_size)
-        die(EXIT_BADINPUT, "parameter size=%zu: %s carries at most %zu bytes per message",
-            pp->size, m->name, m->max_size);
-    for (int s = 0; s < 2; s++) check_cpu_or_die(pp->cpu[s]);
-
-    /* Everything the two sides share, allocated and touched before the first sample. */
-    size_t shbytes = sizeof(struct pp_shared) + (size_t)ctx->n * sizeof(int64_t);
-    void *map = mmap(NULL, shbytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (map == MAP_FAILED) die(EXIT_FAIL, "cannot map %zu bytes of shared memory", shbytes);
-    memset(map, 0, shbytes);
-    pp->sh = map;
-    for (int s = 0; s < 2; s++) {
-        pp->buf[s] = xcalloc(1, pp->size + 64);
-        memset(pp->buf[s], 's' + s, pp->size);
-    }
-    supervisor_peer_error(&pp->sh->peer_failed, pp->sh->errmsg);
-
-    /* Context switches per direction: a blocking receiver is woken (one switch on its CPU,
-     * more where helper threads relay); spinning peers switch only when they share a CPU. */
-    int same = pp->cpu[0] >= 0 && pp->cpu[0] == pp->cpu[1];
-    int pinned = pp->cpu[0] >= 0 && pp->cpu[1] >= 0;
-    int way = m->blocking ? (m->switches_per_way > 0 ? m->switches_per_way : 1)
-                          : (same ? 1 : (pinned ? 0 : -1));
-    struct column *rtt =
-        add_column(ctx, "rtt", pp_columns[0].desc, "round_trip", way < 0 ? -1 : 2 * way);
-    add_column(ctx, "oneway", pp_columns[1].desc, "one_way_shared_clock", way);
-    ctx->t_start = alloc_samples((size_t)ctx->n);
-
-    /* The mechanism's teardown is on the clean-up list before its setup starts, so a setup
-     * that stops half-way (die) is undone too. */
-    int th = cleanup_push(teardown_cb, pp);
-    pp->pid[0] = getpid();
-    pp->thr[0] = pthread_self();
-    if (m->setup) m->setup(pp);
-
-    if (pp->cpu[0] >= 0) {
-        int e = pin_to_cpu(pp->cpu[0]);
-        if (e) die(EXIT_UNSUPPORTED, "cannot pin to CPU %d: %s", pp->cpu[0], strerror(e));
-    }
-
-    /* what the responder's read of the clock adds to a round trip (for the metadata) */
-    double stamp_ns = clock_measure_stamp_ns(2001, &ctx->clk);
-
-    pid_t child = 0;
-    int kh = -1;
-    if (pp->processes) {
-        pid_t parent = getpid();
-        child = fork();
-        if (child < 0) die(EXIT_FAIL, "fork failed: %s", strerror(errno));
-        if (child == 0) {
-            prctl(PR_SET_PDEATHSIG, SIGKILL);
-            if (getppid() != parent) _exit(EXIT_FAIL);
-            pp->pid[1] = getpid();
-            pp->thr[1] = pthread_self();
-            if (responder_start(pp) == 0) responder_loop(pp);
-            _exit(pp->sh->peer_failed ? EXIT_FAIL : EXIT_OK);
-        }
-        pp->pid[1] = child;
-        kh = cleanup_kill(child);
-        supervisor_watch_peer(child, ctx->peer_timeout);
-    } else {
-        pp->pid[1] = pp->pid[0];
-        if (pthread_create(&pp->thr[1], NULL, responder_thread, pp) != 0)
-            die(EXIT_FAIL, "cannot start the responder thread");
-        supervisor_watch_peer(0, ctx->peer_timeout);
-    }
-    if (m->side_init) m->side_init(pp, 0);
-    if (pp->err[0][0]) {
-        if (pp->sh->peer_failed) die(EXIT_FAIL, "%s", pp->sh->errmsg);
-        die(EXIT_FAIL, "%s", pp->err[0]);
-    }
-
-    touch_side(pp, 0);
-    /* on one CPU every hand-over may preempt (a woken receiver preempts its waker); unpinned
-     * peers may share a CPU at any time; helper threads (ZeroMQ's I/O threads, on the
-     * measuring threads' CPUs) preempt them on every message */
-    ctx->preempt_expected = same || !pinned || m->switches_per_way > 1;
-
+/* The initiator's loops: priming, warm-up (a loop of its own, so the recorded loop tests no
+ * iteration number), the recorded round trips, and the closing round trip, untimed, in which
+ * the responder takes its usage reading. */
+static void pp_measure(struct pp_ctx *pp) {
+    struct runctx *ctx = pp->run;
     uint64_t n = (uint64_t)ctx->n, warm = (uint64_t)ctx->warmup;
-    int64_t *rt = rtt->data, *ts = ctx->t_start;
-    for (int i = 0; i < m->prime_round_trips; i++) {
+    int64_t *rt = ctx->cols[0].data, *ts = ctx->t_start;
+    for (int i = 0; i < pp->m->prime_round_trips; i++) {
         if (g_stop) die(EXIT_INTERRUPTED, "interrupted; nothing was written");
-        if (m->send(pp, 0) || m->recv(pp, 0)) initiator_failed(pp);
+        untimed_round_trip(pp);
     }
-    /* the warm-up is a loop of its own, so the recorded loop tests no iteration number */
     uint64_t a;
     for (uint64_t i = 0; i < warm; i++) {
         if (g_stop) die(EXIT_INTERRUPTED, "interrupted; nothing was written");
@@ -282,7 +337,7 @@ void pingpong_run(struct runctx *ctx, const struct pp_mech *m) {
         progress_set(ctx, i + 1);
     }
     struct thread_usage u0, u1;
-    thread_usage_now(&u0);
+    plat_thread_usage(&u0);
     uint64_t t0 = 0;
     for (uint64_t i = 0; i < n; i++) {
         if (g_stop) die(EXIT_INTERRUPTED, "interrupted; nothing was written");
@@ -291,21 +346,25 @@ void pingpong_run(struct runctx *ctx, const struct pp_mech *m) {
         ts[i] = (int64_t)(a - t0);
         progress_set(ctx, warm + i + 1);
     }
-    thread_usage_now(&u1);
-    /* the closing round trip, untimed: the responder takes its usage reading in it */
-    if (m->send(pp, 0) || m->recv(pp, 0)) initiator_failed(pp);
+    plat_thread_usage(&u1);
+    untimed_round_trip(pp);
     ctx->t0 = t0;
     ctx->nroles = 2;
     ctx->roles[0].role = "initiator";
     thread_usage_delta(&ctx->roles[0].u, &u0, &u1);
+}
 
+/* ---------------------------------------------------------------- after the run */
+
+/* The responder has finished: reap the process (or join the thread) and stop on its error. */
+static void pp_join_responder(struct pp_ctx *pp) {
     if (pp->processes) {
         int st = 0;
         if (!supervisor_unwatch_peer(&st)) {
-            while (waitpid(child, &st, 0) < 0 && errno == EINTR) {
+            while (waitpid(pp->pid[1], &st, 0) < 0 && errno == EINTR) {
             }
         }
-        cleanup_cancel(kh);
+        cleanup_cancel(pp->kill_handle);
         if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0))
             die(EXIT_FAIL, "%s", pp->sh->errmsg[0] ? pp->sh->errmsg : "the peer failed");
     } else {
@@ -313,16 +372,24 @@ void pingpong_run(struct runctx *ctx, const struct pp_mech *m) {
         pthread_join(pp->thr[1], NULL);
         if (pp->sh->peer_failed) die(EXIT_FAIL, "%s", pp->sh->errmsg);
     }
-    /* one-way from the shared clock: the responder's receive time minus the initiator's start
-     * of the same round trip (t0 + t_start), both raw reads of the one clock */
+}
+
+/* One-way from the shared clock: the responder's receive time minus the initiator's start of
+ * the same round trip (t0 + t_start), both raw reads of the one clock; and the responder's
+ * usage. */
+static void pp_oneway(struct pp_ctx *pp) {
+    struct runctx *ctx = pp->run;
     for (long long k = 0; k < ctx->n; k++)
-        ctx->cols[1].data[k] = pp->sh->recv_at[k] - (int64_t)t0 - ctx->t_start[k];
+        ctx->cols[1].data[k] = pp->sh->recv_at[k] - (int64_t)ctx->t0 - ctx->t_start[k];
     ctx->roles[1].role = "responder";
     ctx->roles[1].u = pp->sh->responder_usage;
-    pp->finished = 1;
-    cleanup_now(th); /* the teardown, under the clean-up list's lock */
+}
 
-    struct jbuf *j = &ctx->meta;
+/* The header's "bench" object: what was measured, and how. */
+static void pp_meta(struct pp_ctx *pp) {
+    const struct pp_mech *m = pp->m;
+    struct jbuf *j = &pp->run->meta;
+    int way = pp->way;
     jb_init(j);
     jb_obj(j, NULL);
     jb_str(j, "mechanism", m->name);
@@ -331,10 +398,7 @@ void pingpong_run(struct runctx *ctx, const struct pp_mech *m) {
     jb_int(j, NULL, pp->cpu[0]);
     jb_int(j, NULL, pp->cpu[1]);
     jb_end_arr(j);
-    const char *placement = pp->cpu[0] < 0 || pp->cpu[1] < 0 ? "unpinned"
-                            : pp->cpu[0] == pp->cpu[1]     ? "same_cpu"
-                                                           : "different_cpus";
-    jb_str(j, "placement", placement);
+    jb_str(j, "placement", placement_name(placement_of(pp->cpu)));
     jb_int(j, "message_bytes", (long long)pp->size);
     jb_bool(j, "message_size_parameter", m->has_size);
     jb_bool(j, "blocking", m->blocking);
@@ -354,7 +418,7 @@ void pingpong_run(struct runctx *ctx, const struct pp_mech *m) {
            "busy-wait (header inject_ns) follows the start read.  oneway: from the "
            "initiator's start read to the responder's read right after its receive returned "
            "(the subtraction is done after the run)");
-    jb_num(j, "responder_read_ns", stamp_ns);
+    jb_num(j, "responder_read_ns", pp->stamp_ns);
     jb_obj(j, "latencies");
     jb_str(j, "rtt", "round trip (initiator -> responder -> initiator), timed by the initiator");
     jb_str(j, "oneway", "one-way initiator -> responder from the shared clock; "
@@ -376,4 +440,29 @@ void pingpong_run(struct runctx *ctx, const struct pp_mech *m) {
                                 "needs the scheduler to switch to the other)");
     jb_str(j, "context_switches", cs);
     jb_end_obj(j);
+}
+
+/* The mechanism's teardown (under the clean-up list's lock), then the driver's own memory (the
+ * shared mapping stays: the supervisor may still look at its failure flag until it stops). */
+static void pp_free(struct pp_ctx *pp) {
+    pp->finished = 1;
+    cleanup_now(pp->teardown_handle);
+    free(pp->buf[0]);
+    free(pp->buf[1]);
+    free(pp->state);
+    free(pp);
+}
+
+void pingpong_run(struct runctx *ctx, const struct pp_mech *m) {
+    struct pp_ctx *pp = pp_new(ctx, m);
+    pp_share(pp);
+    pp_columns_add(pp);
+    pp_setup(pp);
+    pp_start_responder(pp);
+    pp_initiator_start(pp);
+    pp_measure(pp);
+    pp_join_responder(pp);
+    pp_oneway(pp);
+    pp_meta(pp);
+    pp_free(pp);
 }

@@ -19,8 +19,12 @@
  * measurement; the clean-up list unlinks them if setup stops in between. */
 static void mq_unlink_cb(void *arg) { mq_unlink((const char *)arg); }
 
+struct posix_mq_state {
+    char names[2][160];
+};
+
 static void posix_mq_setup(struct pp_ctx *pp) {
-    static char names[2][160];
+    char(*names)[160] = ((struct posix_mq_state *)pp->state)->names;
     struct mq_attr attr = {.mq_flags = 0, .mq_maxmsg = 1, .mq_msgsize = (long)pp->size};
     for (int i = 0; i < 2; i++) {
         snprintf(names[i], sizeof names[i], "/%s-%c", pp->name, 'a' + i);
@@ -72,6 +76,7 @@ static void posix_mq_teardown(struct pp_ctx *pp) {
 
 static const struct pp_mech mech_posix_mq = {
     .name = "posix_mq",
+    .state_size = sizeof(struct posix_mq_state),
     .threads_ok = 1,
     .processes_ok = 1,
     .blocking = 1,
@@ -93,35 +98,41 @@ PINGPONG_BENCH(posix_mq, mech_posix_mq,
 
 /* One queue (IPC_PRIVATE), two message types: 1 to the responder, 2 to the initiator.
  * Removed (IPC_RMID) by the teardown, which the clean-up list runs on every path. */
-static int msqid = -1;
 struct sysv_msg {
     long mtype;
     char mtext[];
 };
-static struct sysv_msg *msgbuf[2];
+struct sysv_mq_state {
+    int msqid; /* -1: none */
+    struct sysv_msg *msg[2]; /* each side's message buffer */
+};
 
 static void sysv_mq_setup(struct pp_ctx *pp) {
+    struct sysv_mq_state *st = pp->state;
+    st->msqid = -1;
     for (int s = 0; s < 2; s++) {
-        msgbuf[s] = xcalloc(1, sizeof(struct sysv_msg) + pp->size + 64);
-        msgbuf[s]->mtype = s + 1;
-        memset(msgbuf[s]->mtext, 'm', pp->size);
+        st->msg[s] = xcalloc(1, sizeof(struct sysv_msg) + pp->size + 64);
+        st->msg[s]->mtype = s + 1;
+        memset(st->msg[s]->mtext, 'm', pp->size);
     }
-    msqid = msgget(IPC_PRIVATE, IPC_CREAT | IPC_EXCL | 0600);
-    if (msqid < 0)
+    st->msqid = msgget(IPC_PRIVATE, IPC_CREAT | IPC_EXCL | 0600);
+    if (st->msqid < 0)
         die(errno == ENOSPC ? EXIT_UNSUPPORTED : EXIT_FAIL, "msgget(IPC_PRIVATE): %s",
             strerror(errno));
 }
 
 static int sysv_mq_send(struct pp_ctx *pp, int side) {
-    msgbuf[side]->mtype = side + 1;
-    while (msgsnd(msqid, msgbuf[side], pp->size, 0) != 0)
+    struct sysv_mq_state *st = pp->state;
+    st->msg[side]->mtype = side + 1;
+    while (msgsnd(st->msqid, st->msg[side], pp->size, 0) != 0)
         if (errno != EINTR) return pp_err(pp, side, "msgsnd failed: %s", strerror(errno));
     return 0;
 }
 
 static int sysv_mq_recv(struct pp_ctx *pp, int side) {
+    struct sysv_mq_state *st = pp->state;
     for (;;) {
-        ssize_t r = msgrcv(msqid, msgbuf[side], pp->size, 2 - side, 0);
+        ssize_t r = msgrcv(st->msqid, st->msg[side], pp->size, 2 - side, 0);
         if (r < 0 && errno == EINTR) continue;
         if (r < 0) return pp_err(pp, side, "msgrcv failed: %s", strerror(errno));
         if ((size_t)r != pp->size)
@@ -131,15 +142,21 @@ static int sysv_mq_recv(struct pp_ctx *pp, int side) {
 }
 
 static void sysv_mq_teardown(struct pp_ctx *pp) {
-    (void)pp;
-    if (msqid >= 0) {
-        msgctl(msqid, IPC_RMID, NULL);
-        msqid = -1;
+    struct sysv_mq_state *st = pp->state;
+    if (st->msqid >= 0) {
+        msgctl(st->msqid, IPC_RMID, NULL);
+        st->msqid = -1;
+    }
+    /* the buffers: only once nobody uses them (on other paths the process is about to end) */
+    for (int s = 0; s < 2 && pp->finished; s++) {
+        free(st->msg[s]);
+        st->msg[s] = NULL;
     }
 }
 
 static const struct pp_mech mech_sysv_mq = {
     .name = "sysv_mq",
+    .state_size = sizeof(struct sysv_mq_state),
     .threads_ok = 1,
     .processes_ok = 1,
     .blocking = 1,

@@ -22,7 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -32,14 +31,14 @@
 
 enum { NS_A, NS_B, NS_H, NS_COUNT };
 
-static struct {
+struct netns_state {
     int ns[NS_COUNT]; /* namespace descriptors, -1 when not open */
     int nns;          /* how many namespaces this path needs */
     int lfd, cfd;     /* listener (in B) and client (in A) made by the helper thread */
     int err;          /* errno of the helper thread's failure, 0 if none */
     const char *what; /* what failed there */
     char ip[256];     /* the ip executable */
-} nn = {{-1, -1, -1}, 0, -1, -1, 0, NULL, ""};
+};
 
 static const char *const netns_paths[] = {"veth", "bridge", NULL};
 static const struct pdef netns_params[] = {
@@ -52,58 +51,58 @@ static const struct pdef netns_params[] = {
      netns_paths, 0, 0, NULL},
 };
 
-static int find_ip(void) {
+static int find_ip(struct netns_state *nn) {
     const char *path = getenv("PATH");
     char buf[1024];
     snprintf(buf, sizeof buf, "%s:/usr/sbin:/sbin:/usr/bin:/bin", path ? path : "");
     for (char *save = NULL, *d = strtok_r(buf, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
         if (!*d) continue;
-        snprintf(nn.ip, sizeof nn.ip, "%s/ip", d);
+        snprintf(nn->ip, sizeof nn->ip, "%s/ip", d);
         struct stat st;
-        if (stat(nn.ip, &st) == 0 && S_ISREG(st.st_mode) && access(nn.ip, X_OK) == 0) return 0;
+        if (stat(nn->ip, &st) == 0 && S_ISREG(st.st_mode) && access(nn->ip, X_OK) == 0) return 0;
     }
-    nn.ip[0] = 0;
+    nn->ip[0] = 0;
     return -1;
 }
 
 /* The helper thread: new namespaces, and the two sockets created inside A and B.  Only this
  * thread ever changes its namespace during setup, and it ends here. */
 static void *ns_thread(void *arg) {
-    (void)arg;
-    for (int i = 0; i < nn.nns; i++) {
+    struct netns_state *nn = arg;
+    for (int i = 0; i < nn->nns; i++) {
         if (unshare(CLONE_NEWNET) != 0) {
-            nn.err = errno;
-            nn.what = "unshare(CLONE_NEWNET)";
+            nn->err = errno;
+            nn->what = "unshare(CLONE_NEWNET)";
             return NULL;
         }
-        nn.ns[i] = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-        if (nn.ns[i] < 0) {
-            nn.err = errno;
-            nn.what = "open /proc/thread-self/ns/net";
+        nn->ns[i] = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+        if (nn->ns[i] < 0) {
+            nn->err = errno;
+            nn->what = "open /proc/thread-self/ns/net";
             return NULL;
         }
     }
-    if (setns(nn.ns[NS_B], CLONE_NEWNET) != 0) {
-        nn.err = errno;
-        nn.what = "setns";
+    if (setns(nn->ns[NS_B], CLONE_NEWNET) != 0) {
+        nn->err = errno;
+        nn->what = "setns";
         return NULL;
     }
-    nn.lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (setns(nn.ns[NS_A], CLONE_NEWNET) != 0) {
-        nn.err = errno;
-        nn.what = "setns";
+    nn->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (setns(nn->ns[NS_A], CLONE_NEWNET) != 0) {
+        nn->err = errno;
+        nn->what = "setns";
         return NULL;
     }
-    nn.cfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (nn.lfd < 0 || nn.cfd < 0) {
-        nn.err = errno;
-        nn.what = "socket(AF_INET)";
+    nn->cfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (nn->lfd < 0 || nn->cfd < 0) {
+        nn->err = errno;
+        nn->what = "socket(AF_INET)";
     }
     return NULL;
 }
 
 /* Run `ip -batch -` inside namespace ns with these commands; 0, or -1 with ip's message. */
-static int run_ip(int ns, const char *cmds, char *msg, size_t msglen) {
+static int run_ip(struct netns_state *nn, int ns, const char *cmds, char *msg, size_t msglen) {
     int in[2], out[2];
     if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC)) {
         snprintf(msg, msglen, "pipe: %s", strerror(errno));
@@ -115,7 +114,7 @@ static int run_ip(int ns, const char *cmds, char *msg, size_t msglen) {
         return -1;
     }
     if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        plat_die_with_parent(SIGKILL);
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
@@ -125,11 +124,11 @@ static int run_ip(int ns, const char *cmds, char *msg, size_t msglen) {
             _exit(126);
         }
         /* `netns /proc/self/fd/N` in the commands refers to these */
-        for (int i = 0; i < nn.nns; i++) fcntl(nn.ns[i], F_SETFD, 0);
+        for (int i = 0; i < nn->nns; i++) fcntl(nn->ns[i], F_SETFD, 0);
         dup2(in[0], 0);
         dup2(out[1], 1);
         dup2(out[1], 2);
-        execl(nn.ip, "ip", "-batch", "-", (char *)NULL);
+        execl(nn->ip, "ip", "-batch", "-", (char *)NULL);
         _exit(127);
     }
     int h = cleanup_kill(pid);
@@ -160,31 +159,34 @@ static int run_ip(int ns, const char *cmds, char *msg, size_t msglen) {
     return -1;
 }
 
-static void netns_ip(int ns, const char *cmds, const char *path) {
+static void netns_ip(struct netns_state *nn, int ns, const char *cmds, const char *path) {
     char msg[512];
-    if (run_ip(ns, cmds, msg, sizeof msg) != 0)
+    if (run_ip(nn, ns, cmds, msg, sizeof msg) != 0)
         die(EXIT_UNSUPPORTED, "tcp_netns: setting up the %s path failed: %s", path, msg);
 }
 
 static void netns_setup(struct pp_ctx *pp) {
+    struct netns_state *nn = pp->state;
+    for (int i = 0; i < NS_COUNT; i++) nn->ns[i] = -1;
+    nn->lfd = nn->cfd = -1;
     const char *path = param(pp->run, "path")->s;
     int bridge = !strcmp(path, "bridge");
-    nn.nns = bridge ? 3 : 2;
-    if (find_ip() != 0)
+    nn->nns = bridge ? 3 : 2;
+    if (find_ip(nn) != 0)
         die(EXIT_UNSUPPORTED, "tcp_netns needs the ip command from iproute2 to set up the "
             "links; install iproute2");
     pthread_t t;
-    if (pthread_create(&t, NULL, ns_thread, NULL) != 0)
+    if (pthread_create(&t, NULL, ns_thread, nn) != 0)
         die(EXIT_FAIL, "cannot start a thread");
     pthread_join(t, NULL);
-    if (nn.err == EPERM || nn.err == EACCES)
+    if (nn->err == EPERM || nn->err == EACCES)
         die(EXIT_UNSUPPORTED, "tcp_netns needs CAP_NET_ADMIN and CAP_SYS_ADMIN to create "
             "network namespaces (%s: %s): run it as root, or inside a user namespace where "
             "the kernel allows one (e.g. unshare --user --map-root-user latscope-probe ...)",
-            nn.what, strerror(nn.err));
-    if (nn.err)
-        die(nn.err == EINVAL || nn.err == ENOSYS ? EXIT_UNSUPPORTED : EXIT_FAIL,
-            "tcp_netns: %s: %s", nn.what, strerror(nn.err));
+            nn->what, strerror(nn->err));
+    if (nn->err)
+        die(nn->err == EINVAL || nn->err == ENOSYS ? EXIT_UNSUPPORTED : EXIT_FAIL,
+            "tcp_netns: %s: %s", nn->what, strerror(nn->err));
 
     int me = (int)getpid();
     char cmds[2048];
@@ -194,8 +196,8 @@ static void netns_setup(struct pp_ctx *pp) {
                  "link add ls%da type veth peer name ls%db netns /proc/self/fd/%d\n"
                  "addr add 10.200.0.1/30 dev ls%da\n"
                  "link set ls%da up\n",
-                 me, me, nn.ns[NS_B], me, me);
-        netns_ip(nn.ns[NS_A], cmds, path);
+                 me, me, nn->ns[NS_B], me, me);
+        netns_ip(nn, nn->ns[NS_A], cmds, path);
     } else {
         snprintf(cmds, sizeof cmds,
                  "link set lo up\n"
@@ -207,27 +209,27 @@ static void netns_setup(struct pp_ctx *pp) {
                  "link set ls%dhb master ls%dbr\n"
                  "link set ls%dha up\n"
                  "link set ls%dhb up\n",
-                 me, me, me, me, nn.ns[NS_A], me, me, nn.ns[NS_B], me, me, me, me, me, me);
-        netns_ip(nn.ns[NS_H], cmds, path);
+                 me, me, me, me, nn->ns[NS_A], me, me, nn->ns[NS_B], me, me, me, me, me, me);
+        netns_ip(nn, nn->ns[NS_H], cmds, path);
         snprintf(cmds, sizeof cmds,
                  "link set lo up\n"
                  "addr add 10.200.0.1/30 dev ls%da\n"
                  "link set ls%da up\n",
                  me, me);
-        netns_ip(nn.ns[NS_A], cmds, path);
+        netns_ip(nn, nn->ns[NS_A], cmds, path);
     }
     snprintf(cmds, sizeof cmds,
              "link set lo up\n"
              "addr add 10.200.0.2/30 dev ls%db\n"
              "link set ls%db up\n",
              me, me);
-    netns_ip(nn.ns[NS_B], cmds, path);
+    netns_ip(nn, nn->ns[NS_B], cmds, path);
 
     char err[256];
-    pp->fd[2] = nn.lfd;
-    nn.lfd = -1;
-    int cfd = nn.cfd;
-    nn.cfd = -1;
+    pp->fd[2] = nn->lfd;
+    nn->lfd = -1;
+    int cfd = nn->cfd;
+    nn->cfd = -1;
     if (sock_tcp_connect_pair(pp, pp->fd[2], cfd, "10.200.0.2", err, sizeof err))
         die(EXIT_FAIL, "tcp_netns (%s): %s", path, err);
     pp_close(pp, 2);
@@ -235,7 +237,8 @@ static void netns_setup(struct pp_ctx *pp) {
 
 /* Each side runs inside its own namespace (its socket already lives there). */
 static void netns_side_init(struct pp_ctx *pp, int side) {
-    if (setns(nn.ns[side == 0 ? NS_A : NS_B], CLONE_NEWNET) != 0) {
+    struct netns_state *nn = pp->state;
+    if (setns(nn->ns[side == 0 ? NS_A : NS_B], CLONE_NEWNET) != 0) {
         pp_err(pp, side, "setns into namespace %c: %s", side == 0 ? 'A' : 'B', strerror(errno));
         return;
     }
@@ -243,20 +246,22 @@ static void netns_side_init(struct pp_ctx *pp, int side) {
 }
 
 static void netns_teardown(struct pp_ctx *pp) {
+    struct netns_state *nn = pp->state;
     sock_teardown(pp);
-    if (nn.lfd >= 0) close(nn.lfd);
-    if (nn.cfd >= 0) close(nn.cfd);
-    nn.lfd = nn.cfd = -1;
+    if (nn->lfd >= 0) close(nn->lfd);
+    if (nn->cfd >= 0) close(nn->cfd);
+    nn->lfd = nn->cfd = -1;
     /* the last references: the kernel now removes the namespaces, their links and bridge */
     for (int i = 0; i < NS_COUNT; i++)
-        if (nn.ns[i] >= 0) {
-            close(nn.ns[i]);
-            nn.ns[i] = -1;
+        if (nn->ns[i] >= 0) {
+            close(nn->ns[i]);
+            nn->ns[i] = -1;
         }
 }
 
 static const struct pp_mech mech_tcp_netns = {
     .name = "tcp_netns",
+    .state_size = sizeof(struct netns_state),
     .threads_ok = 1,
     .processes_ok = 1,
     .blocking = 1,
@@ -274,8 +279,12 @@ static const struct pp_mech mech_tcp_netns = {
              "namespaces, links and connection set up before the first iteration",
 };
 
-PINGPONG_BENCH_FULL(tcp_netns, mech_tcp_netns,
-                    "TCP between two network namespaces over veth or a bridge (needs "
-                    "CAP_NET_ADMIN)",
-                    netns_params, PP_COUNT(netns_params),
-                    "CAP_NET_ADMIN (root, or a user namespace) for its network namespaces", NULL);
+static const struct scenario netns_scenarios[] = {
+    {"tcp_netns", NULL, 1000, 100, 1, "needs root (CAP_NET_ADMIN); skipped otherwise"},
+};
+
+PINGPONG_BENCH(tcp_netns, mech_tcp_netns,
+               "TCP between two network namespaces over veth or a bridge (needs CAP_NET_ADMIN)",
+               .params = netns_params, .nparams = COUNT(netns_params),
+               .needs = "CAP_NET_ADMIN (root, or a user namespace) for its network namespaces",
+               .scenarios = netns_scenarios, .nscenarios = COUNT(netns_scenarios));

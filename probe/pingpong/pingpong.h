@@ -6,7 +6,10 @@
  * it: that is the one-way time from the shared clock.  Inside the round trip: the mechanisms'
  * calls, the clock reads and, on one CPU, the responder's store of its reading (the header's
  * bench.timed_region_frame says it exactly).  Placement, warm-up, timing, peer watching and
- * clean-up live here; a mechanism only says how to set up, send, receive and tear down. */
+ * clean-up live here; a mechanism only says how to set up, send, receive and tear down.
+ *
+ * Adding a mechanism: a file with its struct pp_mech and PINGPONG_BENCH(...), and one line in
+ * probe/benchmarks.def (docs/mechanisms.md describes it; a test checks that it does). */
 #ifndef LATSCOPE_PINGPONG_H
 #define LATSCOPE_PINGPONG_H
 
@@ -42,7 +45,18 @@ struct pp_mech {
      * is woken).  More where helper threads relay the message (ZeroMQ's I/O threads). */
     int switches_per_way;
     const char *switches_note; /* how those switches come about, for the metadata (or NULL) */
-    /* In the initiator before the peer exists: create objects, register clean-up. */
+    /* The placements it runs in (enum placement bits; 0: all), and why others are refused. */
+    unsigned placements;
+    const char *placement_refusal;
+    /* Its own state for one run, in pp->state (zeroed; set up by setup()): never file-scope
+     * statics.  A forked responder has its copy, as it has of everything else. */
+    size_t state_size;
+    /* Checks of its own beyond the driver's (mode, size, placement, CPUs): 0, or an exit code
+     * with one line in err (as struct bench's check).  NULL: none. */
+    int (*check)(const struct bench *b, const struct pval *pv, char *err, size_t errlen);
+    /* In the initiator before the peer exists: create objects, register clean-up.  Its first
+     * job is to mark in pp->state what is not yet there (e.g. descriptors at -1), so that a
+     * teardown after it stopped half-way knows. */
     void (*setup)(struct pp_ctx *pp);
     /* In each side once the peer exists (side 0: initiator, 1: responder). */
     void (*side_init)(struct pp_ctx *pp, int side);
@@ -72,14 +86,20 @@ struct pp_ctx {
     size_t size;
     unsigned char *buf[2];
     struct pp_shared *sh;
+    size_t sh_bytes;
     int fd[8];
-    void *state;
+    void *state;    /* the mechanism's (m->state_size bytes) */
     char name[128]; /* unique name for named objects (FIFO, queues, sockets) */
     char err[2][200];
     pid_t pid[2];      /* processes: initiator's and responder's pid (responder's set in the
                         * initiator once forked; the responder knows both) */
     pthread_t thr[2];  /* threads: initiator's and responder's thread */
     int finished;      /* the run completed normally: teardown may wait for and free things */
+    /* the driver's own */
+    int way;              /* context switches per direction; -1 unknown */
+    int teardown_handle;  /* the teardown's clean-up entry */
+    int kill_handle;      /* processes: the responder's clean-up entry */
+    double stamp_ns;      /* what the responder's clock read adds to a round trip */
 };
 
 /* Record a failing call in side's error buffer; returns -1 for "return pp_err(...)". */
@@ -87,6 +107,8 @@ __attribute__((format(printf, 3, 4))) int pp_err(struct pp_ctx *pp, int side, co
                                                  ...);
 
 void pingpong_run(struct runctx *ctx, const struct pp_mech *m);
+/* The driver's checks for every mechanism (struct bench's check). */
+int pp_check(const struct bench *b, const struct pval *pv, char *err, size_t errlen);
 
 /* The spin-wait hint: x86 pause, arm64 yield, else a compiler barrier. */
 static inline void pp_cpu_relax(void) {
@@ -118,24 +140,38 @@ extern const char *const pp_mode_choices[];
 #define PP_NCOLUMNS 2
 extern const struct pdef pp_params[];        /* mode, cpus, size */
 extern const struct pdef pp_params_nosize[]; /* mode, cpus */
-extern const int pp_nparams;
 extern const struct coldef pp_columns[];
-extern const int pp_ncolumns;
+extern const struct derived_col pp_derived[]; /* rtt/2 */
 
-#define PINGPONG_BENCH_FULL(ident, mechvar, summ, prm, nprm, needs_, avail_)                 \
+/* How the lab shows a ping-pong run (struct display). */
+#define PP_DISPLAY                                                                            \
+    {.roles = {"initiator", "responder"},                                                     \
+     .switches_column = "rtt",                                                                \
+     .lines = {"placement: {placement:words} (cpus {cpus}), {mode}, {message_bytes} B "       \
+               "messages; rtt/2 is an estimate of the one-way time"}}
+
+/* Defines bench_<ident>, the benchmark of mechanism mechvar; after the summary, designated
+ * initializers that differ from the defaults (.params, .needs, .available, .scenarios, ...). */
+#if defined(__clang__)
+#define PP_OVERRIDES_OK _Pragma("clang diagnostic ignored \"-Winitializer-overrides\"")
+#else
+#define PP_OVERRIDES_OK _Pragma("GCC diagnostic ignored \"-Woverride-init\"")
+#endif
+#define PINGPONG_BENCH(ident, mechvar, summ, ...)                                             \
     static void run_##ident(struct runctx *ctx) { pingpong_run(ctx, &mechvar); }             \
+    _Pragma("GCC diagnostic push") PP_OVERRIDES_OK                                           \
     const struct bench bench_##ident = {                                                     \
-        .name = #ident, .summary = summ, .params = prm, .nparams = nprm,                     \
-        .columns = pp_columns, .ncolumns = PP_NCOLUMNS, .needs = needs_,                     \
-        .available = avail_, .run = run_##ident, .default_n = 100000, .kind = "ipc",         \
-        .mech = &mechvar}
-#define PINGPONG_BENCH(ident, mechvar, summ)                                                  \
-    PINGPONG_BENCH_FULL(ident, mechvar, summ, pp_params, PP_NPARAMS, NULL, NULL)
-#define PINGPONG_BENCH_NOSIZE(ident, mechvar, summ)                                           \
-    PINGPONG_BENCH_FULL(ident, mechvar, summ, pp_params_nosize, PP_NPARAMS_NOSIZE, NULL, NULL)
-#define PP_COUNT(arr) ((int)(sizeof(arr) / sizeof((arr)[0])))
+        .name = #ident, .summary = summ, .params = pp_params, .nparams = PP_NPARAMS,        \
+        .columns = pp_columns, .ncolumns = PP_NCOLUMNS, .derived = pp_derived,               \
+        .nderived = 1, .check = pp_check, .run = run_##ident, .default_n = 100000,           \
+        .kind = "ipc", .mech = &mechvar, .display = PP_DISPLAY, __VA_ARGS__};                \
+    _Pragma("GCC diagnostic pop")
+/* The same for a mechanism that carries no message of a chosen size (no size parameter). */
+#define PINGPONG_BENCH_NOSIZE(ident, mechvar, summ, ...)                                      \
+    PINGPONG_BENCH(ident, mechvar, summ, .params = pp_params_nosize,                         \
+                   .nparams = PP_NPARAMS_NOSIZE, __VA_ARGS__)
 
-/* Helpers several mechanisms share (pingpong.c). */
+/* Helpers several mechanisms share (driver.c). */
 /* A private directory for named objects: $TMPDIR or /tmp, removed on every path.  Fills
  * dir (at least 256 bytes); registers its removal (after everything registered later). */
 void pp_private_dir(struct pp_ctx *pp, char *dir, size_t len);

@@ -63,8 +63,16 @@ static const struct pp_mech mech_pipe = {
              "responder's read from A and write to B in between",
 };
 
+/* in the quick plan: unpinned (as in the quick suite), and on one CPU and on two */
+static const struct scenario pipe_scenarios[] = {
+    {"pipe", NULL, 0, 0, 1, "pipe ping-pong between two processes, unpinned"},
+    {"pipe-same-cpu", "cpus=0,0", 0, 0, 1, "both processes on CPU 0"},
+    {"pipe-two-cpus", "cpus=0,1", 0, 0, 1, "initiator on CPU 0, responder on CPU 1"},
+};
+
 PINGPONG_BENCH(pipe, mech_pipe,
-               "pipe ping-pong between two processes or threads (context switch cost)");
+               "pipe ping-pong between two processes or threads (context switch cost)",
+               .scenarios = pipe_scenarios, .nscenarios = COUNT(pipe_scenarios));
 
 /* ------------------------------------------------------------------ fifo (named pipes)
  * Two FIFOs in a private directory, one per direction, with the same descriptor layout as
@@ -72,56 +80,59 @@ PINGPONG_BENCH(pipe, mech_pipe,
  * opened the other end).  Once both sides hold their descriptors the FIFOs and the directory
  * are removed, so nothing named exists during the measurement; the clean-up list removes
  * them on every other path. */
-static struct {
+struct fifo_state {
+    char dir[300];
     char path[2][320];
     int h[2]; /* clean-up handles of the two FIFOs */
-} fifo;
-static char fifo_dir[300];
+};
 
-static void fifo_remove(void) {
+static void fifo_remove(struct fifo_state *st) {
     for (int i = 0; i < 2; i++) {
-        if (fifo.path[i][0]) {
-            unlink(fifo.path[i]);
-            cleanup_cancel(fifo.h[i]);
-            fifo.path[i][0] = 0;
+        if (st->path[i][0]) {
+            unlink(st->path[i]);
+            cleanup_cancel(st->h[i]);
+            st->path[i][0] = 0;
         }
     }
-    if (fifo_dir[0]) {
-        rmdir(fifo_dir); /* its own clean-up entry finds nothing left to do */
-        fifo_dir[0] = 0;
+    if (st->dir[0]) {
+        rmdir(st->dir); /* its own clean-up entry finds nothing left to do */
+        st->dir[0] = 0;
     }
 }
 
 static void fifo_setup(struct pp_ctx *pp) {
-    pp_private_dir(pp, fifo_dir, sizeof fifo_dir);
+    struct fifo_state *st = pp->state;
+    pp_private_dir(pp, st->dir, sizeof st->dir);
     for (int i = 0; i < 2; i++) {
-        snprintf(fifo.path[i], sizeof fifo.path[i], "%s/%s", fifo_dir,
+        snprintf(st->path[i], sizeof st->path[i], "%s/%s", st->dir,
                  i == 0 ? "to-responder" : "to-initiator");
-        fifo.h[i] = cleanup_unlink(fifo.path[i]);
-        if (mkfifo(fifo.path[i], 0600) != 0)
-            die(EXIT_FAIL, "mkfifo %s: %s", fifo.path[i], strerror(errno));
+        st->h[i] = cleanup_unlink(st->path[i]);
+        if (mkfifo(st->path[i], 0600) != 0)
+            die(EXIT_FAIL, "mkfifo %s: %s", st->path[i], strerror(errno));
     }
 }
 
 static void fifo_side_init(struct pp_ctx *pp, int side) {
+    struct fifo_state *st = pp->state;
     /* Both sides open "to-responder" first, so neither waits for the other in a cycle. */
     int a = side == 0 ? 1 : 0, b = side == 0 ? 2 : 3;
-    pp->fd[a] = open(fifo.path[0], (side == 0 ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
+    pp->fd[a] = open(st->path[0], (side == 0 ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
     if (pp->fd[a] < 0) {
-        pp_err(pp, side, "open FIFO %s: %s", fifo.path[0], strerror(errno));
+        pp_err(pp, side, "open FIFO %s: %s", st->path[0], strerror(errno));
         return;
     }
-    pp->fd[b] = open(fifo.path[1], (side == 0 ? O_RDONLY : O_WRONLY) | O_CLOEXEC);
+    pp->fd[b] = open(st->path[1], (side == 0 ? O_RDONLY : O_WRONLY) | O_CLOEXEC);
     if (pp->fd[b] < 0) {
-        pp_err(pp, side, "open FIFO %s: %s", fifo.path[1], strerror(errno));
+        pp_err(pp, side, "open FIFO %s: %s", st->path[1], strerror(errno));
         return;
     }
     /* The initiator's second open returns once the responder has opened both ends too. */
-    if (side == 0) fifo_remove();
+    if (side == 0) fifo_remove(st);
 }
 
 static const struct pp_mech mech_fifo = {
     .name = "fifo",
+    .state_size = sizeof(struct fifo_state),
     .threads_ok = 1,
     .processes_ok = 1,
     .blocking = 1,

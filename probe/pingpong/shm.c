@@ -113,24 +113,19 @@ static const struct pp_mech mech_spin = {
 };
 
 /* On one CPU every hand-over waits for the scheduler to preempt the spinning party (at the
- * tick: milliseconds), so the default number of iterations is smaller there. */
-static long long spin_default_n(const struct bench *b, const struct pval *pv) {
-    for (int k = 0; k < b->nparams; k++)
-        if (!strcmp(b->params[k].name, "cpus") && pv[k].cpu[0] >= 0 &&
-            pv[k].cpu[0] == pv[k].cpu[1])
-            return 500;
-    return b->default_n;
-}
-#define SPIN_BENCH(ident, mechvar, summ)                                                       \
-    static void run_##ident(struct runctx *ctx) { pingpong_run(ctx, &mechvar); }             \
-    const struct bench bench_##ident = {                                                     \
-        .name = #ident, .summary = summ, .params = pp_params_nosize,                         \
-        .nparams = PP_NPARAMS_NOSIZE, .columns = pp_columns, .ncolumns = PP_NCOLUMNS,        \
-        .run = run_##ident, .default_n = 100000, .default_n_for = spin_default_n,            \
-        .default_n_note = "500 when both parties share a CPU (cpus=A,A)", .kind = "ipc",     \
-        .mech = &mechvar}
+ * tick: milliseconds), so the default number of iterations is smaller there: 500, enough for
+ * two workers of 250 under --workers auto (between-run variation) and for a p95. */
+static const struct nrule spin_n_rules[] = {{{"cpus", NULL, NULL, "same_cpu"}, 500}};
+#define SPIN_BENCH(ident, mechvar, summ, ...)                                                  \
+    PINGPONG_BENCH_NOSIZE(ident, mechvar, summ, .n_rules = spin_n_rules, .n_nrules = 1,       \
+                          .default_n_note = "500 when both parties share a CPU (cpus=A,A)",  \
+                          __VA_ARGS__)
+static const struct scenario spin_scenarios[] = {
+    {"spin", NULL, 0, 0, 1, "busy-waiting peers: needs two CPUs"},
+};
 
-SPIN_BENCH(spin, mech_spin, "busy-wait ping-pong on two counters in shared memory (atomics)");
+SPIN_BENCH(spin, mech_spin, "busy-wait ping-pong on two counters in shared memory (atomics)",
+           .scenarios = spin_scenarios, .nscenarios = COUNT(spin_scenarios));
 
 static const struct pp_mech mech_spin_pause = {
     .name = "spin_pause",
@@ -148,12 +143,7 @@ SPIN_BENCH(spin_pause, mech_spin_pause,
 
 /* yield: both parties on one CPU; the waiting side gives the CPU away with sched_yield(), so
  * each hand-over is one voluntary context switch.  On two CPUs it would be a spin loop with
- * system calls in it, which measures nothing useful: refused. */
-static void yield_setup(struct pp_ctx *pp) {
-    if (pp->cpu[0] < 0 || pp->cpu[0] != pp->cpu[1])
-        die(EXIT_BADINPUT, "yield needs both parties on one CPU (sched_yield hands the CPU "
-            "to the other party only there): use -p cpus=A,A, e.g. cpus=0,0");
-}
+ * system calls in it, which measures nothing useful: refused (placements). */
 
 static const struct pdef yield_params[] = {
     PP_PARAM_MODE("processes"),
@@ -165,7 +155,9 @@ static const struct pp_mech mech_yield = {
     .threads_ok = 1,
     .processes_ok = 1,
     .blocking = 0,
-    .setup = yield_setup,
+    .placements = PL_SAME_CPU,
+    .placement_refusal = "yield needs both parties on one CPU (sched_yield hands the CPU to the "
+                         "other party only there): use -p cpus=A,A, e.g. cpus=0,0",
     .send = counter_send,
     .recv = yield_recv,
     .timed = "rtt: an atomic store to counter A, then sched_yield() until counter B has "
@@ -173,6 +165,12 @@ static const struct pp_mech mech_yield = {
              "voluntary context switches through the scheduler",
 };
 
-PINGPONG_BENCH_FULL(yield, mech_yield,
-                    "sched_yield ping-pong between two parties on one CPU (cpus=A,A only)",
-                    yield_params, PP_COUNT(yield_params), "both parties on one CPU", NULL);
+static const struct scenario yield_scenarios[] = {
+    {"yield", NULL, 0, 0, 1, "both parties on CPU 0 (the benchmark's default)"},
+};
+
+PINGPONG_BENCH(yield, mech_yield,
+               "sched_yield ping-pong between two parties on one CPU (cpus=A,A only)",
+               .params = yield_params, .nparams = COUNT(yield_params),
+               .needs = "both parties on one CPU", .scenarios = yield_scenarios,
+               .nscenarios = COUNT(yield_scenarios));

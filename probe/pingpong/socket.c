@@ -114,23 +114,28 @@ int sock_tcp_connect_pair(struct pp_ctx *pp, int lfd, int cfd, const char *addr,
 
 /* ------------------------------------------------------------------ unix_stream */
 
-static char sockdir[300];
+/* unix_stream and unix_dgram: the private directory their socket paths are made in */
+struct unix_state {
+    char dir[300];
+};
 
-static void unix_addr(struct sockaddr_un *sa, const char *leaf) {
+static void unix_addr(struct pp_ctx *pp, struct sockaddr_un *sa, const char *leaf) {
+    const char *dir = ((struct unix_state *)pp->state)->dir;
     memset(sa, 0, sizeof *sa);
     sa->sun_family = AF_UNIX;
-    int n = snprintf(sa->sun_path, sizeof sa->sun_path, "%s/%s", sockdir, leaf);
+    int n = snprintf(sa->sun_path, sizeof sa->sun_path, "%s/%s", dir, leaf);
     if (n < 0 || (size_t)n >= sizeof sa->sun_path)
         die(EXIT_BADINPUT, "the temporary directory %s is too long for a socket path (%zu "
-            "bytes at most); set TMPDIR to a shorter one", sockdir, sizeof sa->sun_path - 3);
+            "bytes at most); set TMPDIR to a shorter one", dir, sizeof sa->sun_path - 3);
 }
 
 /* Bound to a path in a private directory; the path is removed as soon as the connection
  * exists (the clean-up list removes it on every other path). */
 static void unix_stream_setup(struct pp_ctx *pp) {
-    pp_private_dir(pp, sockdir, sizeof sockdir);
+    struct unix_state *st = pp->state;
+    pp_private_dir(pp, st->dir, sizeof st->dir);
     struct sockaddr_un sa;
-    unix_addr(&sa, "s");
+    unix_addr(pp, &sa, "s");
     int h = cleanup_unlink(sa.sun_path);
     int lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     pp->fd[2] = lfd;
@@ -145,11 +150,12 @@ static void unix_stream_setup(struct pp_ctx *pp) {
     pp_close(pp, 2);
     unlink(sa.sun_path);
     cleanup_cancel(h);
-    rmdir(sockdir);
+    rmdir(st->dir);
 }
 
 static const struct pp_mech mech_unix_stream = {
     .name = "unix_stream",
+    .state_size = sizeof(struct unix_state),
     .threads_ok = 1,
     .processes_ok = 1,
     .blocking = 1,
@@ -174,11 +180,12 @@ PINGPONG_BENCH(unix_stream, mech_unix_stream,
  * are removed once connected (a connected Unix datagram socket needs its peer's path only
  * to connect). */
 static void unix_dgram_setup(struct pp_ctx *pp) {
-    pp_private_dir(pp, sockdir, sizeof sockdir);
+    struct unix_state *st = pp->state;
+    pp_private_dir(pp, st->dir, sizeof st->dir);
     struct sockaddr_un sa[2];
     int h[2];
     for (int i = 0; i < 2; i++) {
-        unix_addr(&sa[i], i == 0 ? "i" : "r");
+        unix_addr(pp, &sa[i], i == 0 ? "i" : "r");
         h[i] = cleanup_unlink(sa[i].sun_path);
         pp->fd[i] = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
         if (pp->fd[i] < 0) die(EXIT_FAIL, "socket(AF_UNIX): %s", strerror(errno));
@@ -192,11 +199,12 @@ static void unix_dgram_setup(struct pp_ctx *pp) {
         unlink(sa[i].sun_path);
         cleanup_cancel(h[i]);
     }
-    rmdir(sockdir);
+    rmdir(st->dir);
 }
 
 static const struct pp_mech mech_unix_dgram = {
     .name = "unix_dgram",
+    .state_size = sizeof(struct unix_state),
     .threads_ok = 1,
     .processes_ok = 1,
     .blocking = 1,
@@ -228,30 +236,46 @@ static const struct pdef socketpair_params[] = {
      sp_types, 0, 0, NULL},
 };
 
-static int sp_stream = 1;
+struct sp_state {
+    int stream; /* type=stream: a byte stream, else one message per send */
+};
+
+static int socketpair_check(const struct bench *b, const struct pval *pv, char *err,
+                            size_t errlen) {
+    const char *t = param_of(b, pv, "type")->s;
+    long long size = param_of(b, pv, "size")->i;
+    if (strcmp(t, "stream") && size > 65536) {
+        snprintf(err, errlen, "parameter size=%lld: socketpair type=%s carries at most 65536 "
+                 "bytes per message", size, t);
+        return EXIT_BADINPUT;
+    }
+    return 0;
+}
 
 static void socketpair_setup(struct pp_ctx *pp) {
+    struct sp_state *st = pp->state;
     const char *t = param(pp->run, "type")->s;
     int type = !strcmp(t, "dgram") ? SOCK_DGRAM
                : !strcmp(t, "seqpacket") ? SOCK_SEQPACKET
                                          : SOCK_STREAM;
-    sp_stream = type == SOCK_STREAM;
-    if (!sp_stream && pp->size > 65536)
-        die(EXIT_BADINPUT, "parameter size=%zu: socketpair type=%s carries at most 65536 "
-            "bytes per message", pp->size, t);
+    st->stream = type == SOCK_STREAM;
     if (socketpair(AF_UNIX, type | SOCK_CLOEXEC, 0, pp->fd))
         die(EXIT_FAIL, "socketpair(AF_UNIX, %s): %s", t, strerror(errno));
 }
 
 static int socketpair_send(struct pp_ctx *pp, int side) {
-    return sp_stream ? sock_stream_send(pp, side) : sock_dgram_send(pp, side);
+    struct sp_state *st = pp->state;
+    return st->stream ? sock_stream_send(pp, side) : sock_dgram_send(pp, side);
 }
 static int socketpair_recv(struct pp_ctx *pp, int side) {
-    return sp_stream ? sock_stream_recv(pp, side) : sock_dgram_recv(pp, side);
+    struct sp_state *st = pp->state;
+    return st->stream ? sock_stream_recv(pp, side) : sock_dgram_recv(pp, side);
 }
 
 static const struct pp_mech mech_socketpair = {
     .name = "socketpair",
+    .state_size = sizeof(struct sp_state),
+    .check = socketpair_check,
     .threads_ok = 1,
     .processes_ok = 1,
     .blocking = 1,
@@ -267,9 +291,9 @@ static const struct pp_mech mech_socketpair = {
              "in between",
 };
 
-PINGPONG_BENCH_FULL(socketpair, mech_socketpair,
-                    "anonymous Unix-domain socketpair ping-pong (stream, dgram or seqpacket)",
-                    socketpair_params, PP_COUNT(socketpair_params), NULL, NULL);
+PINGPONG_BENCH(socketpair, mech_socketpair,
+               "anonymous Unix-domain socketpair ping-pong (stream, dgram or seqpacket)",
+               .params = socketpair_params, .nparams = COUNT(socketpair_params));
 
 /* ------------------------------------------------------------------ tcp (loopback) */
 

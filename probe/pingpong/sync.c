@@ -69,13 +69,16 @@ PINGPONG_BENCH_NOSIZE(eventfd, mech_eventfd, "eventfd ping-pong (two eventfds, o
 static sem_t *psem(struct pp_ctx *pp, int s) {
     return (sem_t *)(void *)(pp->sh->scratch + 64 * s);
 }
-static int psem_ready = 0;
+struct psem_state {
+    int ready; /* both initialised */
+};
 
 static void posix_sem_setup(struct pp_ctx *pp) {
+    struct psem_state *st = pp->state;
     for (int i = 0; i < 2; i++)
         if (sem_init(psem(pp, i), pp->processes, 0) != 0)
             die(EXIT_UNSUPPORTED, "sem_init(pshared=%d): %s", pp->processes, strerror(errno));
-    psem_ready = 1;
+    st->ready = 1;
 }
 
 static int posix_sem_send(struct pp_ctx *pp, int side) {
@@ -91,15 +94,17 @@ static int posix_sem_recv(struct pp_ctx *pp, int side) {
 }
 
 static void posix_sem_teardown(struct pp_ctx *pp) {
+    struct psem_state *st = pp->state;
     /* Only once nobody waits any more: on other paths the process is about to end. */
-    if (pp->finished && psem_ready) {
+    if (pp->finished && st->ready) {
         for (int i = 0; i < 2; i++) sem_destroy(psem(pp, i));
-        psem_ready = 0;
+        st->ready = 0;
     }
 }
 
 static const struct pp_mech mech_posix_sem = {
     .name = "posix_sem",
+    .state_size = sizeof(struct psem_state),
     .threads_ok = 1,
     .processes_ok = 1,
     .blocking = 1,
@@ -119,21 +124,25 @@ PINGPONG_BENCH_NOSIZE(posix_sem, mech_posix_sem,
 
 /* One set of two semaphores, IPC_PRIVATE; removed (IPC_RMID) by the teardown, which the
  * clean-up list runs on every path. */
-static int semid = -1;
+struct sysv_sem_state {
+    int semid; /* -1: none */
+};
 
 static void sysv_sem_setup(struct pp_ctx *pp) {
-    (void)pp;
-    semid = semget(IPC_PRIVATE, 2, IPC_CREAT | IPC_EXCL | 0600);
-    if (semid < 0)
+    struct sysv_sem_state *st = pp->state;
+    st->semid = semget(IPC_PRIVATE, 2, IPC_CREAT | IPC_EXCL | 0600);
+    if (st->semid < 0)
         die(errno == ENOSPC ? EXIT_UNSUPPORTED : EXIT_FAIL,
             "semget(IPC_PRIVATE, 2): %s", strerror(errno));
     unsigned short zero[2] = {0, 0};
-    if (semctl(semid, 0, SETALL, zero) != 0) die(EXIT_FAIL, "semctl SETALL: %s", strerror(errno));
+    if (semctl(st->semid, 0, SETALL, zero) != 0)
+        die(EXIT_FAIL, "semctl SETALL: %s", strerror(errno));
 }
 
 static int sysv_semop(struct pp_ctx *pp, int side, unsigned short num, short op) {
+    struct sysv_sem_state *st = pp->state;
     struct sembuf sb = {.sem_num = num, .sem_op = op, .sem_flg = 0};
-    while (semop(semid, &sb, 1) != 0)
+    while (semop(st->semid, &sb, 1) != 0)
         if (errno != EINTR) return pp_err(pp, side, "semop(%+d) failed: %s", op, strerror(errno));
     return 0;
 }
@@ -146,15 +155,16 @@ static int sysv_sem_recv(struct pp_ctx *pp, int side) {
 }
 
 static void sysv_sem_teardown(struct pp_ctx *pp) {
-    (void)pp;
-    if (semid >= 0) {
-        semctl(semid, 0, IPC_RMID);
-        semid = -1;
+    struct sysv_sem_state *st = pp->state;
+    if (st->semid >= 0) {
+        semctl(st->semid, 0, IPC_RMID);
+        st->semid = -1;
     }
 }
 
 static const struct pp_mech mech_sysv_sem = {
     .name = "sysv_sem",
+    .state_size = sizeof(struct sysv_sem_state),
     .threads_ok = 1,
     .processes_ok = 1,
     .blocking = 1,
@@ -176,7 +186,9 @@ struct cv_shared {
     pthread_cond_t cv[2];
     int flag[2]; /* message waiting in direction s (guarded by mu) */
 };
-static int cv_ready = 0;
+struct cv_state {
+    int ready; /* the mutex and condition variables are initialised */
+};
 
 static struct cv_shared *cvs(struct pp_ctx *pp) {
     return (struct cv_shared *)(void *)pp->sh->scratch;
@@ -197,7 +209,7 @@ static void condvar_setup(struct pp_ctx *pp) {
     if (e) die(EXIT_UNSUPPORTED, "process-shared mutex/condition variable: %s", strerror(e));
     pthread_mutexattr_destroy(&ma);
     pthread_condattr_destroy(&ca);
-    cv_ready = 1;
+    ((struct cv_state *)pp->state)->ready = 1;
 }
 
 static int condvar_send(struct pp_ctx *pp, int side) {
@@ -223,18 +235,20 @@ static int condvar_recv(struct pp_ctx *pp, int side) {
 }
 
 static void condvar_teardown(struct pp_ctx *pp) {
+    struct cv_state *st = pp->state;
     /* pthread_cond_destroy waits for waiters: only once nobody waits any more. */
-    if (pp->finished && cv_ready) {
+    if (pp->finished && st->ready) {
         struct cv_shared *c = cvs(pp);
         pthread_cond_destroy(&c->cv[0]);
         pthread_cond_destroy(&c->cv[1]);
         pthread_mutex_destroy(&c->mu);
-        cv_ready = 0;
+        st->ready = 0;
     }
 }
 
 static const struct pp_mech mech_condvar = {
     .name = "condvar",
+    .state_size = sizeof(struct cv_state),
     .threads_ok = 1,
     .processes_ok = 1,
     .blocking = 1,

@@ -55,35 +55,36 @@ struct zmq_shared {
     char endpoint[400];
 };
 
-static struct {
+struct zmq_state {
     enum ztransport tr;
     int reqrep;
     void *ctx[2]; /* zmq_inproc: one context, ctx[0] == ctx[1]; else one per side */
     void *sock[2];
     char dir[300], path[360];
     int path_h;
-} z;
+};
 
 static struct zmq_shared *zsh(struct pp_ctx *pp) {
     return (struct zmq_shared *)(void *)pp->sh->scratch;
 }
 
 static void zmq_setup_common(struct pp_ctx *pp, enum ztransport tr) {
-    z.tr = tr;
-    z.reqrep = !strcmp(param(pp->run, "pattern")->s, "reqrep");
+    struct zmq_state *z = pp->state;
+    z->tr = tr;
+    z->reqrep = !strcmp(param(pp->run, "pattern")->s, "reqrep");
     struct zmq_shared *s = zsh(pp);
     if (tr == Z_INPROC) {
-        z.ctx[0] = z.ctx[1] = zmq_ctx_new();
-        if (!z.ctx[0]) die(EXIT_FAIL, "zmq_ctx_new: %s", zmq_strerror(errno));
+        z->ctx[0] = z->ctx[1] = zmq_ctx_new();
+        if (!z->ctx[0]) die(EXIT_FAIL, "zmq_ctx_new: %s", zmq_strerror(errno));
         snprintf(s->endpoint, sizeof s->endpoint, "inproc://%s", pp->name);
     } else if (tr == Z_IPC) {
-        pp_private_dir(pp, z.dir, sizeof z.dir);
-        snprintf(z.path, sizeof z.path, "%s/zmq", z.dir);
-        if (strlen(z.path) > 100)
+        pp_private_dir(pp, z->dir, sizeof z->dir);
+        snprintf(z->path, sizeof z->path, "%s/zmq", z->dir);
+        if (strlen(z->path) > 100)
             die(EXIT_BADINPUT, "the temporary directory %s is too long for a socket path; set "
-                "TMPDIR to a shorter one", z.dir);
-        z.path_h = cleanup_unlink(z.path); /* the responder's bind creates it */
-        snprintf(s->endpoint, sizeof s->endpoint, "ipc://%s", z.path);
+                "TMPDIR to a shorter one", z->dir);
+        z->path_h = cleanup_unlink(z->path); /* the responder's bind creates it */
+        snprintf(s->endpoint, sizeof s->endpoint, "ipc://%s", z->path);
     }
 }
 
@@ -92,33 +93,34 @@ static void zmq_ipc_setup(struct pp_ctx *pp) { zmq_setup_common(pp, Z_IPC); }
 static void zmq_tcp_setup(struct pp_ctx *pp) { zmq_setup_common(pp, Z_TCP); }
 
 static void zmq_side_init(struct pp_ctx *pp, int side) {
+    struct zmq_state *z = pp->state;
     struct zmq_shared *s = zsh(pp);
-    if (!z.ctx[side]) {
+    if (!z->ctx[side]) {
         /* one context per side, created in that side's thread after any fork, so its I/O
          * thread starts there and inherits that side's CPU */
-        z.ctx[side] = zmq_ctx_new();
-        if (!z.ctx[side]) {
+        z->ctx[side] = zmq_ctx_new();
+        if (!z->ctx[side]) {
             pp_err(pp, side, "zmq_ctx_new: %s", zmq_strerror(errno));
             return;
         }
     }
-    int type = !z.reqrep ? ZMQ_PAIR : side == 0 ? ZMQ_REQ : ZMQ_REP;
-    void *sk = zmq_socket(z.ctx[side], type);
+    int type = !z->reqrep ? ZMQ_PAIR : side == 0 ? ZMQ_REQ : ZMQ_REP;
+    void *sk = zmq_socket(z->ctx[side], type);
     if (!sk) {
         pp_err(pp, side, "zmq_socket: %s", zmq_strerror(errno));
         return;
     }
-    z.sock[side] = sk;
+    z->sock[side] = sk;
     /* the responder waits (at most 2 s) for its last answer to leave at the end */
     int linger = side == 1 ? 2000 : 0;
     zmq_setsockopt(sk, ZMQ_LINGER, &linger, sizeof linger);
     if (side == 1) {
-        const char *ep = z.tr == Z_TCP ? "tcp://127.0.0.1:*" : s->endpoint;
+        const char *ep = z->tr == Z_TCP ? "tcp://127.0.0.1:*" : s->endpoint;
         if (zmq_bind(sk, ep) != 0) {
             pp_err(pp, side, "zmq_bind %s: %s", ep, zmq_strerror(errno));
             return;
         }
-        if (z.tr == Z_TCP) {
+        if (z->tr == Z_TCP) {
             size_t len = sizeof s->endpoint;
             if (zmq_getsockopt(sk, ZMQ_LAST_ENDPOINT, s->endpoint, &len) != 0) {
                 pp_err(pp, side, "zmq_getsockopt ZMQ_LAST_ENDPOINT: %s", zmq_strerror(errno));
@@ -150,22 +152,24 @@ static void zmq_side_init(struct pp_ctx *pp, int side) {
         pp_err(pp, side, "ZeroMQ handshake: %s", zmq_strerror(errno));
         return;
     }
-    if (z.tr == Z_IPC) {
-        unlink(z.path);
-        cleanup_cancel(z.path_h);
-        rmdir(z.dir);
+    if (z->tr == Z_IPC) {
+        unlink(z->path);
+        cleanup_cancel(z->path_h);
+        rmdir(z->dir);
     }
 }
 
 static int zmq_pp_send(struct pp_ctx *pp, int side) {
-    while (zmq_send(z.sock[side], pp->buf[side], pp->size, 0) < 0)
+    struct zmq_state *z = pp->state;
+    while (zmq_send(z->sock[side], pp->buf[side], pp->size, 0) < 0)
         if (errno != EINTR) return pp_err(pp, side, "zmq_send: %s", zmq_strerror(errno));
     return 0;
 }
 
 static int zmq_pp_recv(struct pp_ctx *pp, int side) {
+    struct zmq_state *z = pp->state;
     for (;;) {
-        int r = zmq_recv(z.sock[side], pp->buf[side], pp->size + 64, 0);
+        int r = zmq_recv(z->sock[side], pp->buf[side], pp->size + 64, 0);
         if (r < 0 && errno == EINTR) continue;
         if (r < 0) return pp_err(pp, side, "zmq_recv: %s", zmq_strerror(errno));
         if ((size_t)r != pp->size)
@@ -178,33 +182,34 @@ static int zmq_pp_recv(struct pp_ctx *pp, int side) {
 /* The responder, after its last answer: close (lingering until the answer has left) and end
  * its context; between processes the child exits right after. */
 static void zmq_responder_done(struct pp_ctx *pp) {
-    (void)pp;
-    if (z.tr == Z_INPROC || !z.sock[1]) return; /* the initiator's teardown closes it */
-    zmq_close(z.sock[1]);
-    z.sock[1] = NULL;
-    zmq_ctx_term(z.ctx[1]);
-    z.ctx[1] = NULL;
+    struct zmq_state *z = pp->state;
+    if (z->tr == Z_INPROC || !z->sock[1]) return; /* the initiator's teardown closes it */
+    zmq_close(z->sock[1]);
+    z->sock[1] = NULL;
+    zmq_ctx_term(z->ctx[1]);
+    z->ctx[1] = NULL;
 }
 
 static void zmq_teardown(struct pp_ctx *pp) {
+    struct zmq_state *z = pp->state;
     /* zmq_ctx_term waits for every socket of the context to close: only on the normal path.
      * On every other path the process is about to end and the kernel closes everything;
      * the ipc socket file and its directory are on the clean-up list. */
     if (!pp->finished) return;
     for (int s = 0; s < 2; s++)
-        if (z.sock[s]) {
+        if (z->sock[s]) {
             int linger = 0;
-            zmq_setsockopt(z.sock[s], ZMQ_LINGER, &linger, sizeof linger);
-            zmq_close(z.sock[s]);
-            z.sock[s] = NULL;
+            zmq_setsockopt(z->sock[s], ZMQ_LINGER, &linger, sizeof linger);
+            zmq_close(z->sock[s]);
+            z->sock[s] = NULL;
         }
-    if (z.ctx[0]) zmq_ctx_term(z.ctx[0]);
-    if (z.ctx[1] && z.ctx[1] != z.ctx[0]) zmq_ctx_term(z.ctx[1]);
-    z.ctx[0] = z.ctx[1] = NULL;
+    if (z->ctx[0]) zmq_ctx_term(z->ctx[0]);
+    if (z->ctx[1] && z->ctx[1] != z->ctx[0]) zmq_ctx_term(z->ctx[1]);
+    z->ctx[0] = z->ctx[1] = NULL;
 }
 
 #define ZMQ_FUNCS(setupfn)                                                                     \
-    .setup = setupfn, .side_init = zmq_side_init, .send = zmq_pp_send, .recv = zmq_pp_recv,   \
+    .state_size = sizeof(struct zmq_state), .setup = setupfn, .side_init = zmq_side_init, .send = zmq_pp_send, .recv = zmq_pp_recv,   \
     .responder_done = zmq_responder_done, .teardown = zmq_teardown
 
 #else /* no ZeroMQ: the catalogue entries remain; running one exits 3 (zmq_available) */
@@ -270,12 +275,14 @@ static const struct pp_mech mech_zmq_tcp = {
              "and zmq_send in between",
 };
 
-PINGPONG_BENCH_FULL(zmq_inproc, mech_zmq_inproc,
-                    "ZeroMQ inproc:// ping-pong between two threads (pair or req/rep)",
-                    zmq_thread_params, PP_COUNT(zmq_thread_params), "libzmq", zmq_available);
-PINGPONG_BENCH_FULL(zmq_ipc, mech_zmq_ipc,
-                    "ZeroMQ ipc:// ping-pong (Unix-domain socket; pair or req/rep)", zmq_params,
-                    PP_COUNT(zmq_params), "libzmq", zmq_available);
-PINGPONG_BENCH_FULL(zmq_tcp, mech_zmq_tcp,
-                    "ZeroMQ tcp:// ping-pong over loopback (pair or req/rep)", zmq_params,
-                    PP_COUNT(zmq_params), "libzmq", zmq_available);
+PINGPONG_BENCH(zmq_inproc, mech_zmq_inproc,
+               "ZeroMQ inproc:// ping-pong between two threads (pair or req/rep)",
+               .params = zmq_thread_params, .nparams = COUNT(zmq_thread_params),
+               .needs = "libzmq", .available = zmq_available);
+PINGPONG_BENCH(zmq_ipc, mech_zmq_ipc,
+               "ZeroMQ ipc:// ping-pong (Unix-domain socket; pair or req/rep)",
+               .params = zmq_params, .nparams = COUNT(zmq_params), .needs = "libzmq",
+               .available = zmq_available);
+PINGPONG_BENCH(zmq_tcp, mech_zmq_tcp, "ZeroMQ tcp:// ping-pong over loopback (pair or req/rep)",
+               .params = zmq_params, .nparams = COUNT(zmq_params), .needs = "libzmq",
+               .available = zmq_available);

@@ -1,13 +1,149 @@
-/* latscope-probe: filesystem of a path, from /proc/self/mountinfo and statfs(2). */
+/* latscope-probe: the platform layer for Linux (platform.h): affinity, /proc and /sys, prctl,
+ * signalfd, getrusage per thread, mountinfo and statfs, drop_caches. */
 #include "platform/platform.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
 #include <sys/vfs.h>
+#include <time.h>
+#include <unistd.h>
 
-void fsinfo_unescape(char *s) {
+/* ---------------------------------------------------------------- CPUs and memory */
+
+int plat_pin_thread(int cpu) {
+    if (cpu < 0) return 0;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    if (sched_setaffinity(0, sizeof set, &set) != 0) return errno;
+    return 0;
+}
+
+int plat_cpu_usable(int cpu) {
+    if (cpu < 0 || cpu >= CPU_SETSIZE) return 0;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) != 0) return 0;
+    return CPU_ISSET(cpu, &set);
+}
+
+int plat_cpus_configured(void) { return (int)sysconf(_SC_NPROCESSORS_CONF); }
+int plat_cpus_online(void) { return (int)sysconf(_SC_NPROCESSORS_ONLN); }
+
+long long plat_available_memory(void) {
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (!f) return -1;
+    char line[256];
+    long long kb = -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %lld kB", &kb) == 1) break;
+    fclose(f);
+    return kb < 0 ? -1 : kb * 1024;
+}
+
+/* ---------------------------------------------------------------- system facts */
+
+static int first_line(const char *path, char *buf, size_t len) {
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    int ok = fgets(buf, (int)len, f) != NULL;
+    fclose(f);
+    if (!ok) return -1;
+    buf[strcspn(buf, "\n")] = 0;
+    return 0;
+}
+
+int plat_cpu_model(char *buf, size_t len) {
+    buf[0] = 0;
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f) return -1;
+    char line[1024];
+    int found = -1;
+    while (fgets(line, sizeof line, f)) {
+        if (!strncmp(line, "model name", 10) || !strncmp(line, "Model", 5)) {
+            char *colon = strchr(line, ':');
+            if (colon) {
+                colon += 2;
+                colon[strcspn(colon, "\n")] = 0;
+                snprintf(buf, len, "%s", colon);
+                found = 0;
+                break;
+            }
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+int plat_clocksource(char *buf, size_t len) {
+    buf[0] = 0;
+    return first_line("/sys/devices/system/clocksource/clocksource0/current_clocksource", buf,
+                      len);
+}
+
+int plat_tsc_invariant(void) {
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f) return 0;
+    char line[8192];
+    int ok = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "flags", 5) == 0) {
+            ok = strstr(line, " constant_tsc") && strstr(line, " nonstop_tsc") &&
+                 strstr(line, " rdtscp");
+            break;
+        }
+    }
+    fclose(f);
+    return ok;
+}
+
+/* ---------------------------------------------------------------- processes and signals */
+
+int plat_die_with_parent(int sig) { return prctl(PR_SET_PDEATHSIG, sig) == 0 ? 0 : -1; }
+
+int plat_wait_signal(const sigset_t *set, double timeout_s) {
+    struct timespec ts = {(time_t)timeout_s, (long)((timeout_s - (double)(time_t)timeout_s) * 1e9)};
+    int sig = sigtimedwait(set, NULL, &ts);
+    return sig > 0 ? sig : 0;
+}
+
+int plat_signal_fd_open(const sigset_t *set) { return signalfd(-1, set, SFD_CLOEXEC); }
+
+int plat_signal_fd_read(int fd) {
+    struct signalfd_siginfo si;
+    if (read(fd, &si, sizeof si) != (ssize_t)sizeof si) return -1;
+    return (int)si.ssi_signo;
+}
+
+void plat_thread_usage(struct thread_usage *u) {
+    struct rusage r;
+    memset(&r, 0, sizeof r);
+    getrusage(RUSAGE_THREAD, &r);
+    u->minflt = r.ru_minflt;
+    u->majflt = r.ru_majflt;
+    u->nvcsw = r.ru_nvcsw;
+    u->nivcsw = r.ru_nivcsw;
+}
+
+/* ---------------------------------------------------------------- file systems */
+
+int plat_drop_caches_open(void) { return open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC); }
+
+int plat_drop_caches(int fd) {
+    sync();
+    return pwrite(fd, "3", 1, 0) == 1 ? 0 : -1;
+}
+
+/* which file system a path is on: /proc/self/mountinfo and statfs(2) */
+void plat_fsinfo_unescape(char *s) {
     char *w = s;
     for (char *r = s; *r;) {
         if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' &&
@@ -25,7 +161,7 @@ static void copy(char *dst, size_t len, const char *src) {
     snprintf(dst, len, "%s", src ? src : "");
 }
 
-int fsinfo_parse_line(const char *line, char *mnt, size_t mntlen, char *type, size_t typelen,
+int plat_fsinfo_parse_line(const char *line, char *mnt, size_t mntlen, char *type, size_t typelen,
                       char *src, size_t srclen, char *opts, size_t optslen) {
     /* id parent major:minor root mountpoint options [optional...] - type source superopts */
     char *dup = strdup(line);
@@ -51,10 +187,10 @@ int fsinfo_parse_line(const char *line, char *mnt, size_t mntlen, char *type, si
         return -1;
     }
     copy(mnt, mntlen, tok[4]);
-    fsinfo_unescape(mnt);
+    plat_fsinfo_unescape(mnt);
     copy(type, typelen, ftype);
     copy(src, srclen, fsrc);
-    fsinfo_unescape(src);
+    plat_fsinfo_unescape(src);
     char o[1024];
     snprintf(o, sizeof o, "%s%s%s", tok[5], super ? "," : "", super ? super : "");
     copy(opts, optslen, o);
@@ -68,7 +204,7 @@ static int is_prefix(const char *mnt, const char *path) {
     return strncmp(mnt, path, l) == 0 && (path[l] == '/' || path[l] == 0);
 }
 
-int fsinfo_for(const char *path, struct fsinfo *out) {
+int plat_fsinfo(const char *path, struct fsinfo *out) {
     memset(out, 0, sizeof *out);
     char real[PATH_MAX];
     if (!realpath(path, real)) return -1;
@@ -81,7 +217,7 @@ int fsinfo_for(const char *path, struct fsinfo *out) {
     int found = 0;
     while (fgets(line, sizeof line, f)) {
         char mnt[1024], type[64], src[512], opts[512];
-        if (fsinfo_parse_line(line, mnt, sizeof mnt, type, sizeof type, src, sizeof src, opts,
+        if (plat_fsinfo_parse_line(line, mnt, sizeof mnt, type, sizeof type, src, sizeof src, opts,
                               sizeof opts))
             continue;
         /* the last of equally long matches wins: it is mounted over the earlier ones */

@@ -1,7 +1,63 @@
-/* latscope-probe: which filesystem a path lives on (Linux: /proc/self/mountinfo). */
-#ifndef LATSCOPE_FSINFO_H
-#define LATSCOPE_FSINFO_H
+/* latscope-probe: what the operating system provides.
+ *
+ * Everything the core, the benchmarks and the ping-pong driver need from the system beyond
+ * POSIX sits behind these calls: linux.c implements them for Linux; stub.c shows the set
+ * another system implements (meson compiles one of the two; stub.c is compiled on Linux too,
+ * so that it keeps up with this header).  A mechanism that is a Linux facility in itself
+ * (eventfd, futex, network namespaces, POSIX message queues) uses it in its own file.
+ * Nothing here allocates through the probe's helpers or dies: callers decide what an error
+ * means.  No call here is ever made inside a timed region. */
+#ifndef LATSCOPE_PLATFORM_H
+#define LATSCOPE_PLATFORM_H
+
+#include <signal.h>
 #include <stddef.h>
+
+/* ---------------------------------------------------------------- CPUs and memory */
+
+/* Pin the calling thread to one CPU (cpu < 0: leave it unpinned).  0, or an errno value. */
+int plat_pin_thread(int cpu);
+/* 1 if the CPU exists and this process may run on it (its affinity mask), else 0. */
+int plat_cpu_usable(int cpu);
+int plat_cpus_configured(void);
+int plat_cpus_online(void);
+/* Memory available to new allocations without swapping, in bytes; -1 when unknown. */
+long long plat_available_memory(void);
+
+/* ---------------------------------------------------------------- system facts */
+
+/* The CPU's model name; 0, or -1 (buf is then "") when unknown. */
+int plat_cpu_model(char *buf, size_t len);
+/* The kernel's current clock source (e.g. "tsc", "kvm-clock"); 0, or -1 when unknown. */
+int plat_clocksource(char *buf, size_t len);
+/* 1 if the kernel says the TSC ticks at a constant rate through every CPU state and can be read
+ * with rdtscp (where CPUID hides it, as hypervisors often do); else 0. */
+int plat_tsc_invariant(void);
+
+/* ---------------------------------------------------------------- processes and signals */
+
+/* In a forked child: have the kernel send sig to this process when its parent dies.  0, or
+ * -1 where the system cannot (the child must then watch its parent itself). */
+int plat_die_with_parent(int sig);
+/* Wait up to timeout_s for one of the signals in set (blocked in the calling thread): its
+ * number, or 0 after the timeout or an interruption. */
+int plat_wait_signal(const sigset_t *set, double timeout_s);
+/* A descriptor that becomes readable when one of the signals in set (blocked) arrives, for
+ * poll(); -1 with errno on failure.  plat_signal_fd_read takes one: its number, or -1. */
+int plat_signal_fd_open(const sigset_t *set);
+int plat_signal_fd_read(int fd);
+
+/* A thread's resource usage: what a timed loop's measuring thread went through (page
+ * faults, context switches). */
+struct thread_usage {
+    long minflt, majflt, nvcsw, nivcsw;
+};
+/* The calling thread's usage so far (all zero where the system cannot say per thread). */
+void plat_thread_usage(struct thread_usage *u);
+
+/* ---------------------------------------------------------------- file systems */
+
+/* Which file system a path lives on. */
 struct fsinfo {
     char fstype[64];
     char source[512];
@@ -10,10 +66,17 @@ struct fsinfo {
     unsigned long long magic; /* statfs f_type */
 };
 /* 0 on success; fields are "" where unknown. */
-int fsinfo_for(const char *path, struct fsinfo *out);
-/* Decode mountinfo's octal escapes (\040 for a space) in place. For tests. */
-void fsinfo_unescape(char *s);
-/* Parse one mountinfo line into mount point, type, source, options; 0 on success. */
-int fsinfo_parse_line(const char *line, char *mnt, size_t mntlen, char *type, size_t typelen,
-                      char *src, size_t srclen, char *opts, size_t optslen);
+int plat_fsinfo(const char *path, struct fsinfo *out);
+/* Linux mountinfo, exposed for tests: decode its octal escapes (\040 for a space) in place;
+ * parse one line into mount point, type, source and options (0 on success). */
+void plat_fsinfo_unescape(char *s);
+int plat_fsinfo_parse_line(const char *line, char *mnt, size_t mntlen, char *type,
+                           size_t typelen, char *src, size_t srclen, char *opts, size_t optslen);
+
+/* Emptying the page cache, dentries and inodes (file cache=drop, root only): open the control
+ * once (a descriptor, or -1 with errno: EACCES/EPERM without the privilege), then drop before
+ * each iteration (writes dirty pages first; 0, or -1 with errno). */
+int plat_drop_caches_open(void);
+int plat_drop_caches(int fd);
+
 #endif

@@ -1,5 +1,5 @@
-/* Unit tests of the probe's building blocks: clock calibration, the sample-file writer,
- * argument parsing, mountinfo parsing.  Built with -fsanitize=address,undefined (Makefile). */
+/* Unit tests of the clocks: TSC calibration, the read cost, the step finder, the grouped
+ * median.  Built with the sanitizers in the sanitizer build (meson test). */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -8,18 +8,7 @@
 #include <unistd.h>
 
 #include "core/bench.h"
-#include "platform/platform.h"
-
-static int failures = 0, passed = 0;
-#define CHECK(cond)                                                                  \
-    do {                                                                             \
-        if (cond) {                                                                  \
-            passed++;                                                                \
-        } else {                                                                     \
-            failures++;                                                              \
-            fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);          \
-        }                                                                            \
-    } while (0)
+#include "tests/check.h"
 
 static void test_clock_calibration(void) {
     if (HAVE_TSC && tsc_invariant()) {
@@ -53,7 +42,6 @@ static void test_clock_calibration(void) {
     CHECK(clock_parse("sundial", &k) == -1);
 }
 
-/* The step finder on synthetic deltas whose spacing is known. */
 static void test_clock_step(void) {
     uint64_t d[4000];
     unsigned seed = 12345;
@@ -108,111 +96,8 @@ static void test_clock_step(void) {
     CHECK(clock_grouped_median(g2, 10, 26) == 39.0); /* half below the boundary: the boundary */
 }
 
-static const struct bench *find(const char *name) {
-    for (int i = 0; all_benches[i]; i++)
-        if (!strcmp(all_benches[i]->name, name)) return all_benches[i];
-    return NULL;
-}
-
-static void test_params(void) {
-    char err[512];
-    const struct bench *f = find("file");
-    CHECK(f != NULL);
-    char *ok[] = {"size=64k", "cache=fadvise", "fsync=true"};
-    struct pval *pv = params_parse_err(f, 3, ok, err, sizeof err);
-    CHECK(pv != NULL);
-    if (pv) {
-        CHECK(pv[2].i == 65536);
-        CHECK(!strcmp(pv[3].s, "fadvise"));
-        CHECK(pv[5].i == 1);
-        CHECK(!strcmp(pv[4].s, "create")); /* default filled in */
-        free(pv);
-    }
-    char *unknown[] = {"colour=red"};
-    CHECK(params_parse_err(f, 1, unknown, err, sizeof err) == NULL);
-    CHECK(strstr(err, "no parameter 'colour'") != NULL);
-    char *badenum[] = {"cache=lukewarm"};
-    CHECK(params_parse_err(f, 1, badenum, err, sizeof err) == NULL);
-    CHECK(strstr(err, "choose one of warm, drop, fadvise, direct") != NULL);
-    char *badsize[] = {"size=0"};
-    CHECK(params_parse_err(f, 1, badsize, err, sizeof err) == NULL);
-    char *noeq[] = {"size"};
-    CHECK(params_parse_err(f, 1, noeq, err, sizeof err) == NULL);
-    char *twice[] = {"size=1", "size=2"};
-    CHECK(params_parse_err(f, 2, twice, err, sizeof err) == NULL);
-    const struct bench *p = find("pipe");
-    char *cpus[] = {"cpus=0,1"};
-    pv = params_parse_err(p, 1, cpus, err, sizeof err);
-    CHECK(pv && pv[1].cpu[0] == 0 && pv[1].cpu[1] == 1);
-    free(pv);
-    char *badcpus[] = {"cpus=0"};
-    CHECK(params_parse_err(p, 1, badcpus, err, sizeof err) == NULL);
-    char *badcpus2[] = {"cpus=a,b"};
-    CHECK(params_parse_err(p, 1, badcpus2, err, sizeof err) == NULL);
-    long long v;
-    CHECK(parse_size("4KiB", &v) == 0 && v == 4096);
-    CHECK(parse_size("1M", &v) == 0 && v == 1048576);
-    CHECK(parse_size("12x", &v) == -1);
-    CHECK(parse_size("-5", &v) == -1);
-}
-
-static void test_sample_file(void) {
-    char dir[] = "/tmp/latscope-ctest-XXXXXX";
-    CHECK(mkdtemp(dir) != NULL);
-    char path[256];
-    snprintf(path, sizeof path, "%s/s.lss", dir);
-    int64_t a[3] = {1, 2, 3}, b[3] = {-4, 5, 1LL << 40};
-    int64_t *cols[2] = {a, b};
-    CHECK(sfile_write_raw(path, "{\"x\":1}", 2, cols, 3) == 0);
-    /* never overwrites */
-    CHECK(sfile_write_raw(path, "{}", 2, cols, 3) == -1 && errno == EEXIST);
-    FILE *f = fopen(path, "rb");
-    CHECK(f != NULL);
-    char buf[512];
-    size_t len = fread(buf, 1, sizeof buf, f);
-    fclose(f);
-    const char *expect_head = "LATSCOPE-SAMPLES 1\n{\"x\":1}\nDATA 2 3\n";
-    CHECK(len > strlen(expect_head) && !memcmp(buf, expect_head, strlen(expect_head)));
-    size_t off = strlen(expect_head);
-    int64_t got[6];
-    memcpy(got, buf + off, sizeof got);
-    CHECK(got[0] == 1 && got[2] == 3 && got[3] == -4 && got[5] == (1LL << 40));
-    uint32_t crc = crc32_update(0, buf + off, sizeof got);
-    char trailer[64];
-    snprintf(trailer, sizeof trailer, "\nEND 3 %08x\n", crc);
-    CHECK(len == off + sizeof got + strlen(trailer));
-    CHECK(!memcmp(buf + off + sizeof got, trailer, strlen(trailer)));
-    /* the CRC-32 of "123456789" is cbf43926 */
-    CHECK(crc32_update(0, "123456789", 9) == 0xcbf43926u);
-    unlink(path);
-    rmdir(dir);
-}
-
-static void test_mountinfo(void) {
-    char mnt[256], type[64], src[256], opts[256];
-    const char *line = "36 35 98:0 /mnt1 /mnt/my\\040disk rw,noatime master:1 - ext4 /dev/sda1 "
-                       "rw,errors=continue\n";
-    CHECK(fsinfo_parse_line(line, mnt, sizeof mnt, type, sizeof type, src, sizeof src, opts,
-                            sizeof opts) == 0);
-    CHECK(!strcmp(mnt, "/mnt/my disk"));
-    CHECK(!strcmp(type, "ext4"));
-    CHECK(!strcmp(src, "/dev/sda1"));
-    CHECK(strstr(opts, "noatime") && strstr(opts, "errors=continue"));
-    CHECK(fsinfo_parse_line("garbage", mnt, sizeof mnt, type, sizeof type, src, sizeof src, opts,
-                            sizeof opts) == -1);
-    struct fsinfo fi;
-    CHECK(fsinfo_for("/", &fi) == 0 && fi.fstype[0] != 0 && !strcmp(fi.mountpoint, "/"));
-    if (access("/dev/shm", F_OK) == 0) {
-        CHECK(fsinfo_for("/dev/shm", &fi) == 0 && !strcmp(fi.fstype, "tmpfs"));
-    }
-}
-
 int main(void) {
     test_clock_calibration();
     test_clock_step();
-    test_params();
-    test_sample_file();
-    test_mountinfo();
-    printf("%d passed, %d failed\n", passed, failures);
-    return failures ? 1 : 0;
+    return check_report();
 }

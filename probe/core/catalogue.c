@@ -1,0 +1,304 @@
+/* latscope-probe: the catalogue (--list) and the clocks (--clocks), as JSON.  The catalogue is
+ * the one definition of everything the lab knows about benchmarks (docs/probe-cli.md): keys
+ * are only ever added. */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/bench.h"
+#include "pingpong/pingpong.h"
+
+/* --workers auto (core/main.c) and the quick plan's defaults */
+extern const long long AUTO_WORKERS, AUTO_MIN_PER_WORKER;
+#define QUICK_N 3000
+#define QUICK_WARMUP 300
+
+static const char *const clock_descriptions[] = {
+    "time-stamp counter (rdtsc/rdtscp with lfence), calibrated against CLOCK_MONOTONIC_RAW; "
+    "needs an invariant TSC",
+    "clock_gettime(CLOCK_MONOTONIC_RAW): not slewed by NTP",
+    "clock_gettime(CLOCK_MONOTONIC): slewed by NTP",
+};
+
+static void cond_json(struct jbuf *j, const char *key, const struct pcond *c) {
+    if (!c->param) {
+        jb_null(j, key);
+        return;
+    }
+    jb_obj(j, key);
+    jb_str(j, "param", c->param);
+    if (c->equals) jb_str(j, "equals", c->equals);
+    if (c->not_equals) jb_str(j, "not_equals", c->not_equals);
+    if (c->placement) jb_str(j, "placement", c->placement);
+    jb_end_obj(j);
+}
+
+/* "k=v k=v" as {"k": "v", ...} */
+static void scenario_params(struct jbuf *j, const char *params) {
+    jb_obj(j, "params");
+    for (const char *p = params; p && *p;) {
+        while (*p == ' ') p++;
+        size_t len = strcspn(p, " ");
+        const char *eq = memchr(p, '=', len);
+        if (len && eq) {
+            char key[64], val[128];
+            snprintf(key, sizeof key, "%.*s", (int)(eq - p), p);
+            snprintf(val, sizeof val, "%.*s", (int)(len - (size_t)(eq - p) - 1), eq + 1);
+            jb_str(j, key, val);
+        }
+        p += len;
+    }
+    jb_end_obj(j);
+}
+
+static void scenarios_json(struct jbuf *j, const struct bench *b) {
+    static const struct scenario plain = {NULL, NULL, 0, 0, 1, NULL};
+    int n = b->scenarios ? b->nscenarios : 1;
+    jb_arr(j, "scenarios");
+    for (int k = 0; k < n; k++) {
+        const struct scenario *s = b->scenarios ? &b->scenarios[k] : &plain;
+        jb_obj(j, NULL);
+        jb_str(j, "name", s->name ? s->name : b->name);
+        scenario_params(j, s->params);
+        if (s->n) jb_int(j, "n", s->n);
+        else jb_null(j, "n");
+        if (s->warmup) jb_int(j, "warmup", s->warmup);
+        else jb_null(j, "warmup");
+        jb_bool(j, "quick", s->quick);
+        jb_str(j, "note", s->note);
+        jb_end_obj(j);
+    }
+    jb_end_arr(j);
+}
+
+static void display_json(struct jbuf *j, const struct display *d) {
+    jb_obj(j, "display");
+    jb_arr(j, "roles");
+    for (int r = 0; r < 2; r++)
+        if (d->roles[r]) jb_str(j, NULL, d->roles[r]);
+    jb_end_arr(j);
+    cond_json(j, "faults_expected_when", &d->faults_expected);
+    jb_str(j, "switches_column", d->switches_column);
+    jb_arr(j, "lines");
+    for (int k = 0; k < 2; k++)
+        if (d->lines[k]) {
+            jb_obj(j, NULL);
+            jb_str(j, "template", d->lines[k]);
+            jb_null(j, "style");
+            jb_end_obj(j);
+        }
+    for (int k = 0; k < 1; k++)
+        if (d->dim_lines[k]) {
+            jb_obj(j, NULL);
+            jb_str(j, "template", d->dim_lines[k]);
+            jb_str(j, "style", "dim");
+            jb_end_obj(j);
+        }
+    jb_end_arr(j);
+    if (d->check_label) {
+        jb_obj(j, "check_figure");
+        jb_str(j, "label", d->check_label);
+        jb_str(j, "value", d->check_value);
+        jb_str(j, "column", d->check_column);
+        jb_str(j, "minus", d->check_minus);
+        jb_str(j, "detail", d->check_detail);
+        jb_end_obj(j);
+    } else {
+        jb_null(j, "check_figure");
+    }
+    jb_end_obj(j);
+}
+
+static void mechanism_json(struct jbuf *j, const struct pp_mech *m) {
+    jb_obj(j, "mechanism");
+    jb_bool(j, "threads", m->threads_ok);
+    jb_bool(j, "processes", m->processes_ok);
+    jb_bool(j, "blocking", m->blocking);
+    jb_bool(j, "message_size", m->has_size);
+    if (m->has_size)
+        jb_int(j, "max_message_bytes", (long long)m->max_size);
+    else
+        jb_int(j, "message_bytes", (long long)m->payload);
+    /* spinning: 0 on two CPUs, 1 on one (null: it depends on the placement) */
+    if (m->blocking)
+        jb_int(j, "context_switches_per_way", m->switches_per_way > 0 ? m->switches_per_way : 1);
+    else
+        jb_null(j, "context_switches_per_way");
+    jb_str(j, "timed_region", m->timed);
+    unsigned pl = m->placements ? m->placements : PL_ALL;
+    jb_arr(j, "placements");
+    for (unsigned p = PL_SAME_CPU; p <= PL_UNPINNED; p <<= 1)
+        if (pl & p) jb_str(j, NULL, placement_name((enum placement)p));
+    jb_end_arr(j);
+    jb_str(j, "placement_note", m->placement_refusal);
+    jb_end_obj(j);
+}
+
+static void param_json(struct jbuf *j, const struct bench *b, const struct pdef *d) {
+    jb_obj(j, NULL);
+    jb_str(j, "name", d->name);
+    jb_str(j, "type", param_type_name(d->type));
+    jb_str(j, "default", d->def);
+    jb_str(j, "unit", d->unit);
+    jb_str(j, "help", d->help);
+    if (d->type == P_ENUM) {
+        jb_arr(j, "choices");
+        for (const char *const *c = d->choices; *c; c++) jb_str(j, NULL, *c);
+        jb_end_arr(j);
+    }
+    if (d->type == P_INT || d->type == P_SIZE) {
+        jb_int(j, "min", d->min);
+        long long max = d->max;
+        /* a message size: at most what this mechanism carries */
+        if (b->mech && b->mech->has_size && !strcmp(d->name, "size") &&
+            (long long)b->mech->max_size < max)
+            max = (long long)b->mech->max_size;
+        jb_int(j, "max", max);
+    }
+    jb_str(j, "needs_root_when", d->root_value);
+    jb_end_obj(j);
+}
+
+static void bench_json(struct jbuf *j, const struct bench *b) {
+    const char *why = NULL;
+    int avail = b->available ? b->available(&why) : 1;
+    jb_obj(j, NULL);
+    jb_str(j, "name", b->name);
+    jb_str(j, "kind", b->kind);
+    jb_str(j, "summary", b->summary);
+    jb_bool(j, "available", avail);
+    jb_str(j, "unavailable_reason", avail ? NULL : why);
+    jb_str(j, "needs", b->needs);
+    jb_int(j, "default_n", b->default_n);
+    jb_str(j, "default_n_note", b->default_n_note);
+    jb_arr(j, "default_n_rules");
+    for (int k = 0; k < b->n_nrules; k++) {
+        jb_obj(j, NULL);
+        cond_json(j, "when", &b->n_rules[k].when);
+        jb_int(j, "n", b->n_rules[k].n);
+        jb_end_obj(j);
+    }
+    jb_end_arr(j);
+    if (b->mech) mechanism_json(j, b->mech);
+    jb_arr(j, "params");
+    for (int k = 0; k < b->nparams; k++) param_json(j, b, &b->params[k]);
+    jb_end_arr(j);
+    jb_arr(j, "columns");
+    for (int k = 0; k < b->ncolumns; k++) {
+        jb_obj(j, NULL);
+        jb_str(j, "name", b->columns[k].name);
+        jb_str(j, "description", b->columns[k].desc);
+        jb_str(j, "latency", b->columns[k].latency);
+        jb_str(j, "latency_label", latency_label(b->columns[k].latency));
+        jb_str(j, "when", b->columns[k].when);
+        jb_end_obj(j);
+    }
+    jb_end_arr(j);
+    jb_arr(j, "derived_columns");
+    for (int k = 0; k < b->nderived; k++) {
+        const struct derived_col *d = &b->derived[k];
+        char formula[96];
+        snprintf(formula, sizeof formula, "%s / %d", d->from, d->divide_by);
+        jb_obj(j, NULL);
+        jb_str(j, "name", d->name);
+        jb_str(j, "from", d->from);
+        jb_int(j, "divide_by", d->divide_by);
+        jb_str(j, "formula", formula);
+        jb_str(j, "description", d->desc);
+        jb_str(j, "latency", d->latency);
+        jb_str(j, "latency_label", latency_label(d->latency));
+        jb_end_obj(j);
+    }
+    jb_end_arr(j);
+    scenarios_json(j, b);
+    display_json(j, &b->display);
+    jb_end_obj(j);
+}
+
+void print_catalogue(void) {
+    struct jbuf j;
+    int tsc = HAVE_TSC && tsc_invariant();
+    jb_init(&j);
+    jb_obj(&j, NULL);
+    jb_int(&j, "catalogue_version", CATALOGUE_VERSION);
+    jb_int(&j, "sample_format_version", SAMPLE_FORMAT_VERSION);
+    jb_str(&j, "probe_version", PROBE_VERSION);
+    jb_obj(&j, "features");
+    jb_bool(&j, "tsc", tsc);
+#ifdef HAVE_ZMQ
+    jb_bool(&j, "zmq", 1);
+#else
+    jb_bool(&j, "zmq", 0);
+#endif
+    jb_end_obj(&j);
+    /* --workers auto: what a run without an explicit worker count gets */
+    jb_obj(&j, "workers_auto");
+    jb_int(&j, "max", AUTO_WORKERS);
+    jb_int(&j, "min_per_worker", AUTO_MIN_PER_WORKER);
+    jb_end_obj(&j);
+    enum clock_kind def;
+    clock_parse("auto", &def);
+    jb_arr(&j, "clocks");
+    for (int k = 0; k < 3; k++) {
+        jb_obj(&j, NULL);
+        jb_str(&j, "name", clock_name((enum clock_kind)k));
+        jb_bool(&j, "available", k != CLK_TSC || tsc);
+        jb_bool(&j, "default", (int)def == k);
+        jb_str(&j, "description", clock_descriptions[k]);
+        jb_end_obj(&j);
+    }
+    jb_end_arr(&j);
+    /* what --clock takes: auto, then every clock */
+    jb_arr(&j, "clock_choices");
+    jb_str(&j, NULL, "auto");
+    for (int k = 0; k < 3; k++) jb_str(&j, NULL, clock_name((enum clock_kind)k));
+    jb_end_arr(&j);
+    jb_obj(&j, "latencies");
+    for (int k = 0; latency_kinds[k].kind; k++) {
+        jb_obj(&j, latency_kinds[k].kind);
+        jb_str(&j, "label", latency_kinds[k].label);
+        jb_str(&j, "description", latency_kinds[k].desc);
+        jb_end_obj(&j);
+    }
+    jb_end_obj(&j);
+    /* the quick plan: every scenario marked quick; n and warmup where a scenario says none */
+    jb_obj(&j, "quick");
+    jb_int(&j, "n", QUICK_N);
+    jb_int(&j, "warmup", QUICK_WARMUP);
+    jb_end_obj(&j);
+    jb_obj(&j, "exit_codes");
+    jb_str(&j, "0", "ok");
+    jb_str(&j, "1", "measurement failed");
+    jb_str(&j, "2", "bad input");
+    jb_str(&j, "3", "unsupported or not permitted here");
+    jb_str(&j, "130", "interrupted");
+    jb_end_obj(&j);
+    jb_arr(&j, "benchmarks");
+    for (int i = 0; all_benches[i]; i++) bench_json(&j, all_benches[i]);
+    jb_end_arr(&j);
+    jb_end_obj(&j);
+    printf("%s\n", j.s);
+    jb_free(&j);
+}
+
+void print_clocks(void) {
+    struct jbuf j;
+    jb_init(&j);
+    jb_arr(&j, NULL);
+    for (int k = 0; k < 3; k++) {
+        if (k == CLK_TSC && !(HAVE_TSC && tsc_invariant())) continue;
+        struct clock_info ci;
+        clock_setup((enum clock_kind)k, &ci);
+        jb_obj(&j, NULL);
+        jb_str(&j, "name", ci.name);
+        jb_num(&j, "ns_per_tick", ci.ns_per_tick);
+        jb_num(&j, "step_ns", ci.step_ns);
+        jb_num(&j, "overhead_ns", ci.overhead_ns);
+        jb_num(&j, "resolution_ns", ci.resolution_ns);
+        jb_num(&j, "getres_ns", ci.getres_ns);
+        if (k == CLK_TSC) jb_num(&j, "calibration_ppm", ci.calib_ppm);
+        jb_end_obj(&j);
+    }
+    jb_end_arr(&j);
+    printf("%s\n", j.s);
+    jb_free(&j);
+}

@@ -1,0 +1,37 @@
+/* latscope-probe: columns: the latency kinds they name, and adding one to a run. */
+#include <string.h>
+
+#include "core/bench.h"
+
+/* Every latency a column (or a derived column) can be; the catalogue lists them all. */
+const struct latency_kind latency_kinds[] = {
+    {"call", "per call",
+     "one call: from the clock read before it to the clock read after it"},
+    {"round_trip", "round trip",
+     "initiator -> responder -> initiator, timed by the initiator on its own clock"},
+    {"one_way_shared_clock", "one-way, shared clock",
+     "initiator -> responder: the responder's clock read after its receive minus the "
+     "initiator's start read of the same round trip (two CPUs' clocks where the parties are on "
+     "two CPUs)"},
+    {"one_way_rtt_half", "one-way est. = RTT/2",
+     "half the round trip: right only when both directions cost the same"},
+    {NULL, NULL, NULL},
+};
+
+const char *latency_label(const char *kind) {
+    for (int k = 0; kind && latency_kinds[k].kind; k++)
+        if (!strcmp(latency_kinds[k].kind, kind)) return latency_kinds[k].label;
+    return kind;
+}
+
+struct column *add_column(struct runctx *ctx, const char *name, const char *desc,
+                          const char *latency, int ctxsw) {
+    if (ctx->ncols >= MAX_COLS) die(EXIT_FAIL, "internal error: too many columns");
+    struct column *c = &ctx->cols[ctx->ncols++];
+    c->name = name;
+    c->desc = desc;
+    c->latency = latency;
+    c->context_switches = ctxsw;
+    c->data = alloc_samples((size_t)ctx->n);
+    return c;
+}

@@ -1,0 +1,100 @@
+/* Unit tests of the registry and what each benchmark declares: names, defaults that pass their
+ * own checks, rules, scenarios and display facts that refer to what exists. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/bench.h"
+#include "pingpong/pingpong.h"
+#include "tests/check.h"
+
+static int has_param(const struct bench *b, const char *name) {
+    for (int k = 0; k < b->nparams; k++)
+        if (!strcmp(b->params[k].name, name)) return 1;
+    return 0;
+}
+
+static int has_column(const struct bench *b, const char *name) {
+    for (int k = 0; k < b->ncolumns; k++)
+        if (!strcmp(b->columns[k].name, name)) return 1;
+    return 0;
+}
+
+static int known_latency(const char *kind) {
+    for (int k = 0; latency_kinds[k].kind; k++)
+        if (!strcmp(latency_kinds[k].kind, kind)) return 1;
+    return 0;
+}
+
+/* "k=v k=v" split into sets (in buf) */
+static int split(const char *params, char *buf, size_t len, char **sets) {
+    int n = 0;
+    snprintf(buf, len, "%s", params ? params : "");
+    for (char *save = NULL, *t = strtok_r(buf, " ", &save); t && n < 8;
+         t = strtok_r(NULL, " ", &save))
+        sets[n++] = t;
+    return n;
+}
+
+static void test_each_benchmark(void) {
+    char err[768];
+    int count = 0;
+    for (int i = 0; all_benches[i]; i++, count++) {
+        const struct bench *b = all_benches[i];
+        CHECK(find_bench(b->name) == b); /* names are unique */
+        CHECK(b->summary && b->kind && b->run && b->default_n > 0 && b->ncolumns > 0);
+        CHECK(!!b->mech == !strcmp(b->kind, "ipc"));
+        for (int k = 0; k < b->ncolumns; k++) CHECK(known_latency(b->columns[k].latency));
+        for (int k = 0; k < b->nderived; k++)
+            CHECK(has_column(b, b->derived[k].from) && b->derived[k].divide_by > 0 &&
+                  known_latency(b->derived[k].latency));
+        for (int k = 0; k < b->n_nrules; k++) CHECK(has_param(b, b->n_rules[k].when.param));
+        if (b->display.faults_expected.param) CHECK(has_param(b, b->display.faults_expected.param));
+        if (b->display.switches_column) CHECK(has_column(b, b->display.switches_column));
+        CHECK(b->display.roles[0] != NULL);
+        /* the defaults are a valid run: they parse and pass the benchmark's checks */
+        struct pval *pv = params_parse_err(b, 0, NULL, err, sizeof err);
+        CHECK(pv != NULL);
+        if (pv && b->check) CHECK(b->check(b, pv, err, sizeof err) == 0);
+        free(pv);
+        /* every scenario's parameters are the benchmark's, with valid values */
+        for (int s = 0; s < b->nscenarios; s++) {
+            char buf[256], *sets[8];
+            int n = split(b->scenarios[s].params, buf, sizeof buf, sets);
+            pv = params_parse_err(b, n, sets, err, sizeof err);
+            CHECK(pv != NULL);
+            free(pv);
+        }
+    }
+    CHECK(count >= 24);
+}
+
+static void test_rules(void) {
+    char err[768];
+    const struct bench *spin = find_bench("spin"), *file = find_bench("file");
+    char *same[] = {"cpus=2,2"}, *two[] = {"cpus=0,1"}, *drop[] = {"cache=drop"};
+    struct pval *pv = params_parse_err(spin, 1, same, err, sizeof err);
+    CHECK(pv && bench_default_n(spin, pv) == 500);
+    free(pv);
+    pv = params_parse_err(spin, 1, two, err, sizeof err);
+    CHECK(pv && bench_default_n(spin, pv) == spin->default_n);
+    free(pv);
+    pv = params_parse_err(file, 1, drop, err, sizeof err);
+    CHECK(pv && bench_default_n(file, pv) == 200);
+    CHECK(pv && pcond_holds(file, pv, &file->display.faults_expected));
+    free(pv);
+    pv = params_parse_err(file, 0, NULL, err, sizeof err);
+    CHECK(pv && !pcond_holds(file, pv, &file->display.faults_expected));
+    free(pv);
+    /* yield refuses two CPUs with its own words, from its placements */
+    const struct bench *yield = find_bench("yield");
+    pv = params_parse_err(yield, 1, two, err, sizeof err);
+    CHECK(pv && yield->check(yield, pv, err, sizeof err) == EXIT_BADINPUT);
+    CHECK(strstr(err, "needs both parties on one CPU") != NULL);
+    free(pv);
+}
+
+int main(void) {
+    test_each_benchmark();
+    test_rules();
+    return check_report();
+}
