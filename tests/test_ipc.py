@@ -16,6 +16,7 @@ import ctypes
 import fcntl
 import json
 import os
+import re
 import select
 import shutil
 import signal
@@ -36,37 +37,11 @@ REPO = Path(__file__).resolve().parent.parent
 IS_ROOT = os.geteuid() == 0
 TWO_CPUS = len(os.sched_getaffinity(0)) >= 2 and {0, 1} <= os.sched_getaffinity(0)
 
-# name -> (threads, processes, blocking).  The catalogue must say the same (test_catalogue).
-MECHS: dict[str, tuple[bool, bool, bool]] = {
-    "pipe": (True, True, True),
-    "fifo": (True, True, True),
-    "unix_stream": (True, True, True),
-    "unix_dgram": (True, True, True),
-    "socketpair": (True, True, True),
-    "tcp": (True, True, True),
-    "udp": (True, True, True),
-    "eventfd": (True, True, True),
-    "futex": (True, True, True),
-    "posix_sem": (True, True, True),
-    "sysv_sem": (True, True, True),
-    "condvar": (True, True, True),
-    "spin": (True, True, False),
-    "spin_pause": (True, True, False),
-    "yield": (True, True, False),
-    "posix_mq": (True, True, True),
-    "sysv_mq": (True, True, True),
-    "signal": (True, True, True),
-    "zmq_inproc": (True, False, True),
-    "zmq_ipc": (True, True, True),
-    "zmq_tcp": (True, True, True),
-    "tcp_netns": (True, True, True),
-}
-ZMQ = {"zmq_inproc", "zmq_ipc", "zmq_tcp"}
 N = 200
 WARMUP = 20
 
 
-# ------------------------------------------------------------------------------ fixtures
+# ------------------------------------------------------------------------- the probe under test
 
 
 def meson_probe(builddir: Path, *options: str) -> str:
@@ -104,16 +79,48 @@ def _probe_under_test() -> str:
     return meson_probe(REPO / "build" / "plain")
 
 
+def _env(tmpdir: Path | None = None) -> dict[str, str]:
+    env = {**os.environ, "ASAN_OPTIONS": "detect_leaks=0"}
+    if tmpdir is not None:
+        env["TMPDIR"] = str(tmpdir)
+    return env
+
+
+def _list(probe: str) -> dict:
+    r = subprocess.run([probe, "--list"], capture_output=True, text=True, env=_env())
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+# The mechanisms, from the catalogue of the probe under test (read when the tests are collected,
+# so that every mechanism it has is run): name -> (threads, processes, blocking), and where
+# its two parties may be placed.
+PROBE = _probe_under_test()
+CATALOGUE = _list(PROBE)
+MECHS: dict[str, tuple[bool, bool, bool]] = {
+    b["name"]: (m["threads"], m["processes"], m["blocking"])
+    for b in CATALOGUE["benchmarks"]
+    if (m := b.get("mechanism"))
+}
+PLACEMENTS = {
+    b["name"]: set(b["mechanism"]["placements"])
+    for b in CATALOGUE["benchmarks"]
+    if b.get("mechanism")
+}
+ZMQ = {b["name"] for b in CATALOGUE["benchmarks"] if b.get("needs") == "libzmq"}
+
+
+# ------------------------------------------------------------------------------ fixtures
+
+
 @pytest.fixture(scope="session")
 def ipc_probe() -> str:
-    return _probe_under_test()
+    return PROBE
 
 
 @pytest.fixture(scope="session")
-def catalogue(ipc_probe: str) -> dict[str, dict]:
-    r = subprocess.run([ipc_probe, "--list"], capture_output=True, text=True, env=_env())
-    assert r.returncode == 0, r.stderr
-    return {b["name"]: b for b in json.loads(r.stdout)["benchmarks"]}
+def catalogue() -> dict[str, dict]:
+    return {b["name"]: b for b in CATALOGUE["benchmarks"]}
 
 
 @pytest.fixture(scope="session")
@@ -143,13 +150,6 @@ def tmpdir_env() -> Iterator[Path]:
     d = Path(tempfile.mkdtemp(prefix="ls-"))
     yield d
     shutil.rmtree(d, ignore_errors=True)
-
-
-def _env(tmpdir: Path | None = None) -> dict[str, str]:
-    env = {**os.environ, "ASAN_OPTIONS": "detect_leaks=0"}
-    if tmpdir is not None:
-        env["TMPDIR"] = str(tmpdir)
-    return env
 
 
 def _unavailable(catalogue: dict[str, dict], name: str) -> str | None:
@@ -258,11 +258,12 @@ class Reaper:
 
 
 def test_catalogue(catalogue: dict[str, dict]) -> None:
-    for name, (threads, processes, blocking) in MECHS.items():
-        b = catalogue.get(name)
-        assert b is not None, f"{name} is missing from the catalogue"
+    assert len(MECHS) >= 22 and {"pipe", "futex", "spin", "yield", "tcp_netns"} <= MECHS.keys()
+    assert {"zmq_inproc", "zmq_ipc", "zmq_tcp"} == ZMQ
+    for name, (threads, processes, _) in MECHS.items():
+        b = catalogue[name]
         m = b["mechanism"]
-        assert (m["threads"], m["processes"], m["blocking"]) == (threads, processes, blocking)
+        assert threads or processes
         assert b["kind"] == "ipc" and m["timed_region"]
         params = {p["name"]: p for p in b["params"]}
         assert {"mode", "cpus"} <= params.keys()
@@ -272,7 +273,33 @@ def test_catalogue(catalogue: dict[str, dict]) -> None:
             assert "size" not in params
         if name in ZMQ and not b["available"]:
             assert b["unavailable_reason"].startswith("not built with ZeroMQ")
+        # the lab's one-way estimate, as data: rtt / 2
+        assert [(d["name"], d["from"], d["divide_by"]) for d in b["derived_columns"]] == [
+            ("rtt/2", "rtt", 2)
+        ]
+        # the default placement is one the mechanism accepts
+        cpus = params["cpus"]["default"]
+        default = "unpinned" if cpus == "none" else "same_cpu"
+        assert default in PLACEMENTS[name]
+        assert PLACEMENTS[name] <= {"same_cpu", "different_cpus", "unpinned"}
+        assert (PLACEMENTS[name] == {"same_cpu"}) == bool(m["placement_note"])
+    assert PLACEMENTS["yield"] == {"same_cpu"}
     assert catalogue["tcp_netns"]["needs"] and "CAP_NET_ADMIN" in catalogue["tcp_netns"]["needs"]
+
+
+def test_docs_describe_every_benchmark() -> None:
+    """docs/mechanisms.md names every benchmark of the catalogue, and has a row for each
+    mechanism that gives the modes the catalogue gives."""
+    text = (REPO / "docs" / "mechanisms.md").read_text()
+    rows = dict(re.findall(r"^\| `([a-z0-9_]+)` \| ([^|]+) \|", text, re.M))
+    for b in CATALOGUE["benchmarks"]:
+        assert f"`{b['name']}`" in text, f"docs/mechanisms.md does not name {b['name']}"
+    for name, (threads, processes, _) in MECHS.items():
+        assert name in rows, f"docs/mechanisms.md has no row for the mechanism {name}"
+        modes = {w.strip() for w in rows[name].split(",")}
+        want = {mode for mode, ok in (("threads", threads), ("processes", processes)) if ok}
+        assert modes == want, f"docs/mechanisms.md: {name} runs with {want}, not {modes}"
+    assert set(rows) <= MECHS.keys(), "docs/mechanisms.md has a row for no mechanism"
 
 
 # ------------------------------------------------------------------------------ runs
@@ -363,8 +390,8 @@ def _matrix() -> list[tuple[str, str, str]]:
     out = []
     for name, (threads, processes, _) in MECHS.items():
         for mode, ok in (("threads", threads), ("processes", processes)):
-            for cpus in ("0,0", "0,1"):
-                if not ok or (name == "yield" and cpus == "0,1"):
+            for cpus, placement in (("0,0", "same_cpu"), ("0,1", "different_cpus")):
+                if not ok or placement not in PLACEMENTS[name]:
                     continue
                 out.append((name, mode, cpus))
     return out

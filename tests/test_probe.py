@@ -390,3 +390,58 @@ def test_inject_ns(probe: str, tmp_path: Path) -> None:
     # the spin cannot end before the clock has advanced by ~N (the calibration takes off at
     # most its own reads, well under 10%)
     assert (sf.ns("call") > 18000).all()
+
+
+# ------------------------------------------------------------------------------ --check
+
+
+def check(probe: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return run_probe(probe, args[0], "--check", *args[1:])
+
+
+def test_check_prints_the_resolved_run(probe: str, tmp_path: Path) -> None:
+    """--check fills in the defaults and the rules a run would apply, and measures nothing."""
+    r = check(probe, "spin", "-p", "cpus=0,0")
+    assert r.returncode == 0 and r.stderr == ""
+    got = json.loads(r.stdout)
+    assert got["benchmark"] == "spin" and got["given"] == ["cpus"]
+    assert got["params"] == {"mode": "processes", "cpus": "0,0"}
+    assert got["n"] == 500 and got["workers"] == 1  # the rule for spinning on one CPU
+    r = check(probe, "file", "-p", "size=64k", "-p", "fsync=yes", "-n", "1000", "--workers", "auto")
+    got = json.loads(r.stdout)
+    assert got["params"]["size"] == 65536 and got["params"]["fsync"] is True
+    assert got["params"]["cache"] == "warm" and got["params"]["cpu"] == -1
+    assert got["n"] == 1000 and got["workers"] == 5 and got["warmup"] == 20
+    assert got["clock"] in ("tsc", "mono_raw")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_check_header_params_agree(probe: str, tmp_path: Path) -> None:
+    """The parameters --check prints are those the sample file's header records."""
+    sf = measure(probe, tmp_path, "syscall", "op=read0", "batch=10", "batches=5", n=50)
+    r = check(probe, "syscall", "-p", "op=read0", "-p", "batch=10", "-p", "batches=5")
+    assert json.loads(r.stdout)["params"] == sf.header["params"]
+
+
+@pytest.mark.parametrize(
+    "args,words",
+    [
+        (("yield", "-p", "cpus=0,1"), "needs both parties on one CPU"),
+        (("file", "-p", "order=rw"), "order=rw needs open=existing"),
+        (("file", "-p", "colour=red"), "no parameter 'colour'"),
+        (("file", "-p", "dir=/nonexistent-latscope"), "dir=/nonexistent-latscope"),
+        (("pipe", "-p", "cpus=0,4000"), "CPU 4000 does not exist"),
+        (("socketpair", "-p", "type=dgram", "-p", "size=100000"), "at most 65536 bytes"),
+        (("syscall", "-n", "0"), "-n 0"),
+        (("syscall", "--clock", "sundial"), "--clock"),
+    ],
+)
+def test_check_refuses_as_a_run_does(
+    probe: str, tmp_path: Path, args: tuple[str, ...], words: str
+) -> None:
+    """--check refuses with the run's own line and exit code, and nothing on stdout."""
+    r = check(probe, *args)
+    assert r.returncode == 2, r.stderr
+    assert r.stdout == ""
+    line = bad(probe, tmp_path, *args, words=words)
+    assert r.stderr.strip() == line
