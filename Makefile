@@ -32,10 +32,12 @@ system-deps:
 
 # C unit tests and the probe itself ($(SAN_DIR)/latscope-probe) under AddressSanitizer +
 # UndefinedBehaviorSanitizer; ZeroMQ benchmarks when libzmq is installed (meson finds it)
+SAN_OPTS := -Db_sanitize=address,undefined -Dbuildtype=debugoptimized
 probe-test: system-deps $(MESON_DEP)
-	@test -f $(SAN_DIR)/build.ninja || $(MESON_RUN) setup $(SAN_DIR) \
-	    -Db_sanitize=address,undefined -Dbuildtype=debugoptimized
-	$(MESON_RUN) compile -C $(SAN_DIR)
+	@test -f $(SAN_DIR)/build.ninja || $(MESON_RUN) setup $(SAN_DIR) $(SAN_OPTS)
+	@# a build directory another meson version set up is set up again
+	$(MESON_RUN) compile -C $(SAN_DIR) || { $(MESON_RUN) setup --wipe $(SAN_DIR) $(SAN_OPTS) && \
+	    $(MESON_RUN) compile -C $(SAN_DIR); }
 	ASAN_OPTIONS=detect_leaks=0 $(MESON_RUN) test -C $(SAN_DIR) --print-errorlogs
 
 pytest: $(STAMP) probe-test

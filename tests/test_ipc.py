@@ -58,15 +58,23 @@ def meson_probe(builddir: Path, *options: str) -> str:
         )
     env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}"}
     builddir.parent.mkdir(parents=True, exist_ok=True)
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([meson, *args], cwd=REPO, capture_output=True, text=True, env=env)
+
     with open(builddir.parent / f".{builddir.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one build at a time in this directory
-        steps = [[meson, "compile", "-C", str(builddir), "latscope-probe"]]
-        if not (builddir / "build.ninja").exists():
-            steps.insert(0, [meson, "setup", str(builddir), *options])
-        for cmd in steps:
-            r = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, env=env)
-            if r.returncode != 0:
-                pytest.fail(f"{' '.join(cmd[1:3])} failed:\n{r.stdout}{r.stderr}", pytrace=False)
+        compile_ = ("compile", "-C", str(builddir), "latscope-probe")
+        if (builddir / "build.ninja").exists():
+            r = run(*compile_)
+            if r.returncode != 0:  # e.g. set up by another meson version: set it up again
+                r = run("setup", "--wipe", str(builddir), *options)
+                r = run(*compile_) if r.returncode == 0 else r
+        else:
+            r = run("setup", str(builddir), *options)
+            r = run(*compile_) if r.returncode == 0 else r
+        if r.returncode != 0:
+            pytest.fail(f"meson failed to build the probe:\n{r.stdout}{r.stderr}", pytrace=False)
     return str(builddir / "latscope-probe")
 
 
