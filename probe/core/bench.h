@@ -224,6 +224,10 @@ int sfile_write_raw(const char *path, const char *header_json, int ncols, int64_
 uint32_t crc32_update(uint32_t crc, const void *data, size_t len);
 void iso_utc_now(char *buf, size_t len);
 
+/* --workers auto: as many workers as give each at least AUTO_MIN_PER_WORKER iterations, at
+ * most AUTO_WORKERS (the lab's default: between-run variation in every run) */
+#define AUTO_WORKERS 10LL
+#define AUTO_MIN_PER_WORKER 200LL
 /* --workers W (core/workers.c): run the benchmark in nw worker processes, one after another,
  * and gather their samples into ctx. */
 void run_workers(struct runctx *ctx, int nw);

@@ -7,8 +7,7 @@
 #include "core/bench.h"
 #include "pingpong/pingpong.h"
 
-/* --workers auto (core/main.c) and the quick plan's defaults */
-extern const long long AUTO_WORKERS, AUTO_MIN_PER_WORKER;
+/* the quick plan's defaults */
 #define QUICK_N 3000
 #define QUICK_WARMUP 300
 

@@ -15,9 +15,6 @@
 #define MAX_WARMUP 10000000LL
 #define MAX_WORKERS 1000LL
 #define MAX_INJECT_NS 10000000LL /* 10 ms */
-/* --workers auto: as many workers as give each at least AUTO_MIN_PER_WORKER iterations, at
- * most AUTO_WORKERS (the lab's default: between-run variation in every run) */
-const long long AUTO_WORKERS = 10, AUTO_MIN_PER_WORKER = 200;
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -174,12 +171,8 @@ static void resolve(const struct options *o, struct resolved *r) {
         int code = b->check(b, r->pv, err, sizeof err);
         if (code) die(code, "%s", err);
     }
-    if (!o->check) {
-        if (!o->out) die(EXIT_BADINPUT, "no output file: give -o FILE");
-        check_output(o->out);
-    } else if (o->out) {
-        check_output(o->out);
-    }
+    if (!o->out && !o->check) die(EXIT_BADINPUT, "no output file: give -o FILE");
+    if (o->out) check_output(o->out);
     if (o->progress_fd >= 0 && fcntl(o->progress_fd, F_GETFD) < 0)
         die(EXIT_BADINPUT, "--progress-fd %d is not an open file descriptor", o->progress_fd);
     if (clock_parse(o->clock, &r->clock))
