@@ -132,6 +132,60 @@ def suites(store: Path, bench: str, n: int, tmp: Path) -> dict:
     return {"suites": n, "excludes_1": excl, "verdicts": verdicts}
 
 
+def limits(store: Path, bench: str) -> dict | None:
+    """What single runs can tell apart here, from the plain runs (no injection) in the store.
+
+    A/A pairs of single runs differ by the variation between runs; a verdict on one run per
+    side can only be "slower" beyond the difference that two identical runs reach with 5%
+    probability. This is the 95th percentile of |ratio - 1| over every pair of plain runs, with
+    the runs' medians (the geometric mean of their worker medians) and the share of worker
+    medians more than 15% above the run's fastest worker (the host's slow state, when any).
+    """
+    import numpy as np
+
+    from latscope.analysis.between import segment_medians, typical_median
+    from latscope.runs import Run
+
+    meds, slow, workers = [], 0, 0
+    for d in sorted((store / "runs").iterdir()):
+        try:
+            r = Run(d)
+        except Exception:
+            continue
+        if r.benchmark != bench or r.inject_ns or len(r.segments) < 2:
+            continue
+        col = r.columns[0]
+        x, step = r.values(col), r.column_step_ns(col)
+        meds.append(typical_median(x, r.segments, step))
+        w = np.asarray(segment_medians(x, r.segments, step).medians)
+        slow += int(np.sum(w > 1.15 * w.min()))
+        workers += len(w)
+    if len(meds) < 3:
+        return None
+    m = np.asarray(meds)
+    i, j = np.triu_indices(len(m), 1)
+    diff = np.abs(m[j] / m[i] - 1)
+    return {
+        "runs": len(m),
+        "median_quartiles_ns": [float(q) for q in np.percentile(m, [0, 25, 50, 75, 100])],
+        "aa_95": float(np.percentile(diff, 95)),
+        "slow_worker_share": slow / workers,
+    }
+
+
+def print_limits(bench: str, lim: dict | None) -> None:
+    if lim is None:
+        print(f"{bench:<10} fewer than 3 plain runs: no between-run figures")
+        return
+    q = " ".join(f"{v / 1000:.3g}" for v in lim["median_quartiles_ns"])
+    print(
+        f"{bench:<10} {lim['runs']} plain runs, medians min/q1/median/q3/max (µs): {q}; "
+        f"{100 * lim['slow_worker_share']:.0f}% of worker medians >15% above their run's "
+        f"fastest; two identical runs differ by up to ±{100 * lim['aa_95']:.1f}% "
+        "(95% of pairs): the smallest change one run per side can show here"
+    )
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--pairs", type=int, default=40, help="rounds per benchmark (40)")
@@ -140,7 +194,14 @@ def main() -> int:
     ap.add_argument("--bench", action="append", choices=list(BENCHES), help="only this one")
     ap.add_argument("--store", help="keep the runs here (default: a temporary store)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument(
+        "--analyse", metavar="STORE", help="only print the between-run figures of a kept store"
+    )
     a = ap.parse_args()
+    if a.analyse:
+        for b in a.bench or list(BENCHES):
+            print_limits(b, limits(Path(a.analyse), b))
+        return 0
     sizes = [float(s.strip().rstrip("%")) / 100 for s in a.inject.split(",") if a.inject != "none"]
     benches = a.bench or list(BENCHES)
     with tempfile.TemporaryDirectory(prefix="latscope-aa-") as tmpd:
@@ -179,6 +240,9 @@ def main() -> int:
                     f"{b:<10} suite A/A: interval excludes 1 in {s['excludes_1']} of "
                     f"{s['suites']} suites; verdicts {dict(s['verdicts'])}"
                 )
+        print("\nbetween runs (plain runs of each benchmark in this store)")
+        for b in res:
+            print_limits(b, limits(store, b))
         if a.store is None:
             print("(temporary store removed; keep the runs with --store DIR)")
     return 0
