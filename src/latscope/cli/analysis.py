@@ -1,29 +1,27 @@
-"""The analysis commands of the CLI: report, compare, import, plot, and ``show --full``.
+"""The analysis commands of the CLI: report, compare, import and plot.
 
-``cli.py`` calls ``add_parsers(sub)`` while building its parser and merges ``COMMANDS`` into
-its own table; everything else about these commands lives here. Heavy modules (matplotlib,
-scipy) are imported only when a command needs them.
+The CLI (cli/__init__.py) calls ``add_parsers(sub)`` while building its parser and merges
+``COMMANDS`` into its own table; everything else about these commands lives here. Heavy
+modules (matplotlib, scipy) are imported only when a command needs them.
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import BadInput
+from ..errors import BadInput
+from .shared import RAW, console, err_console, open_store, store_arg, value_error, wrap
 
 if TYPE_CHECKING:
-    from .runs import Run
+    from ..runs import Run
 
 PLOT_KINDS = ("hist", "box", "violin", "time", "ecdf", "tail", "acf", "qq", "compare")
 #: Show a progress bar for reports with at least this many runs or samples.
 PROGRESS_RUNS = 3
 PROGRESS_SAMPLES = 500_000
-
-RAW = argparse.RawDescriptionHelpFormatter
 
 REPORT_EPILOG = """\
 examples:
@@ -83,20 +81,6 @@ side by side, grouped by column). The suffix of -o chooses PNG, SVG or PDF.
 """
 
 
-def _wrap(text: str) -> str:
-    import textwrap
-
-    return textwrap.fill(text, 78)
-
-
-def _store_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--store",
-        metavar="DIR",
-        help="where runs are kept (default: $LATSCOPE_STORE or ~/.local/share/latscope)",
-    )
-
-
 def _noise(text: str) -> float:
     try:
         v = float(text.rstrip("%")) / (100.0 if text.endswith("%") else 1.0)
@@ -122,7 +106,7 @@ def add_parsers(sub: Any) -> None:
     r = sub.add_parser(
         "report",
         help="the full analysis of runs as one HTML file (or Markdown)",
-        description=_wrap(
+        description=wrap(
             "Write the full analysis of one or more runs: per run the environment, "
             "parameters, clock, summary with confidence intervals, distribution fit, outliers, "
             "spikes, drift, warnings and figures; with several runs a comparison with the first."
@@ -143,12 +127,12 @@ def add_parsers(sub: Any) -> None:
     r.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
     r.add_argument("--no-figures", action="store_true", help="tables only (faster)")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
-    _store_arg(r)
+    store_arg(r)
 
     c = sub.add_parser(
         "compare",
         help="is a run faster or slower than a baseline? ratios with CIs and verdicts",
-        description=_wrap(
+        description=wrap(
             "Compare runs with the first (the baseline), per column they have in "
             "common: ratio of medians and of p99 with bootstrap CIs, Mann–Whitney p, and a verdict "
             "against a noise threshold."
@@ -169,12 +153,12 @@ def add_parsers(sub: Any) -> None:
     )
     c.add_argument("--plot", metavar="FILE", help="write the shift plot (.png, .svg or .pdf)")
     c.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
-    _store_arg(c)
+    store_arg(c)
 
     i = sub.add_parser(
         "import",
         help="analyse samples measured by another program (CSV) as a run",
-        description=_wrap(
+        description=wrap(
             "Import a CSV with one row per iteration and one column per timed "
             "operation into the store, as a run of benchmark 'imported'."
         ),
@@ -195,12 +179,12 @@ def add_parsers(sub: Any) -> None:
         "timestamp or t_start, if it has a unit)",
     )
     i.add_argument("--quiet", action="store_true", help="print only the run id")
-    _store_arg(i)
+    store_arg(i)
 
     p = sub.add_parser(
         "plot",
         help="one figure of a run (or several runs) as PNG, SVG or PDF",
-        description=_wrap(
+        description=wrap(
             "Draw one figure: histogram, box/violin, every sample over time, ECDF, "
             "tail, autocorrelation, Q–Q plot, or runs compared side by side."
         ),
@@ -221,78 +205,24 @@ def add_parsers(sub: Any) -> None:
     )
     p.add_argument("--log", action="store_true", help="hist: logarithmic latency axis")
     p.add_argument("--seconds", action="store_true", help="time: against time instead of iteration")
-    _store_arg(p)
-
-    show = sub.choices.get("show")
-    if show is not None:
-        show.add_argument(
-            "--full",
-            action="store_true",
-            help="the full analysis: intervals, fit, outliers, spikes, drift, warnings",
-        )
+    store_arg(p)
 
 
 # ------------------------------------------------------------------------------- helpers
 
 
-def _consoles() -> tuple[Any, Any]:
-    from . import cli
+def _load_runs(args: argparse.Namespace) -> list[Run]:
+    from ..runner import load
 
-    return cli.console, cli.err_console
-
-
-def _load_runs(refs: Sequence[str], store: str | None) -> list[Run]:
-    from .runs import load
-    from .store import Store
-
-    st = Store(store)
-    return [load(ref, st) for ref in refs]
-
-
-class _Steps:
-    """A transient rich progress bar on stderr, fed one step at a time."""
-
-    def __init__(self, prog: Any) -> None:
-        self.prog = prog
-        self.task: Any = None
-
-    def phase(self, name: str, total: int) -> None:
-        if self.prog is None:
-            return
-        if self.task is not None:
-            self.prog.remove_task(self.task)
-        self.task = self.prog.add_task(name, total=total)
-
-    def __call__(self, what: str) -> None:
-        if self.prog is not None and self.task is not None:
-            self.prog.update(self.task, advance=1, description=what[:60])
-
-
-@contextmanager
-def _progress(enabled: bool) -> Iterator[_Steps]:
-    from . import progress
-
-    _, err = _consoles()
-    if not enabled or not err.is_terminal:
-        yield _Steps(None)
-        return
-    with progress.bar(err) as prog:
-        yield _Steps(prog)
-
-
-def _value_error(fn: Callable[[], Any]) -> Any:
-    """Run fn, turning an analysis ValueError into one line for the user."""
-    try:
-        return fn()
-    except ValueError as e:
-        raise BadInput(str(e)) from None
+    st = open_store(args)
+    return [load(ref, st) for ref in args.runs]
 
 
 # ------------------------------------------------------------------------------- commands
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from . import report
+    from .. import progress, report
 
     if not args.html and not args.md:
         raise BadInput("report: give --html FILE and/or --md DIR")
@@ -300,12 +230,11 @@ def cmd_report(args: argparse.Namespace) -> int:
         report.check_target(Path(args.html))
     if args.md:
         report.check_target(Path(args.md), directory=True)
-    runs = _load_runs(args.runs, args.store)
-    out, err = _consoles()
+    runs = _load_runs(args)
     big = len(runs) >= PROGRESS_RUNS or sum(r.n for r in runs) >= PROGRESS_SAMPLES
-    with _progress(big and not args.quiet) as steps:
-        steps.phase("analysing", sum(len(r.columns) + len(r.derived_columns) for r in runs))
-        doc = _value_error(
+    with progress.steps(err_console, big and not args.quiet) as steps:
+        steps.phase("analysing", sum(len(r.all_columns) for r in runs))
+        doc = value_error(
             lambda: report.build(
                 runs,
                 figures=not args.no_figures,
@@ -322,12 +251,13 @@ def cmd_report(args: argparse.Namespace) -> int:
             steps.phase("drawing figures", len(doc.images))
             written.append(report.write_markdown(doc, args.md, progress=steps))
     for w in written:
-        out.print(f"wrote {w} ({len(runs)} run{'s' if len(runs) > 1 else ''})")
+        console.print(f"wrote {w} ({len(runs)} run{'s' if len(runs) > 1 else ''})")
     return 0
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from . import compare_cmd, plots
+    from .. import plots
+    from ..report import compare as compare_cmd
 
     if len(args.runs) < 2:
         raise BadInput("compare: give at least two runs (the first is the baseline)")
@@ -336,45 +266,40 @@ def cmd_compare(args: argparse.Namespace) -> int:
         plots_ok = target.lower().endswith(tuple(plots.FORMATS))
         if not plots_ok:
             raise BadInput(f"--plot {target}: write .png, .svg or .pdf")
-    runs = _load_runs(args.runs, args.store)
-    out, _ = _consoles()
-    from .store import Store
-
+    runs = _load_runs(args)
     _cols, rows = compare_cmd.compare_runs(
-        runs, noise=args.noise, seed=args.seed, columns=args.column, store=Store(args.store)
+        runs, noise=args.noise, seed=args.seed, columns=args.column, store=open_store(args)
     )
-    compare_cmd.print_comparison(out, runs, rows)
+    compare_cmd.print_comparison(console, runs, rows)
     if args.plot:
         fig = compare_cmd.shift_figure(runs, rows)
         plots.save(fig, args.plot)
-        out.print(f"wrote {args.plot}")
+        console.print(f"wrote {args.plot}")
     return 0
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from .importer import import_csv
-    from .report_text import print_run
-    from .store import Store
+    from ..importer import import_csv
+    from ..report.text import print_run
 
-    st = Store(args.store)
+    st = open_store(args)
     run, notes = import_csv(
         args.file, unit=args.unit, name=args.name, time_column=args.time_column, store=st
     )
-    out, _ = _consoles()
     if args.quiet:
-        out.print(run.id)
+        console.print(run.id)
         return 0
     for n in notes:
-        out.print(f"[dim]note: {n}[/dim]")
-    print_run(out, run)
-    out.print(f"[dim]run {run.id} imported into {st.root}[/dim]")
+        console.print(f"[dim]note: {n}[/dim]")
+    print_run(console, run)
+    console.print(f"[dim]run {run.id} imported into {st.root}[/dim]")
     return 0
 
 
 def _columns_for(runs: Sequence[Run], wanted: Sequence[str] | None, all_default: bool) -> list[str]:
-    from .compare_cmd import all_columns, common_columns
+    from ..report.compare import common_columns
 
-    common = common_columns(runs) if len(runs) > 1 else all_columns(runs[0])
+    common = common_columns(runs) if len(runs) > 1 else runs[0].all_columns
     if wanted:
         for c in wanted:
             if c not in common:
@@ -389,13 +314,13 @@ def _columns_for(runs: Sequence[Run], wanted: Sequence[str] | None, all_default:
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
-    from . import plots
-    from .report_text import unique_labels
+    from .. import plots
+    from ..report.text import unique_labels
 
     target = args.output
     if not target.lower().endswith(tuple(plots.FORMATS)):
         raise BadInput(f"-o {target}: write .png, .svg or .pdf (the suffix chooses the format)")
-    runs = _load_runs(args.runs, args.store)
+    runs = _load_runs(args)
     labels = unique_labels(runs)
     kind = args.kind
     single = kind in ("hist", "time", "acf", "qq")
@@ -424,7 +349,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     gtitle = f"{label} [{run.id}]" if len(runs) == 1 else ", ".join(cols)
 
     def draw() -> Any:
-        from .analysis import analyze_column, dependence, fit_shifted_lognormal
+        from ..stats import analyze_column, dependence, fit_shifted_lognormal
 
         if kind == "hist":
             x = run.values(col)
@@ -464,7 +389,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
             return plots.ecdf(groups(), title=gtitle)
         if kind == "tail":
             return plots.tail(groups(), title=gtitle)
-        from .analysis import confidence_intervals
+        from ..stats import confidence_intervals
 
         series = []
         for r, lab in zip(runs, labels, strict=True):
@@ -474,28 +399,9 @@ def cmd_plot(args: argparse.Namespace) -> int:
                 series.append(plots.Series(lab, c, x, (iv.low, iv.high)))
         return plots.scenarios(series)
 
-    fig = _value_error(draw)
+    fig = value_error(draw)
     plots.save(fig, target)
-    out, _ = _consoles()
-    out.print(f"wrote {target}")
-    return 0
-
-
-def cmd_show(args: argparse.Namespace) -> int:
-    """``show``, plus the full analysis with --full."""
-    from . import cli
-
-    if not getattr(args, "full", False):
-        return int(cli.cmd_show(args))
-    from .document import render_rich
-    from .report import analyse, run_blocks
-    from .report_text import print_run, run_label
-
-    run = _load_runs([args.run], args.store)[0]
-    out, _ = _consoles()
-    print_run(out, run, details=True)
-    ra = _value_error(lambda: analyse(run, run_label(run)))
-    render_rich(run_blocks(ra, figures=False), out)
+    console.print(f"wrote {target}")
     return 0
 
 
@@ -504,5 +410,4 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "compare": cmd_compare,
     "import": cmd_import,
     "plot": cmd_plot,
-    "show": cmd_show,
 }

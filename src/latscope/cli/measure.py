@@ -1,93 +1,28 @@
-"""The `latscope` command line."""
+"""Measuring from the command line: `latscope list`, `clocks`, `run` (and `run --sweep
+cpus`), `trust` and `quick`."""
 
 from __future__ import annotations
 
 import argparse
 import os
-import sys
-from collections.abc import Sequence
-from pathlib import Path
-from typing import Any, NoReturn
+from collections.abc import Callable
+from typing import Any
 
-from rich.console import Console
 from rich.table import Table
 
-from . import __version__
-from .errors import BadInput, Interrupted, LatscopeError
+from .. import progress
+from ..errors import BadInput
+from .shared import RAW, console, err_console, open_store, parse_params, store_arg
 
 
-def _console(stderr: bool = False) -> Console:
-    c = Console(stderr=stderr, highlight=False)
-    if not c.is_terminal and c.width < 132:
-        # logs and pipes: wide enough for the summary table without wrapping numbers
-        c = Console(stderr=stderr, highlight=False, width=132)
-    return c
-
-
-console = _console()
-err_console = _console(stderr=True)
-
-EPILOG = """\
-examples:
-  latscope quick                              a default set of benchmarks, with summaries
-  latscope list                               benchmarks, parameters, defaults, units
-  latscope run syscall                        a null system call (getppid), per call
-  latscope run file -p cache=drop -p dir=/var/tmp   cold page cache (needs root)
-  latscope run pipe -p cpus=0,0 -n 100000     pipe ping-pong, both on CPU 0
-  latscope trust pipe -p cpus=0,0             how far this machine can be trusted for it
-  latscope show last                          the latest run again
-  latscope export last --csv samples.csv      every sample, for your own tools
-
-runs are kept in a store: $LATSCOPE_STORE, or --store DIR, or ~/.local/share/latscope
-"""
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        err_console.print(
-            f"latscope: error: {message} (see 'latscope --help')", soft_wrap=True, markup=False
-        )
-        raise SystemExit(2)
-
-
-def _params(items: Sequence[str] | None) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for it in items or []:
-        if "=" not in it or it.startswith("="):
-            raise BadInput(f"-p {it}: write parameters as key=value")
-        k, v = it.split("=", 1)
-        if k in out:
-            raise BadInput(f"-p {k}: given twice")
-        out[k] = v
-    return out
-
-
-def _store_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--store",
-        metavar="DIR",
-        help="where runs are kept (default: $LATSCOPE_STORE or ~/.local/share/latscope)",
-    )
-
-
-def build_parser() -> argparse.ArgumentParser:
-    ap = _Parser(
-        prog="latscope",
-        description="Measure what operating-system primitives cost, with every sample "
-        "recorded and honest statistics.",
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    ap.add_argument("--version", action="version", version=f"latscope {__version__}")
-    sub = ap.add_subparsers(dest="cmd", metavar="COMMAND", parser_class=_Parser)
-
+def add_parsers(sub: Any) -> None:
     sub.add_parser("list", help="the benchmarks, their parameters and columns")
     sub.add_parser("clocks", help="each clock's overhead and resolution on this machine")
 
     r = sub.add_parser(
         "run",
         help="run one benchmark and print its summary",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=RAW,
         epilog="examples:\n  latscope run syscall -p op=read0\n"
         "  latscope run file -p cache=fadvise -p size=64k -n 5000\n"
         "  latscope run pipe -p mode=threads -p cpus=0,1\n"
@@ -135,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
         "show the matrix of medians",
     )
     r.add_argument("--quiet", action="store_true", help="no progress bar")
-    _store_arg(r)
+    store_arg(r)
 
     tr = sub.add_parser(
         "trust",
@@ -147,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
         "size and the smallest difference detected. The result is kept in the store; "
         "'latscope compare' and suites then use it as the scenario's noise threshold and, for "
         "runs measured in a single process, as its known between-run variation.",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=RAW,
         epilog="examples:\n"
         "  latscope trust pipe -p cpus=0,0                 10 rounds, +10% and +25% injected\n"
         "  latscope trust syscall --pairs 20 --inject 5%,10%,25%\n",
@@ -172,42 +107,20 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--clock", choices=["auto", "tsc", "mono_raw", "mono"], help="clock")
     tr.add_argument("--seed", type=int, default=0, help="seed of the order and the bootstrap")
     tr.add_argument("--quiet", action="store_true", help="no progress bar")
-    _store_arg(tr)
+    store_arg(tr)
 
     q = sub.add_parser("quick", help="a default set of benchmarks, summaries printed")
     q.add_argument("--quiet", action="store_true", help="no progress bar")
-    _store_arg(q)
-
-    s = sub.add_parser("show", help="a kept run's summary and metadata")
-    s.add_argument("run", metavar="RUN", help="run id (or unique part of it, or 'last')")
-    _store_arg(s)
-
-    e = sub.add_parser(
-        "export",
-        help="write a run's samples to CSV or Parquet",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="example:\n  latscope export last --csv pipe.csv\n",
-    )
-    e.add_argument("run", metavar="RUN", help="run id (or unique part of it, or 'last')")
-    g = e.add_mutually_exclusive_group(required=True)
-    g.add_argument("--csv", metavar="FILE", help="write CSV (one row per iteration, ns)")
-    g.add_argument("--parquet", metavar="FILE", help="write Parquet")
-    _store_arg(e)
-    from . import cli_analysis, cli_ipc, cli_store, cli_suite
-
-    # ls, rm, history; suite, env; report, compare, import, plot, show --full; matrix
-    for mod in (cli_store, cli_suite, cli_analysis, cli_ipc):
-        mod.add_parsers(sub)
-    return ap
+    store_arg(q)
 
 
 # ------------------------------------------------------------------------------- commands
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from . import _probe
+    from .. import probe
 
-    cat = _probe.catalogue()
+    cat = probe.catalogue()
     feats = cat.get("features", {})
     console.print(
         f"[bold]latscope-probe {cat['probe_version']}[/bold] — sample format "
@@ -259,8 +172,8 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_clocks(args: argparse.Namespace) -> int:
-    from . import _probe
-    from .units import fmt
+    from .. import probe
+    from ..units import fmt
 
     t = Table(
         title="clocks on this machine",
@@ -270,7 +183,7 @@ def cmd_clocks(args: argparse.Namespace) -> int:
     )
     for c in ("clock", "step", "read cost", "clock_getres", "tick"):
         t.add_column(c, justify="right" if c != "clock" else "left")
-    for c in _probe.clocks():
+    for c in probe.clocks():
         step = c.get("step_ns", c.get("resolution_ns"))
         t.add_row(
             c["name"],
@@ -281,28 +194,6 @@ def cmd_clocks(args: argparse.Namespace) -> int:
         )
     console.print(t)
     return 0
-
-
-def _progress_runner(quiet: bool, label: str):
-    """A rich progress bar fed by the probe's progress lines (outside its timed regions)."""
-    from contextlib import contextmanager
-
-    from . import progress
-
-    @contextmanager
-    def cm():
-        if quiet or not err_console.is_terminal:
-            yield None
-            return
-        with progress.bar(err_console) as prog:
-            task = prog.add_task(label, total=None)
-
-            def cb(done: int, total: int) -> None:
-                prog.update(task, completed=done, total=total)
-
-            yield cb
-
-    return cm()
 
 
 SINGLE_PROCESS = (
@@ -316,13 +207,13 @@ def run_and_print(
 ) -> Any:
     """Measure (in worker processes: the probe's `--workers auto` unless --repeat), then the
     summary, the between-workers table or the single-process label, and where it was kept."""
-    from .repeat import between_segments, print_between
-    from .report_text import print_run
-    from .runs import measure
-    from .store import Store
+    from ..repeat import between_segments, print_between
+    from ..report.text import print_run
+    from ..runner import measure
 
-    st = Store(args.store)
-    with _progress_runner(getattr(args, "quiet", False), f"{bench} {_pstr(params)}") as cb:
+    st = open_store(args)
+    label = f"{bench} {_pstr(params)}"
+    with progress.probe_task(err_console, label, getattr(args, "quiet", False)) as cb:
         run = measure(
             bench,
             params,
@@ -358,28 +249,92 @@ def _pstr(params: dict[str, Any]) -> str:
 
 def cmd_run(args: argparse.Namespace) -> int:
     if args.sweep:
-        from . import cli_ipc
-
         if args.repeat is not None or args.inject_ns is not None:
             raise BadInput("--sweep does not go with --repeat or --inject-ns")
-        return cli_ipc.cmd_sweep(args, _params(args.params))
+        return _sweep(args, parse_params(args.params))
     if args.repeat is not None and args.repeat < 1:
         raise BadInput(f"--repeat {args.repeat}: must be 1 or more")
-    run_and_print(args.bench, _params(args.params), args)
+    run_and_print(args.bench, parse_params(args.params), args)
+    return 0
+
+
+def _sweep(args: argparse.Namespace, given: dict[str, Any]) -> int:
+    """`latscope run MECH --sweep cpus`: the mechanism between every ordered pair of CPUs."""
+    from ..ipc_matrix import online_cpus, run_sweep, sweep_plan, sweep_table
+
+    cpus = online_cpus()
+    pairs = sweep_plan(cpus)
+    st = open_store(args)
+    console.print(
+        f"[bold]{args.bench}[/bold] between every ordered pair of {len(cpus)} CPUs "
+        f"({len(pairs)} runs), kept in {st.root}"
+    )
+    with progress.cells(err_console, len(pairs), getattr(args, "quiet", False)) as pt:
+        on_cell = None
+        if pt:
+            prog, task = pt
+
+            def on_cell(i: int, c: Any) -> None:
+                prog.update(task, completed=i + 1, description=f"cpus={c.cpus}")
+
+        cells = run_sweep(args.bench, given, args.n, st, pairs, on_cell=on_cell)
+    console.print(sweep_table(args.bench, cpus, cells))
+    console.print("[dim]dim: same CPU; cyan: SMT siblings (one core); plain: other cores[/dim]")
+    for c in cells:
+        if c.problem:
+            console.print(f"[yellow]not measured:[/yellow] cpus={c.cpus}: {c.problem}")
     return 0
 
 
 def cmd_trust(args: argparse.Namespace) -> int:
-    from . import trust
+    """`latscope trust BENCH ...`: measure the plan with a progress bar, print, keep."""
+    from contextlib import ExitStack
+
+    from .. import probe
+    from ..trust import Plan, measure, parse_injections, print_record, write_record
 
     if args.repeat is not None and args.repeat < 1:
         raise BadInput(f"--repeat {args.repeat}: must be 1 or more")
-    return trust.cli_trust(args, _params(args.params), console, err_console)
+    given = parse_params(args.params)
+    probe.benchmark(args.bench)
+    injections = parse_injections(args.inject)
+    if args.pairs < 2:
+        raise BadInput(f"--pairs {args.pairs}: give at least 2 pairs")
+    st = open_store(args)
+    plan = Plan(
+        args.bench, given, args.pairs, injections, args.n, args.repeat, args.clock, args.seed
+    )
+    console.print(
+        f"[bold]trust[/bold] {args.bench} {' '.join(f'{k}={v}' for k, v in given.items())}: "
+        f"{plan.total_runs} runs ({plan.pairs} rounds of an A/A pair and "
+        f"{', '.join(f'+{f:.0%}' for f in injections)} injected), interleaved"
+    )
+    with ExitStack() as stack:
+        prog = None
+        if not args.quiet and err_console.is_terminal:
+            prog = stack.enter_context(progress.bar(err_console))
+        task = prog.add_task("trust", total=plan.total_runs) if prog else None
+
+        def run_progress(i: int) -> Callable[[int, int], None] | None:
+            if prog is None:
+                return None
+
+            def cb(done: int, total: int) -> None:
+                prog.update(task, completed=i + (done / total if total else 0.0))
+
+            return cb
+
+        def on_step(i: int, label: str, run: Any) -> None:
+            if prog is not None:
+                prog.update(task, completed=i, description=label)
+
+        rec = measure(plan, st, on_step=on_step, progress=run_progress)
+    path = write_record(st, rec)
+    print_record(console, rec, path)
+    return 0
 
 
 def cmd_quick(args: argparse.Namespace) -> int:
-    from .store import Store
-
     plan: list[tuple[str, dict[str, Any], int]] = [
         ("syscall", {"op": "getppid"}, 100000),
         ("syscall", {"op": "read0"}, 100000),
@@ -389,97 +344,17 @@ def cmd_quick(args: argparse.Namespace) -> int:
     ]
     if (os.cpu_count() or 1) >= 2:
         plan.append(("pipe", {"cpus": "0,1"}, 20000))
-    console.print(
-        f"[bold]latscope quick[/bold]: {len(plan)} runs, kept in {Store(args.store).root}"
-    )
+    console.print(f"[bold]latscope quick[/bold]: {len(plan)} runs, kept in {open_store(args).root}")
     for bench, params, n in plan:
         console.rule(f"{bench} {_pstr(params)}")
         run_and_print(bench, params, args, n=n)
     return 0
 
 
-def cmd_show(args: argparse.Namespace) -> int:
-    from .report_text import print_run
-    from .runs import load
-    from .store import Store
-
-    run = load(args.run, Store(args.store))
-    print_run(console, run, details=True)
-    return 0
-
-
-def cmd_export(args: argparse.Namespace) -> int:
-    from .runs import load
-    from .store import Store
-
-    run = load(args.run, Store(args.store))
-    target = Path(args.csv or args.parquet)
-    if target.is_dir():
-        raise BadInput(f"{target} is a directory; give a file name")
-    if not target.parent.exists():
-        raise BadInput(f"{target.parent} does not exist")
-    tmp = target.with_name(f".{target.name}.tmp.{os.getpid()}")
-    try:
-        if args.csv:
-            run.samples.write_csv(tmp)
-        else:
-            run.samples.write_parquet(tmp)
-        os.replace(tmp, target)
-    except OSError as e:
-        raise BadInput(f"cannot write {target}: {e.strerror}") from None
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-    console.print(
-        f"wrote {run.n} rows × {len(run.samples.columns)} columns "
-        f"(durations in ns, t_start_s in s) to {target}"
-    )
-    return 0
-
-
-COMMANDS = {
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "list": cmd_list,
     "clocks": cmd_clocks,
     "run": cmd_run,
     "trust": cmd_trust,
     "quick": cmd_quick,
-    "show": cmd_show,
-    "export": cmd_export,
 }
-
-
-def _commands() -> dict[str, Any]:
-    from . import cli_analysis, cli_ipc, cli_store, cli_suite
-
-    return {
-        **COMMANDS,
-        **cli_store.COMMANDS,
-        **cli_suite.COMMANDS,
-        **cli_analysis.COMMANDS,
-        **cli_ipc.COMMANDS,
-    }
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if not args.cmd:
-        parser.print_help()
-        return 2
-    try:
-        return _commands()[args.cmd](args)
-    except Interrupted as e:
-        err_console.print(f"latscope: {e.message}")
-        return 130
-    except KeyboardInterrupt:
-        err_console.print("latscope: interrupted")
-        return 130
-    except LatscopeError as e:
-        err_console.print(f"latscope: error: {e.message}", soft_wrap=True, markup=False)
-        return e.exit_code
-    except BrokenPipeError:
-        return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

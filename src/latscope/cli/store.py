@@ -1,8 +1,8 @@
 """Store commands: `latscope ls`, `latscope rm`, `latscope history` (docs/store.md).
 
-Hooked into cli.py by `add_parsers(sub)` and `COMMANDS`.  None of them fails because of what
-it finds in the store: damaged runs and foreign entries are reported one line each (on stderr)
-and skipped.
+Hooked into the CLI (cli/__init__.py) by `add_parsers(sub)` and `COMMANDS`.  None of them
+fails because of what it finds in the store: damaged runs and foreign entries are reported one
+line each (on stderr) and skipped.
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ import argparse
 import json
 from typing import Any
 
-from .errors import BadInput
+from ..errors import BadInput
+from .shared import RAW, console, err_console, open_store, parse_params, store_arg, wrap
 
 EPILOG_LS = """\
 examples:
@@ -33,20 +34,11 @@ examples:
 """
 
 
-def _wrap(text: str) -> str:
-    import textwrap
-
-    return textwrap.fill(text, 79)
-
-
 def add_parsers(sub: Any) -> None:
-    from .cli import _store_arg
-
-    fmt = argparse.RawDescriptionHelpFormatter
     p = sub.add_parser(
         "ls",
         help="list the runs in the store",
-        description=_wrap(
+        description=wrap(
             "List the runs in the store: id, created, benchmark, parameters, n and the "
             "brief figures of the summary (median and tail percentiles; '—' where too few "
             "samples lie above a percentile) of the first column, status.  Partial runs "
@@ -54,36 +46,36 @@ def add_parsers(sub: Any) -> None:
             "are reported and skipped."
         ),
         epilog=EPILOG_LS,
-        formatter_class=fmt,
+        formatter_class=RAW,
     )
     p.add_argument("--bench", metavar="B", help="only runs of benchmark B")
     p.add_argument("--suite", metavar="S", help="only runs of suite S (name or suite run id)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    _store_arg(p)
+    store_arg(p)
 
     p = sub.add_parser(
         "rm",
         help="remove runs from the store",
-        description=_wrap(
+        description=wrap(
             "Remove runs (each is renamed out of sight first, then deleted).  "
             "--partial removes what killed runs left; runs still being measured are kept."
         ),
         epilog=EPILOG_RM,
-        formatter_class=fmt,
+        formatter_class=RAW,
     )
     p.add_argument("runs", nargs="*", metavar="RUN", help="run id, unique part of it, or 'last'")
     p.add_argument("--partial", action="store_true", help="remove the leftovers of killed runs")
-    _store_arg(p)
+    store_arg(p)
 
     p = sub.add_parser(
         "history",
         help="one figure of a benchmark over time, across runs",
-        description=_wrap(
+        description=wrap(
             "A figure (default: the median) of one benchmark column across the runs "
             "in the store, oldest first, as a table and optionally a plot with CI bars."
         ),
         epilog=EPILOG_HISTORY,
-        formatter_class=fmt,
+        formatter_class=RAW,
     )
     p.add_argument("bench", metavar="BENCH", help="benchmark name")
     p.add_argument("--column", metavar="C", help="timed column (default: the first)")
@@ -103,11 +95,10 @@ def add_parsers(sub: Any) -> None:
     )
     p.add_argument("--plot", metavar="FILE", help="also write a plot (.png, .svg, .pdf)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    _store_arg(p)
+    store_arg(p)
 
 
 def _report_skipped(skipped: list[Any]) -> None:
-    from .cli import err_console
 
     for s in skipped:
         err_console.print(f"[yellow]latscope: {s.line()}[/yellow]", soft_wrap=True)
@@ -120,7 +111,7 @@ def _params_str(meta: dict[str, Any]) -> str:
 
 def _brief_stats() -> list[Any]:
     """The figures `ls` shows of a run's first column (summary.STATS, brief)."""
-    from .summary import STATS
+    from ..summary import STATS
 
     return [s for s in STATS if s.brief and s.key != "n"]
 
@@ -129,12 +120,10 @@ def cmd_ls(args: argparse.Namespace) -> int:
     from rich import box
     from rich.table import Table
 
-    from .cli import console
-    from .store import Store
-    from .summary import WITHHELD_LEGEND, value, withheld, withheld_reason
-    from .units import fmt_bare, pick_unit
+    from ..summary import WITHHELD_LEGEND, value, withheld, withheld_reason
+    from ..units import fmt_bare, pick_unit
 
-    st = Store(args.store)
+    st = open_store(args)
     scan = st.scan()
     runs = scan.runs
     if args.bench:
@@ -263,10 +252,8 @@ def cmd_ls(args: argparse.Namespace) -> int:
 
 
 def cmd_rm(args: argparse.Namespace) -> int:
-    from .cli import console, err_console
-    from .store import Store
 
-    st = Store(args.store)
+    st = open_store(args)
     if not args.runs and not args.partial:
         raise BadInput("rm: name the runs to remove (ids, or 'last'), or give --partial")
     targets = []
@@ -293,13 +280,11 @@ def cmd_history(args: argparse.Namespace) -> int:
     from rich import box
     from rich.table import Table
 
-    from . import history
-    from .cli import _params, console
-    from .store import Store
-    from .units import fmt_bare, pick_unit
+    from ..store import history
+    from ..units import fmt_bare, pick_unit
 
-    st = Store(args.store)
-    h = history.query(st, args.bench, args.column, args.stat, _params(args.params))
+    st = open_store(args)
+    h = history.query(st, args.bench, args.column, args.stat, parse_params(args.params))
     if args.plot:
         target = history.plot(h, args.plot)
     if args.json:

@@ -1,5 +1,6 @@
 """`latscope suite` (scenario files, docs/suites.md) and `latscope env` (the environment and
-what in it biases the figures).  Hooked into cli.py by `add_parsers(sub)` and `COMMANDS`."""
+what in it biases the figures).  Hooked into the CLI (cli/__init__.py) by `add_parsers(sub)`
+and `COMMANDS`."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .errors import BadInput
+from ..errors import BadInput
+from .shared import RAW, console, err_console, open_store, store_arg, wrap
 
 EPILOG_SUITE = """\
 examples:
@@ -28,26 +30,17 @@ examples:
 """
 
 
-def _wrap(text: str) -> str:
-    import textwrap
-
-    return textwrap.fill(text, 79)
-
-
 def add_parsers(sub: Any) -> None:
-    from .cli import _store_arg
-
-    fmt = argparse.RawDescriptionHelpFormatter
     p = sub.add_parser(
         "suite",
         help="run a suite of scenarios (TOML file, or built-in: quick, seeds)",
-        description=_wrap(
+        description=wrap(
             "Run every scenario of a suite R times, in an interleaved random order "
             "(recorded seed), then compare the scenarios and write a report.  The whole file is "
             "validated against the probe's catalogue before anything runs."
         ),
         epilog=EPILOG_SUITE,
-        formatter_class=fmt,
+        formatter_class=RAW,
     )
     p.add_argument("suite", metavar="FILE|quick|seeds", help="scenario file or built-in suite")
     p.add_argument("--repeat", type=int, metavar="R", help="repetitions of every scenario")
@@ -60,19 +53,19 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--md", metavar="DIR", help="also write a Markdown report into DIR")
     p.add_argument("--dry-run", action="store_true", help="print the plan; run nothing")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
-    _store_arg(p)
+    store_arg(p)
 
     p = sub.add_parser(
         "env",
         help="the environment measurements are taken in (and --check: what biases them)",
-        description=_wrap(
+        description=wrap(
             "Print the environment every run records (kernel, CPU, frequency "
             "scaling, clock source, virtualisation, cgroup, mitigations, isolation, load, the "
             "filesystem of --path).  --check also samples the CPU load for a moment and lists "
             "what in this environment biases latency figures, with what to do about each."
         ),
         epilog=EPILOG_ENV,
-        formatter_class=fmt,
+        formatter_class=RAW,
     )
     p.add_argument("--check", action="store_true", help="list findings with advice")
     p.add_argument("--path", metavar="DIR", help="also record the filesystem holding DIR")
@@ -85,8 +78,7 @@ def add_parsers(sub: Any) -> None:
 def cmd_env(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
-    from . import env
-    from .cli import console
+    from .. import env
 
     if args.path is not None and not os.path.exists(args.path):
         raise BadInput(f"--path {args.path}: does not exist")
@@ -149,8 +141,8 @@ def _print_plan(console: Any, suite: Any, steps: list[Any], seed: int) -> None:
 
 def _write_reports(sr: Any, rows: list[Any], args: argparse.Namespace, console: Any) -> None:
     """The HTML report (and with --md the Markdown one), rendered by report.py."""
-    from . import report
-    from .suite import document
+    from .. import report
+    from ..suite import document
 
     html = Path(args.html) if args.html else sr.store.reports_dir / f"{sr.suite_run}.html"
     if not args.html:
@@ -162,17 +154,15 @@ def _write_reports(sr: Any, rows: list[Any], args: argparse.Namespace, console: 
 
 
 def cmd_suite(args: argparse.Namespace) -> int:
-    from . import scenarios
-    from .cli import console, err_console
-    from .store import Store
-    from .suite import compare_rows, execute, print_comparison, write_record
+    from .. import scenarios
+    from ..suite import compare_rows, execute, print_comparison, write_record
 
     suite = scenarios.load(args.suite, repeat=args.repeat)
     seed = args.seed if args.seed is not None else suite.seed
     if seed is None:
         seed = scenarios.new_seed()
     steps = scenarios.plan(suite, seed)
-    st = Store(args.store)
+    st = open_store(args)
     console.print(
         f"[bold]suite {suite.name}[/bold] ({suite.path}): {len(suite.scenarios)} scenarios, "
         f"{len(steps)} runs, order {suite.interleave} with seed {seed}; store {st.root}"

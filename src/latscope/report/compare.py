@@ -1,7 +1,7 @@
 """Comparing runs: ``latscope compare A B [...]`` and the comparison section of the report.
 
 The first run is the baseline. For every column the runs have in common (``rtt/2`` included),
-each other run is compared with the baseline by ``analysis.compare``: the ratio of medians with
+each other run is compared with the baseline by ``stats.compare``: the ratio of medians with
 a two-level interval (between worker processes and within them; see its docstring), the ratio
 of p99s, the Mann–Whitney p-value, and a verdict against the noise threshold (faster, slower,
 same, inconclusive).
@@ -23,17 +23,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..errors import BadInput
+from ..units import fmt, pick_unit
 from .document import Alert, Block, Cell, Table, Text
-from .errors import BadInput
-from .report_text import unique_labels
-from .units import fmt, pick_unit
+from .text import unique_labels
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from .analysis import Comparison
-    from .runs import Run
-    from .store import Store
+    from ..runs import Run
+    from ..stats import Comparison
+    from ..store import Store
 
 VERDICT_TONE = {"faster": "good", "slower": "bad", "same": "", "inconclusive": "warn"}
 
@@ -49,18 +49,14 @@ class Row:
     source: str | None = None  # where the known between-run variation came from
 
 
-def all_columns(run: Run) -> list[str]:
-    return list(run.columns) + list(run.derived_columns)
-
-
 def common_columns(runs: Sequence[Run], labels: Sequence[str] | None = None) -> list[str]:
     """The columns of the baseline (runs[0]) that every other run has too; refuses with one
     line when a run shares none with the baseline."""
     labels = list(labels) if labels is not None else unique_labels(list(runs))
-    base = all_columns(runs[0])
+    base = runs[0].all_columns
     common = list(base)
     for r, lab in zip(runs[1:], labels[1:], strict=True):
-        cols = all_columns(r)
+        cols = r.all_columns
         if not set(base) & set(cols):
             raise BadInput(
                 f"run {lab} ({r.id}) has no column in common with the baseline {labels[0]} "
@@ -71,7 +67,7 @@ def common_columns(runs: Sequence[Run], labels: Sequence[str] | None = None) -> 
         raise BadInput(
             "no column is common to all runs ("
             + "; ".join(
-                f"{lab}: {', '.join(all_columns(r))}" for r, lab in zip(runs, labels, strict=True)
+                f"{lab}: {', '.join(r.all_columns)}" for r, lab in zip(runs, labels, strict=True)
             )
             + "); compare fewer runs at a time"
         )
@@ -95,7 +91,7 @@ def _header_env_diffs(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
 def env_differences(a: Run, b: Run) -> list[str]:
     """Why the results of runs a and b may not be comparable; empty when nothing is known to
     differ."""
-    from . import env as envmod
+    from .. import env as envmod
 
     if b.imported or a.imported:
         both = a.imported and b.imported
@@ -130,8 +126,8 @@ def compare_runs(
     """Compare every run with runs[0] on each common column (or on ``columns``). Returns the
     columns and one row per (column, other run). ``store``: where the scenario's known
     between-run variation is looked up (None: nothing is known)."""
-    from .analysis import compare
-    from .trust import known_variation
+    from ..stats import compare
+    from ..variation import known_variation
 
     if len(runs) < 2:
         raise BadInput("give at least two runs to compare (the first is the baseline)")
@@ -199,7 +195,7 @@ def _run_command(run: Run, workers: int | None = None) -> str | None:
 
 def settle_command(base: Run, other: Run, c: Comparison) -> str:
     """What would settle an inconclusive comparison, as something to type."""
-    from . import _probe
+    from .. import probe
 
     w = max(len(base.segments), len(other.segments))
     if c.settle == "between-run variation unknown":
@@ -214,7 +210,7 @@ def settle_command(base: Run, other: Run, c: Comparison) -> str:
         )
         again = f" or measure both again in several processes ('{cmd}')" if cmd else ""
         return f"a side ran in a single process: run {trust} once on this machine{again}"
-    auto = int(_probe.catalogue()["workers_auto"]["max"])
+    auto = int(probe.catalogue()["workers_auto"]["max"])
     more = max(2 * w, 2 * auto)
     cmd = _run_command(other, more)
     if c.settle == "difference within the noise threshold":
@@ -363,7 +359,7 @@ def print_comparison(console: Console, runs: Sequence[Run], rows: Sequence[Row])
 
 def shift_figure(runs: Sequence[Run], rows: Sequence[Row]) -> Any:
     """The shift plots of the comparison: one panel per column."""
-    from . import plots
+    from .. import plots
 
     labels = unique_labels(list(runs))
     by_col: dict[str, list[tuple[str, Comparison]]] = {}

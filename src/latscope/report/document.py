@@ -181,7 +181,7 @@ def _cell_html(c: CellLike, tag: str, cls: list[str]) -> str:
 
 def render_html(doc: Document, progress: Progress | None = None, dpi: int = 100) -> str:
     """The document as one self-contained HTML page."""
-    from . import plots
+    from .. import plots
 
     out: list[str] = [
         "<!DOCTYPE html>",
@@ -289,7 +289,7 @@ def render_markdown(
 ) -> tuple[str, list[Path]]:
     """The document as Markdown; figures are written as PNG files into ``image_dir`` (under
     temporary names, renamed when complete). Returns the text and the image paths."""
-    from . import plots
+    from .. import plots
 
     lines: list[str] = [f"# {doc.title}", ""]
     if doc.subtitle:

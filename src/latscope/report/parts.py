@@ -1,97 +1,28 @@
-"""The full analysis of one or more runs, as a document (``document.py``) written as one
-self-contained HTML file (``latscope report RUN... --html FILE``), as Markdown with image
-files (``--md DIR``), or printed in the terminal (``latscope show RUN --full``).
-
-Per run: what was measured and how (benchmark, parameters, the environment, the clock's
-read cost and step), then per column the summary table (percentiles p1 ... p99.99 with the
-number of samples beyond each and "—" where too few, mean, std, MAD, IQR, CV, geometric mean;
-every confidence interval with its method and the effective sample size), the serial
-dependence, the shifted log-normal fit and its goodness of fit, the outliers by class and the
-spikes with their period, drift (change points and trend), every warning (each says what to
-do), and the figures. With several runs, a comparison with the first run (the baseline):
-ratios of medians and p99s with intervals, p-values, verdicts, and figures grouped by run.
-
-Files are written under a temporary name and renamed when complete.
-"""
+"""The parts of a run's report: what was measured and how (the measurement, the clock, the
+environment, the columns), then per column the summary table, the serial dependence, the
+distribution fit, the outliers and spikes, and the drift, as document blocks (document.py)."""
 
 from __future__ import annotations
 
 import math
-import os
-import shutil
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import __version__
+from .._version import __version__
+from ..notes import run_notes
+from ..units import fmt, pick_unit
 from .document import (
     Alert,
     Block,
     Cell,
-    Document,
-    Heading,
-    Image,
     KeyValues,
-    Progress,
     Table,
     Text,
-    render_html,
-    render_markdown,
-    slug,
 )
-from .errors import BadInput
-from .notes import run_notes
-from .report_text import latency_label, timed_usage, unique_labels
-from .units import fmt, pick_unit
+from .text import latency_label, timed_usage
 
 if TYPE_CHECKING:
-    from matplotlib.axes import Axes
-    from matplotlib.figure import Figure
-
-    from .analysis import ColumnAnalysis, Interval
-    from .runs import Run
-
-#: Histograms in the report are cut at this percentile (the log-x histogram shows everything).
-HIST_CUT = 97.0
-
-
-@dataclass
-class RunAnalysis:
-    run: Run
-    label: str
-    columns: dict[str, ColumnAnalysis] = field(default_factory=dict)
-    errors: dict[str, str] = field(default_factory=dict)
-
-
-def _all_columns(run: Run) -> list[str]:
-    return list(run.columns) + list(run.derived_columns)
-
-
-def analyse(
-    run: Run,
-    label: str,
-    *,
-    seed: int = 0,
-    level: float = 0.95,
-    progress: Progress | None = None,
-) -> RunAnalysis:
-    """Run the full analysis on every column of ``run`` (``rtt/2`` included)."""
-    from .analysis import analyze_column
-
-    ra = RunAnalysis(run, label)
-    t = run.times_s() if run.has_times else None
-    for col in _all_columns(run):
-        if progress:
-            progress(f"analysing {label}: {col}")
-        try:
-            ra.columns[col] = analyze_column(
-                run.values(col), t, step_ns=run.column_step_ns(col), seed=seed, level=level
-            )
-        except ValueError as e:
-            ra.errors[col] = str(e)
-    return ra
+    from ..runs import Run
+    from ..stats import ColumnAnalysis, Interval
 
 
 # ------------------------------------------------------------------------------ formatting
@@ -247,14 +178,14 @@ def _clock(run: Run) -> list[Block]:
 
 
 def _environment(run: Run) -> list[Block]:
-    from . import env as envmod
+    from .. import env as envmod
 
     if run.imported:
         return [Text("Environment: unknown (samples imported from another program).", "dim")]
     full = (run.meta.get("run") or {}).get("env")
     out: list[Block] = []
     if isinstance(full, dict):
-        out.append(KeyValues("Environment", list(envmod._summary_rows(full))))
+        out.append(KeyValues("Environment", list(envmod.summary_rows(full))))
         for fd in envmod.check(full):
             out.append(Alert(f"{fd.message} {fd.advice}", code=fd.code, severity=fd.severity))
         return out
@@ -274,7 +205,7 @@ def _environment(run: Run) -> list[Block]:
 def _columns_table(run: Run) -> Table:
     cols = {c["name"]: c for c in run.meta.get("columns", [])}
     rows: list[list[str | Cell]] = []
-    for c in _all_columns(run):
+    for c in run.all_columns:
         m = cols.get(c)
         if m is None:  # rtt/2
             rows.append([c, latency_label({"latency": "one_way_rtt_half"}), "—", "rtt / 2"])
@@ -291,7 +222,7 @@ def _summary_table(ca: ColumnAnalysis, col: str, row: dict[str, Any]) -> Table:
     row of `Run.summary()`, so that they agree with `latscope run`/`show`/`ls`/`history`: the
     same values, the same withheld tails, the same interval of the median), then the other
     percentiles and spread figures of the analysis."""
-    from .summary import CI_METHOD, P50_CI_HIGH, P50_CI_LOW, STATS, shown_percentile, value
+    from ..summary import CI_METHOD, P50_CI_HIGH, P50_CI_LOW, STATS, shown_percentile, value
 
     s, ivs = ca.summary, ca.intervals
     table = {st.key: st for st in STATS}
@@ -542,335 +473,3 @@ def _drift(ca: ColumnAnalysis) -> list[Block]:
             )
         )
     return out
-
-
-def _two(
-    draw_left: Callable[[Axes], object], draw_right: Callable[[Axes], object], title: str
-) -> Figure:
-    """Two plots side by side under one title (the panels' own titles stay short)."""
-    from . import plots
-
-    fig = plots.new_figure(ncols=2)
-    draw_left(fig.axes[0])
-    draw_right(fig.axes[1])
-    fig.suptitle(title, fontsize=11)
-    return fig
-
-
-def _column_figures(ra: RunAnalysis, col: str, ca: ColumnAnalysis) -> list[Block]:
-    from . import plots
-
-    run, label = ra.run, ra.label
-    title = f"{col} — {label}"
-    fit = ca.distribution.lognormal
-    key = f"{run.id}-{slug(col)}"
-
-    def values() -> Any:
-        return run.values(col)
-
-    def hist() -> Figure:
-        x = values()
-        step = run.column_step_ns(col)
-        return _two(
-            lambda ax: plots.histogram(x, fit=fit, cut=HIST_CUT, step=step, ax=ax),
-            lambda ax: plots.histogram(x, fit=fit, log_x=True, step=step, ax=ax),
-            title,
-        )
-
-    def series() -> Figure:
-        return plots.time_series(
-            values(),
-            label=title,
-            t=run.times_s() if run.has_times else None,
-            drift=ca.drift,
-            spikes=ca.outliers.spike_indices,
-        )
-
-    def dist() -> Figure:
-        x = {col: values()}
-        return _two(
-            lambda ax: plots.ecdf(x, ax=ax),
-            lambda ax: plots.tail(x, ax=ax),
-            title,
-        )
-
-    def dep() -> Figure:
-        return _two(
-            lambda ax: plots.acf(ca.dependence, level=ca.level, ax=ax),
-            lambda ax: plots.qq(fit, ax=ax),
-            title,
-        )
-
-    axis = "time" if run.has_times else "iteration number"
-    return [
-        Image(
-            f"{key}-hist",
-            f"{col}: histogram up to p{HIST_CUT:g} (left) and of all samples on a log axis "
-            "(right), with the fitted shifted log-normal density — " + label,
-            hist,
-        ),
-        Image(
-            f"{key}-time",
-            f"{col}: every sample against {axis}, the median of consecutive windows, change "
-            "points (dashed) and spikes (red) — " + label,
-            series,
-        ),
-        Image(
-            f"{key}-ecdf",
-            f"{col}: empirical CDF (left) and tail, 1 − p on a log scale (right) — {label}",
-            dist,
-        ),
-        Image(
-            f"{key}-acf",
-            f"{col}: autocorrelation with the band for independent samples (left) and Q–Q plot "
-            f"against the shifted log-normal (right) — {label}",
-            dep,
-        ),
-    ]
-
-
-def summary_rows(run: Run, level: float) -> dict[str, dict[str, Any]]:
-    """The rows of `Run.summary(level)` by column (cached by the run)."""
-    return {r["column"]: r for r in run.summary(level).iter_rows(named=True)}
-
-
-def run_blocks(ra: RunAnalysis, *, figures: bool = True, anchor: str | None = None) -> list[Block]:
-    """Everything about one run."""
-    from . import plots
-
-    run = ra.run
-    anchor = anchor or f"run-{slug(run.id)}"
-    out: list[Block] = [
-        Heading(f"Run {ra.label}", 2, anchor),
-        Text(f"{run.id} — {run.benchmark}, {run.n:,} iterations", "dim"),
-    ]
-    out += _measurement(run)
-    out += _clock(run)
-    out += _environment(run)
-    out.append(_columns_table(run))
-    for col in _all_columns(run):
-        out.append(Heading(f"{col} — {ra.label}", 3, f"{anchor}-{slug(col)}", toc=col))
-        if col in ra.errors:
-            out.append(Alert(f"not analysed: {ra.errors[col]}", code="error"))
-            continue
-        ca = ra.columns[col]
-        if ca.warnings:
-            out.extend(Alert(w.message, code=w.code) for w in ca.warnings)
-        else:
-            out.append(Text("No warnings: nothing in the analysis says to distrust the figures."))
-        if ca.summary.min < 0:
-            out.append(
-                Alert(
-                    "Negative values: the two CPUs' clocks disagree, or the clock stepped. Use "
-                    "--clock mono_raw or pin both parties to one CPU.",
-                    code="negative",
-                )
-            )
-        out.append(_summary_table(ca, col, summary_rows(run, ca.level)[col]))
-        out.append(_dependence(ca))
-        out.append(_distribution(ca))
-        out += _outliers(ca)
-        out += _drift(ca)
-        if figures:
-            if col == "rtt/2":
-                out.append(
-                    Text(
-                        "rtt/2 is rtt halved: its figures are those of rtt with the latency "
-                        "axis halved.",
-                        "note",
-                    )
-                )
-            else:
-                out += _column_figures(ra, col, ca)
-    if figures and len(run.columns) > 0:
-        groups = {c: run.values(c) for c in run.columns}
-
-        def boxes() -> Figure:
-            return _two(
-                lambda ax: plots.box(groups, ax=ax),
-                lambda ax: plots.box(groups, violin=True, ax=ax),
-                f"all columns — {ra.label}",
-            )
-
-        out.append(
-            Image(
-                f"{run.id}-box",
-                f"All columns of {ra.label}: box plots (left; whiskers at 1.5 IQR, ◇ mean) and "
-                "violins (right), log axis",
-                boxes,
-            )
-        )
-    return out
-
-
-def comparison_section(
-    analyses: Sequence[RunAnalysis], *, noise: float, seed: int, figures: bool = True
-) -> list[Block]:
-    from . import compare_cmd, plots
-
-    runs = [a.run for a in analyses]
-    labels = [a.label for a in analyses]
-    out: list[Block] = [
-        Heading(f"Comparison with the baseline {labels[0]}", 2, "comparison"),
-    ]
-    try:
-        common, rows = compare_cmd.compare_runs(runs, noise=noise, seed=seed)
-    except BadInput as e:
-        out.append(Alert(f"No comparison: {e.message}", code="comparison"))
-        return out
-    out += compare_cmd.comparison_blocks(runs, rows, labels)
-    if not figures:
-        return out
-    series = []
-    for a in analyses:
-        for c in common:
-            ca = a.columns.get(c)
-            ci = (ca.intervals.median.low, ca.intervals.median.high) if ca else None
-            series.append(plots.Series(a.label, c, a.run.values(c), ci))
-
-    def scen() -> Figure:
-        return plots.scenarios(series)
-
-    out.append(
-        Image(
-            "comparison-scenarios",
-            "Runs side by side, grouped by column: medians with their 95% confidence intervals "
-            "(left) and box plots on a log axis (right)",
-            scen,
-        )
-    )
-    if any(r.result is not None for r in rows):
-        out.append(
-            Image(
-                "comparison-shift",
-                "Shift of the deciles of each run against the baseline; inside the grey wedge "
-                "the difference is within the noise threshold",
-                lambda: compare_cmd.shift_figure(runs, rows),
-            )
-        )
-    for c in common[:4]:
-        groups = {a.label: a.run.values(c) for a in analyses}
-
-        def dist(groups: dict[str, Any] = groups, c: str = c) -> Figure:
-            return _two(
-                lambda ax: plots.ecdf(groups, ax=ax),
-                lambda ax: plots.tail(groups, ax=ax),
-                f"{c} — all runs",
-            )
-
-        out.append(
-            Image(
-                f"comparison-{slug(c)}-ecdf",
-                f"{c}: empirical CDFs (left) and tails (right) of all runs",
-                dist,
-            )
-        )
-    return out
-
-
-def build(
-    runs: Sequence[Run],
-    *,
-    figures: bool = True,
-    noise: float = 0.02,
-    seed: int = 0,
-    level: float = 0.95,
-    progress: Progress | None = None,
-) -> Document:
-    """The report of ``runs`` as a document; the first run is the comparison baseline."""
-    if not runs:
-        raise BadInput("no runs to report on")
-    labels = unique_labels(list(runs))
-    analyses = [
-        analyse(r, lab, seed=seed, level=level, progress=progress)
-        for r, lab in zip(runs, labels, strict=True)
-    ]
-    now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    title = (
-        f"latscope report — {labels[0]}"
-        if len(runs) == 1
-        else f"latscope report — {len(runs)} runs"
-    )
-    doc = Document(title, f"generated {now} by latscope {__version__}")
-    if len(runs) > 1:
-        rows: list[list[str | Cell]] = []
-        for a in analyses:
-            r = a.run
-            meds = []
-            for c in _all_columns(r):
-                ca = a.columns.get(c)
-                if ca is not None:
-                    meds.append(f"{c} {fmt(ca.summary.median)}")
-            rows.append([a.label, r.id, r.benchmark, f"{r.n:,}", ", ".join(meds)])
-        doc.add(
-            Table(
-                "Runs in this report (the first is the baseline)",
-                ["run", "id", "benchmark", "n", "medians"],
-                rows,
-                align="lllrl",
-            )
-        )
-    for i, a in enumerate(analyses):
-        doc.extend(run_blocks(a, figures=figures, anchor=f"run-{i + 1}"))
-    if len(runs) > 1:
-        doc.extend(comparison_section(analyses, noise=noise, seed=seed, figures=figures))
-    return doc
-
-
-# ------------------------------------------------------------------------------ writing
-
-
-def check_target(p: Path, directory: bool = False) -> None:
-    """Refuse, before any work, a target that cannot be written."""
-    if directory:
-        if p.exists() and not p.is_dir():
-            raise BadInput(f"{p} exists and is not a directory")
-    elif p.is_dir():
-        raise BadInput(f"{p} is a directory; give a file name")
-    if not p.parent.is_dir():
-        raise BadInput(f"{p.parent} does not exist")
-
-
-def write_html(
-    doc: Document, path: str | os.PathLike[str], progress: Progress | None = None
-) -> Path:
-    """Write the document as one self-contained HTML file (temporary name, then renamed)."""
-    p = Path(path)
-    check_target(p)
-    text = render_html(doc, progress=progress)
-    tmp = p.with_name(f".{p.name}.tmp.{os.getpid()}")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, p)
-    except OSError as e:
-        raise BadInput(f"cannot write {p}: {e.strerror}") from None
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-    return p
-
-
-def write_markdown(
-    doc: Document, directory: str | os.PathLike[str], progress: Progress | None = None
-) -> Path:
-    """Write ``DIR/report.md`` and its PNG figures into ``DIR`` (created if missing; the
-    parent must exist). Every file is written under a temporary name and renamed."""
-    d = Path(directory)
-    check_target(d, directory=True)
-    created = not d.exists()
-    try:
-        d.mkdir(exist_ok=True)
-        text, _images = render_markdown(doc, d, progress=progress)
-        target = d / "report.md"
-        tmp = d / f".report.md.tmp.{os.getpid()}"
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, target)
-    except OSError as e:
-        if created:
-            shutil.rmtree(d, ignore_errors=True)
-        raise BadInput(f"cannot write {d}: {e.strerror}") from None
-    except BaseException:
-        if created:
-            shutil.rmtree(d, ignore_errors=True)
-        raise
-    return target

@@ -9,8 +9,8 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from .notes import run_notes
-from .summary import (
+from ..notes import run_notes
+from ..summary import (
     P50_CI_HIGH,
     P50_CI_LABEL,
     P50_CI_LOW,
@@ -19,7 +19,7 @@ from .summary import (
     value,
     withheld_notes,
 )
-from .units import fmt, fmt_bare, pick_unit
+from ..units import fmt, fmt_bare, pick_unit
 
 #: A terminal at least this wide gets every figure of the run table; a narrower one the brief
 #: set (summary.STATS brief, and max), whole.
@@ -281,7 +281,7 @@ def print_run(console: Console, run: Any, details: bool = False) -> None:
                 )
         t.add_row(*cells)
         withheld.append((c, row))
-        from .analysis.drift import timer_too_coarse  # lazily: scipy is slow to import
+        from ..stats.drift import timer_too_coarse  # lazily: scipy is slow to import
 
         coarse = timer_too_coarse(row["p50_ns"], run.column_step_ns(c))
         if coarse is not None:

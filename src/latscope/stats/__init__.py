@@ -6,7 +6,8 @@ One module per concern; each module's docstring explains its method choices:
 - ``dependence``: ACF, Ljung–Box, effective sample size, block length (on normal scores);
 - ``intervals``: confidence intervals for the median, headline percentiles and the mean;
 - ``distribution``: shifted log-normal fit, goodness of fit, Q–Q data, modes;
-- ``outliers``: Tukey classes, MAD spikes and their period;
+- ``outliers``: Tukey classes and MAD spikes;
+- ``periodicity``: the period of recurring spikes (declustered into events);
 - ``drift``: windowed medians, change points, trend, warm-up/slowdown warnings;
 - ``compare``: two runs against each other, with a verdict against a noise threshold;
 - ``analyze``: everything above on one column, once.
@@ -14,7 +15,7 @@ One module per concern; each module's docstring explains its method choices:
 All results are frozen dataclasses with ``to_dict()`` returning JSON-serialisable values.
 """
 
-from ._common import AnalysisWarning, Prepared
+from ._common import AnalysisWarning, Prepared, quantile_sorted
 from .analyze import ColumnAnalysis, analyze_column
 from .compare import Comparison, RatioInterval, compare
 from .dependence import Dependence, autocorrelation, dependence
@@ -28,7 +29,8 @@ from .distribution import (
 )
 from .drift import ChangePoint, Drift, drift, timer_too_coarse
 from .intervals import Interval, Intervals, confidence_intervals, order_statistic_interval
-from .outliers import Outliers, Periodicity, outliers, spike_periodicity
+from .outliers import Outliers, outliers
+from .periodicity import Periodicity, spike_periodicity
 from .summary import MIN_BEYOND, Percentile, Summary, summarize
 
 __all__ = [
@@ -61,6 +63,7 @@ __all__ = [
     "fit_shifted_lognormal",
     "order_statistic_interval",
     "outliers",
+    "quantile_sorted",
     "spike_periodicity",
     "summarize",
     "timer_too_coarse",

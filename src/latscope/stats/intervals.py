@@ -87,7 +87,7 @@ from ._common import (
     grouped_position,
 )
 from .dependence import Dependence, dependence
-from .summary import MIN_BEYOND, count_beyond, percentile_side
+from .summary import MIN_BEYOND, count_beyond, percentile_side, too_few_beyond
 
 DEFAULT_LEVEL = 0.95
 #: Bootstrap resamples (BCa mean; compare.py).
@@ -405,17 +405,6 @@ def _batch_means_mean(prep: Prepared, bounds: IntArray, level: float) -> tuple[f
 # --- public entry point ---------------------------------------------------------------------
 
 
-def _too_few_beyond(name: str, p: float, beyond: int, side: str) -> str:
-    # rounded first: 10 / (1 - 0.999) is 10000.000000000009 in binary floating point
-    share = (1.0 - p) if side == "above" else p
-    need = math.ceil(round(MIN_BEYOND / share, 6))
-    return (
-        f"only {beyond} {'sample lies' if beyond == 1 else 'samples lie'} {side} {name}; "
-        f"at least {MIN_BEYOND} are needed "
-        f"(measure at least {need:,} iterations)"
-    )
-
-
 def confidence_intervals(
     x: npt.ArrayLike | Prepared,
     *,
@@ -464,7 +453,7 @@ def confidence_intervals(
     results: dict[str, Interval] = {}
     for nm, p in names:
         if not enough[nm]:
-            why = _too_few_beyond(nm, p, beyond[nm], percentile_side(100 * p))
+            why = too_few_beyond(nm, p, beyond[nm], percentile_side(100 * p))
             results[nm] = Interval(
                 nm, estimates[nm], None, None, level, "none", ess, beyond[nm], why
             )

@@ -106,6 +106,19 @@ def percentile_side(percent: float) -> str:
     return "above" if percent >= 50.0 else "below"
 
 
+def too_few_beyond(name: str, p: float, beyond: int, side: str) -> str:
+    """Why the percentile ``name`` (probability ``p``) is withheld: only ``beyond`` samples
+    lie on its ``side``, fewer than `MIN_BEYOND`; and how many iterations would do."""
+    # rounded first: 10 / (1 - 0.999) is 10000.000000000009 in binary floating point
+    share = (1.0 - p) if side == "above" else p
+    need = math.ceil(round(MIN_BEYOND / share, 6))
+    return (
+        f"only {beyond} {'sample lies' if beyond == 1 else 'samples lie'} {side} {name}; "
+        f"at least {MIN_BEYOND} are needed "
+        f"(measure at least {need:,} iterations)"
+    )
+
+
 def summarize(x: npt.ArrayLike | Prepared, step: float | None = None) -> Summary:
     """Descriptive statistics of latencies ``x`` (ns). See the module docstring for the rules.
     ``step``: the clock's granularity (ns), when known."""

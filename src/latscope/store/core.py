@@ -1,23 +1,7 @@
-"""Where runs are kept: one directory per run under a store directory.
-
-Layout (docs/store.md):
-
-    STORE/runs/<run id>/run.json       what was run, when, where (metadata, environment)
-    STORE/runs/<run id>/samples.lss    the probe's sample file, untouched
-    STORE/runs/.partial-<run id>/      a run being measured; renamed when complete
-
-A run directory appears by an atomic rename once everything in it is written, so two
-processes can add runs to one store at the same time, and a run killed half-way never
-looks complete.  Files that are not runs are reported and skipped, never fatal.
-
-Each committed run also holds `summary.parquet` (one row per timed column: the figures of the
-summary table, the run id, benchmark, parameters, creation time and suite tags), written before
-the rename like everything else.  Queries across runs (`latscope ls`, `latscope history`) read
-those files with DuckDB and never touch the samples.  `scan()` is the store's health check: it
-reads every run.json, checks each samples.lss for its END line and exact size (no sample is
-read), and sorts what it finds into runs, partial runs (with their owner: still running or
-killed) and entries it skips with a reason.
-"""
+"""The store's directories: one per run, made visible by an atomic rename once everything in
+it is written, so two processes can add runs to one store at the same time and a run killed
+half-way never looks complete; `scan()`, the health check; summaries read across runs with
+DuckDB.  The layout is in layout.py, summary.parquet in index.py."""
 
 from __future__ import annotations
 
@@ -28,86 +12,36 @@ import shutil
 import socket
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import samples
+from ..errors import BadInput, LatscopeError
+from ..files import write_text
+from . import index
+from .layout import (
+    OWNER_FILE,
+    PARTIAL_PREFIX,
+    REMOVING_PREFIX,
+    RUN_FILE,
+    SAMPLES_FILE,
+    SUMMARY_FILE,
+    Partial,
+    Scan,
+    Skipped,
+    StoredRun,
+    bench_of_id,
+    default_location,
+)
+
 if TYPE_CHECKING:
     import polars as pl
 
-from .errors import BadInput, LatscopeError
-
-RUN_FILE = "run.json"
-SAMPLES_FILE = "samples.lss"
-SUMMARY_FILE = "summary.parquet"
-OWNER_FILE = "owner.json"
-PARTIAL_PREFIX = ".partial-"
-REMOVING_PREFIX = ".removing-"
-# 2: the figures of summary.STATS, tail percentiles null where withheld, with their counts of
-# samples above (<figure>_n_beyond).  Files of version 1 are recomputed when read.
-SUMMARY_SCHEMA_VERSION = 2
 # A partial directory without an owner file is taken for a dead one after this long.
 _OWNERLESS_GRACE_S = 60.0
-
-
-def default_location() -> Path:
-    env = os.environ.get("LATSCOPE_STORE")
-    if env:
-        return Path(env).expanduser()
-    base = os.environ.get("XDG_DATA_HOME") or os.path.join(Path.home(), ".local", "share")
-    return Path(base) / "latscope"
-
-
-@dataclass
-class Skipped:
-    path: Path
-    why: str
-
-    def line(self) -> str:
-        return f"skipped {self.path}: {self.why}"
-
-
-@dataclass
-class StoredRun:
-    """A complete run found by `Store.scan()`: its directory and its run.json."""
-
-    dir: Path
-    meta: dict[str, Any]
-
-    @property
-    def id(self) -> str:
-        return str(self.meta["id"])
-
-
-@dataclass
-class Partial:
-    """A run directory that was never committed: still being measured, or left by a run that
-    was killed (or by an interrupted `rm`)."""
-
-    path: Path
-    run_id: str
-    benchmark: str | None
-    state: str  # "running" | "killed" | "removing" | "unknown"
-    pid: int | None
-    created_utc: str | None
-
-    @property
-    def status(self) -> str:
-        if self.state == "running":
-            return f"partial (running, pid {self.pid})"
-        if self.state == "removing":
-            return "partial (left by an interrupted rm)"
-        if self.state == "unknown":
-            return "partial (owner on another host or just starting)"
-        return "partial (killed)"
-
-
-@dataclass
-class Scan:
-    runs: list[StoredRun] = field(default_factory=list)
-    partials: list[Partial] = field(default_factory=list)
-    skipped: list[Skipped] = field(default_factory=list)
 
 
 # ------------------------------------------------------------------------------- helpers
@@ -141,180 +75,17 @@ def _iso_mtime(p: Path) -> str | None:
     return datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def bench_of_id(run_id: str) -> str | None:
-    """The benchmark named in a run id (YYYYmmdd-HHMMSS-<bench>-<hex>)."""
-    parts = run_id.split("-")
-    if len(parts) < 4:
-        return None
-    return "-".join(parts[2:-1]) or None
-
-
-def check_samples(path: Path) -> str | None:
-    """Why a sample file is not complete, or None.  Reads the header lines and the trailer
-    only (no sample, no checksum): the END line must be there and the file exactly as long as
-    its DATA line says.  `latscope show` verifies the checksum when it reads the samples."""
-    try:
-        with open(path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
-            head = f.read(1 << 20)
-            nl1 = head.find(b"\n")
-            nl2 = head.find(b"\n", nl1 + 1) if nl1 >= 0 else -1
-            nl3 = head.find(b"\n", nl2 + 1) if nl2 >= 0 else -1
-            if not head.startswith(b"LATSCOPE-SAMPLES ") or nl3 < 0:
-                return "samples.lss is not a complete sample file (damaged header)"
-            data = head[nl2 + 1 : nl3].split()
-            if len(data) != 3 or data[0] != b"DATA":
-                return "samples.lss is damaged (no DATA line)"
-            ncols, nrows = int(data[1]), int(data[2])
-            trailer_len = len(f"\nEND {nrows} 00000000\n")
-            expected = nl3 + 1 + ncols * nrows * 8 + trailer_len
-            if size < expected:
-                return f"samples.lss is truncated ({size} of {expected} bytes)"
-            f.seek(expected - trailer_len)
-            if size != expected or not f.read(trailer_len).startswith(b"\nEND "):
-                return "samples.lss is damaged (no END line where the DATA line puts it)"
-    except FileNotFoundError:
-        return "samples.lss is missing"
-    except (OSError, ValueError) as e:
-        return f"samples.lss cannot be read ({e})"
-    return None
-
-
-# ------------------------------------------------------------------------------- summary.parquet
-
-
-def _summary_columns() -> tuple[tuple[str, str], ...]:
-    from .summary import summary_columns
-
-    head = (
-        ("schema_version", "Int32"),
-        ("run_id", "Utf8"),
-        ("created_utc", "Datetime"),
-        ("benchmark", "Utf8"),
-        ("params", "Utf8"),  # JSON: every parameter, defaults filled in (from the sample file)
-        ("params_given", "Utf8"),  # JSON: the parameters the user gave
-        ("column", "Utf8"),
-        ("column_index", "Int32"),
-    )
-    tail = (
-        ("clock", "Utf8"),
-        ("suite", "Utf8"),
-        ("suite_run", "Utf8"),
-        ("scenario", "Utf8"),
-        ("repetition", "Int32"),
-        ("order_index", "Int32"),
-        ("repeat_group", "Utf8"),
-        ("hostname", "Utf8"),
-        ("latscope_version", "Utf8"),
-    )
-    return head + tuple(summary_columns()) + tail
-
-
-def __getattr__(name: str) -> Any:
-    """`SUMMARY_COLUMNS`: the columns of summary.parquet, in order (polars dtypes by name): the
-    run's identity, then the figures of `summary.STATS` (each tail percentile followed by the
-    count of samples above it; null where withheld), then the tags.  Resolved on first use
-    (the table lives with the analysis, which is not needed to list a store's runs)."""
-    if name == "SUMMARY_COLUMNS":
-        return _summary_columns()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def _parse_utc(s: Any) -> datetime | None:
-    if not isinstance(s, str) or not s:
-        return None
-    for f in ("%Y-%m-%dT%H:%M:%S.%fZ", "%Y-%m-%dT%H:%M:%SZ"):
-        try:
-            return datetime.strptime(s, f).replace(tzinfo=timezone.utc)
-        except ValueError:
-            pass
-    try:
-        return datetime.fromisoformat(s.replace("Z", "+00:00")).astimezone(timezone.utc)
-    except ValueError:
-        return None
-
-
-def _int_or_none(v: Any) -> int | None:
-    try:
-        return None if v is None else int(v)
-    except (TypeError, ValueError):
-        return None
-
-
-def summary_frame(meta: dict[str, Any], summary: pl.DataFrame) -> pl.DataFrame:
-    """The rows of summary.parquet for one run: `summary` is `Run.summary()`, `meta` the run's
-    run.json (id, created_utc, benchmark, params, params_given, tags, ...)."""
-    import polars as pl
-
-    from .summary import summary_columns
-
-    figures = summary_columns()
-    tags = meta.get("tags") or {}
-    env = meta.get("env") or {}
-    common = {
-        "schema_version": SUMMARY_SCHEMA_VERSION,
-        "run_id": meta["id"],
-        "created_utc": _parse_utc(meta.get("created_utc")),
-        "benchmark": meta.get("benchmark"),
-        "params": json.dumps(meta.get("params") or {}, sort_keys=True),
-        "params_given": json.dumps(meta.get("params_given") or {}, sort_keys=True),
-        "clock": meta.get("clock"),
-        "suite": tags.get("suite"),
-        "suite_run": tags.get("suite_run"),
-        "scenario": tags.get("scenario"),
-        "repetition": _int_or_none(tags.get("repetition")),
-        "order_index": _int_or_none(tags.get("order")),
-        "repeat_group": tags.get("repeat_group"),
-        "hostname": env.get("hostname"),
-        "latscope_version": meta.get("latscope_version"),
-    }
-    rows = []
-    for i, r in enumerate(summary.iter_rows(named=True)):
-        row = dict(common)
-        row["column"] = r["column"]
-        row["column_index"] = i
-        for name, _ in figures:
-            row[name] = r.get(name)
-        rows.append(row)
-    dtypes = {
-        "Int32": pl.Int32,
-        "Int64": pl.Int64,
-        "Float64": pl.Float64,
-        "Utf8": pl.Utf8,
-        "Datetime": pl.Datetime("us", "UTC"),
-    }
-    schema = {name: dtypes[t] for name, t in _summary_columns()}
-    return pl.DataFrame(rows, schema=schema)
-
-
-def _write_atomic_parquet(df: pl.DataFrame, target: Path) -> None:
-    tmp = target.with_name(f".{target.name}.tmp.{os.getpid()}.{secrets.token_hex(2)}")
-    try:
-        df.write_parquet(tmp)
-        os.replace(tmp, target)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-
-
-def write_atomic(target: Path, data: bytes) -> None:
-    """Write ``data`` to ``target`` atomically: a fresh file with an unpredictable name
-    (O_EXCL|O_NOFOLLOW) in the same directory, then renamed over the target."""
-    tmp = target.with_name(f".{target.name}.tmp.{os.getpid()}.{secrets.token_hex(4)}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, target)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-
-
 # ------------------------------------------------------------------------------- the store
 
 
 class Store:
+    """The runs under ``root`` (default: `default_location()`): adding them (`transaction`),
+    finding them (`scan`, `resolve`), removing them, and their summaries across runs
+    (`summaries`).  The store keeps files and indexes; it computes no summary: a run's
+    summary.parquet is written with the rows the runner computed when the run was made, and
+    one missing or outdated (runs kept by an older latscope) is rebuilt by `summarize`, which
+    the runner's store (`runner.Store`) provides."""
+
     def __init__(self, root: str | os.PathLike[str] | None = None) -> None:
         self.root = Path(root).expanduser() if root else default_location()
 
@@ -361,7 +132,7 @@ class Store:
                 "host": socket.gethostname(),
                 "started_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             }
-            (partial / OWNER_FILE).write_text(json.dumps(owner))
+            write_text(partial / OWNER_FILE, json.dumps(owner))
             return run_id, partial
         raise BadInput(f"cannot allocate a run directory in {self.runs_dir}")
 
@@ -372,13 +143,11 @@ class Store:
         meta: dict[str, Any],
         summary: pl.DataFrame | None = None,
     ) -> Path:
-        """Write summary.parquet (rows from `summary_frame`) and run.json, then make the run
-        visible with one atomic rename."""
+        """Write summary.parquet (rows from `index.summary_frame`) and run.json, then make the
+        run visible with one atomic rename."""
         if summary is not None:
-            _write_atomic_parquet(summary, partial / SUMMARY_FILE)
-        tmp = partial / (RUN_FILE + ".tmp")
-        tmp.write_text(json.dumps(meta, indent=1, sort_keys=False))
-        os.replace(tmp, partial / RUN_FILE)
+            index.write(summary, partial / SUMMARY_FILE)
+        write_text(partial / RUN_FILE, json.dumps(meta, indent=1, sort_keys=False))
         (partial / OWNER_FILE).unlink(missing_ok=True)
         final = self.runs_dir / run_id
         try:
@@ -389,6 +158,19 @@ class Store:
 
     def abandon(self, partial: Path) -> None:
         shutil.rmtree(partial, ignore_errors=True)
+
+    @contextmanager
+    def transaction(self, bench: str) -> Iterator[Transaction]:
+        """A run being added: a partial directory (`begin`) to write its files into, made a
+        run by `Transaction.commit` (one atomic rename), removed when the block fails or ends
+        without a commit.  The one way runs enter the store (measured or imported)."""
+        run_id, partial = self.begin(bench)
+        t = Transaction(self, run_id, partial)
+        try:
+            yield t
+        finally:
+            if t.final is None:
+                self.abandon(partial)
 
     def remove(self, d: Path) -> None:
         """Remove a run: first renamed out of sight (atomic), then deleted, so a half-deleted
@@ -511,7 +293,7 @@ class Store:
                 out.skipped.append(Skipped(d, e.message.split(": ", 1)[-1]))
                 continue
             if check:
-                why = check_samples(d / SAMPLES_FILE)
+                why = samples.check(d / SAMPLES_FILE)
                 if why:
                     out.skipped.append(Skipped(d, why))
                     continue
@@ -520,43 +302,28 @@ class Store:
         return out
 
     def ensure_summary(self, run: StoredRun) -> Path:
-        """summary.parquet of a run, computed from its samples if missing (runs kept by older
+        """summary.parquet of a run, rebuilt by `summarize` if missing (runs kept by older
         versions): it is a cache of figures the samples define.  A file written by an older
-        latscope (lacking columns of `SUMMARY_COLUMNS`, e.g. the counts of samples above the
-        tail percentiles) is recomputed too; where that fails (samples damaged, store
+        latscope (lacking columns of `index.SUMMARY_COLUMNS`, e.g. the counts of samples above
+        the tail percentiles) is rebuilt too; where that fails (samples damaged, store
         read-only) the old file is used as it is, and its tail percentiles, whose rule cannot
         be checked, are withheld by every view (`summary.value`)."""
         target = run.dir / SUMMARY_FILE
         if target.is_file():
-            if not self._summary_outdated(target):
+            if not index.outdated(target):
                 return target
             try:
-                self._write_summary(run, target)
+                index.write(self.summarize(run), target)
             except (LatscopeError, OSError, ValueError):
                 pass
             return target
-        self._write_summary(run, target)
+        index.write(self.summarize(run), target)
         return target
 
-    @staticmethod
-    def _summary_outdated(target: Path) -> bool:
-        import polars as pl
-
-        try:
-            have = set(pl.read_parquet_schema(target))
-        except Exception:  # damaged: `summaries` finds it and rebuilds it
-            return False
-        return any(name not in have for name, _ in _summary_columns())
-
-    @staticmethod
-    def _write_summary(run: StoredRun, target: Path) -> None:
-        from .runs import Run
-
-        r = Run(run.dir)
-        meta = dict(run.meta)
-        meta.setdefault("params", r.meta.get("params"))
-        meta.setdefault("clock", (r.meta.get("clock") or {}).get("name"))
-        _write_atomic_parquet(summary_frame(meta, r.summary()), target)
+    def summarize(self, run: StoredRun) -> pl.DataFrame:
+        """The rows of summary.parquet for a kept run (`index.summary_frame`).  The store
+        computes no summary; the runner's store does (`runner.Store`)."""
+        raise LatscopeError("this store computes no summaries (latscope.runner.Store does)")
 
     def summaries(
         self,
@@ -636,3 +403,23 @@ class Store:
             raise BadInput(f"no run '{ref}' in the store {self.root}; 'latscope ls' lists the runs")
         names = ", ".join(d.name for d in matches[:5])
         raise BadInput(f"'{ref}' matches {len(matches)} runs ({names}...); give more of the id")
+
+
+@dataclass
+class Transaction:
+    """A run being added to a store (`Store.transaction`): ``dir`` is its partial directory,
+    ``final`` its run directory once committed."""
+
+    store: Store
+    id: str
+    dir: Path
+    final: Path | None = None
+
+    @property
+    def samples_path(self) -> Path:
+        return self.dir / SAMPLES_FILE
+
+    def commit(self, meta: dict[str, Any], summary: pl.DataFrame | None = None) -> Path:
+        """run.json (and summary.parquet), then the rename that makes the run visible."""
+        self.final = self.store.commit(self.id, self.dir, meta, summary)
+        return self.final

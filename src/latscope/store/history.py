@@ -10,16 +10,17 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import BadInput
-from .store import Skipped, Store
-from .summary import STATS, Stat, withheld_reason
-from .summary import stat as find_stat
-from .summary import value as stat_value
+from ..errors import BadInput
+from ..files import atomic_write
+from ..summary import STATS, Stat, withheld_reason
+from ..summary import stat as find_stat
+from ..summary import value as stat_value
+from .core import Store
+from .layout import Skipped
 
 _SIZE_MUL = {"": 1, "B": 1, "k": 1024, "K": 1024, "KiB": 1024, "M": 1 << 20, "MiB": 1 << 20}
 _SIZE_MUL.update({"G": 1 << 30, "GiB": 1 << 30})
@@ -116,7 +117,7 @@ def query(
 
 def _env_notes(runs: list[Any], rows: list[dict[str, Any]]) -> list[str]:
     """Environment differences between the runs shown (env.compatible against the first)."""
-    from .env import compatible
+    from ..env import compatible
 
     by_id = {r.id: r.meta.get("env") for r in runs}
     envs = [(row["run_id"], by_id.get(row["run_id"])) for row in rows]
@@ -155,7 +156,7 @@ def plot(h: History, target: str | os.PathLike[str]) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from .units import pick_unit
+    from ..units import pick_unit
 
     target = Path(target)
     if target.is_dir():
@@ -208,16 +209,11 @@ def plot(h: History, target: str | os.PathLike[str]) -> Path:
     ax.grid(True, alpha=0.3)
     fig.autofmt_xdate()
     fig.tight_layout()
-    tmp = target.with_name(
-        f".{target.name}.tmp.{os.getpid()}.{secrets.token_hex(2)}{target.suffix}"
-    )
     try:
-        fig.savefig(tmp, dpi=120)
-        os.replace(tmp, target)
+        with atomic_write(target) as f:
+            fig.savefig(f, dpi=120, format=ext)
     except OSError as e:
         raise BadInput(f"--plot {target}: cannot write: {e.strerror}") from None
     finally:
         plt.close(fig)
-        if tmp.exists():
-            tmp.unlink()
     return target
