@@ -4,7 +4,7 @@ Every function takes latencies in nanoseconds (numpy arrays, iteration order) or
 results, returns a ``matplotlib.figure.Figure`` and never touches pyplot: figures are created
 with ``Figure()`` on an Agg canvas, so nothing leaks into a global figure registry or changes
 ``rcParams``, and the functions are safe in threads and notebooks. ``save(fig, path)`` writes
-PNG, SVG or PDF by the file's suffix (under a temporary name, then renamed).
+PNG, SVG or PDF by the file's suffix, atomically (`files.atomic_write`).
 
 Every function also accepts ``ax=``, an existing Axes to draw into (to compose several plots
 in one figure), and returns that Axes' figure. Axes carry units: latencies are shown in the

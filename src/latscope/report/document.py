@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import base64
 import html
-import os
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from ..files import write_bytes
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -287,8 +288,8 @@ def render_markdown(
     progress: Progress | None = None,
     dpi: int = 120,
 ) -> tuple[str, list[Path]]:
-    """The document as Markdown; figures are written as PNG files into ``image_dir`` (under
-    temporary names, renamed when complete). Returns the text and the image paths."""
+    """The document as Markdown; figures are written as PNG files into ``image_dir``
+    (atomically, `files.write_bytes`). Returns the text and the image paths."""
     from .. import plots
 
     lines: list[str] = [f"# {doc.title}", ""]
@@ -334,9 +335,7 @@ def render_markdown(
                 k += 1
             used.add(name)
             target = image_dir / f"{name}.png"
-            tmp = image_dir / f".{name}.png.tmp.{os.getpid()}"
-            tmp.write_bytes(plots.to_bytes(b.make(), "png", dpi=dpi))
-            os.replace(tmp, target)
+            write_bytes(target, plots.to_bytes(b.make(), "png", dpi=dpi))
             written.append(target)
             lines += [f"![{_md_escape(b.caption)}]({target.name})", "", f"_{b.caption}_", ""]
     return "\n".join(lines).rstrip() + "\n", written

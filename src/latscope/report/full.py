@@ -11,7 +11,7 @@ spikes with their period, drift (change points and trend), every warning (each s
 do), and the figures. With several runs, a comparison with the first run (the baseline):
 ratios of medians and p99s with intervals, p-values, verdicts, and figures grouped by run.
 
-Files are written under a temporary name and renamed when complete.
+Files are written atomically (`files.atomic_write`): a reader never sees one half-written.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._version import __version__
 from ..errors import BadInput
+from ..files import write_text
 from ..units import fmt
 from .document import (
     Alert,
@@ -180,19 +181,14 @@ def check_target(p: Path, directory: bool = False) -> None:
 def write_html(
     doc: Document, path: str | os.PathLike[str], progress: Progress | None = None
 ) -> Path:
-    """Write the document as one self-contained HTML file (temporary name, then renamed)."""
+    """Write the document as one self-contained HTML file, atomically (`files.write_text`)."""
     p = Path(path)
     check_target(p)
     text = render_html(doc, progress=progress)
-    tmp = p.with_name(f".{p.name}.tmp.{os.getpid()}")
     try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, p)
+        write_text(p, text)
     except OSError as e:
         raise BadInput(f"cannot write {p}: {e.strerror}") from None
-    finally:
-        if tmp.exists():
-            tmp.unlink()
     return p
 
 
@@ -200,17 +196,14 @@ def write_markdown(
     doc: Document, directory: str | os.PathLike[str], progress: Progress | None = None
 ) -> Path:
     """Write ``DIR/report.md`` and its PNG figures into ``DIR`` (created if missing; the
-    parent must exist). Every file is written under a temporary name and renamed."""
+    parent must exist). Every file is written atomically (`files.write_text`)."""
     d = Path(directory)
     check_target(d, directory=True)
     created = not d.exists()
     try:
         d.mkdir(exist_ok=True)
         text, _images = render_markdown(doc, d, progress=progress)
-        target = d / "report.md"
-        tmp = d / f".report.md.tmp.{os.getpid()}"
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, target)
+        target = write_text(d / "report.md", text)
     except OSError as e:
         if created:
             shutil.rmtree(d, ignore_errors=True)
