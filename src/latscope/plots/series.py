@@ -34,16 +34,6 @@ from .common import (
 # ------------------------------------------------------------------------------- time series
 
 
-def _windowed_medians(v: np.ndarray, w: int) -> tuple[np.ndarray, np.ndarray]:
-    nw = max(1, v.size // w)
-    starts = np.arange(nw) * w
-    med = np.empty(nw)
-    if nw > 1:
-        med[:-1] = np.median(v[: (nw - 1) * w].reshape(nw - 1, w), axis=1)
-    med[-1] = np.median(v[(nw - 1) * w :])
-    return starts, med
-
-
 def time_series(
     x: npt.ArrayLike,
     *,
@@ -129,7 +119,9 @@ def time_series(
         wstarts, wmed, w = drift.window_starts, drift.window_medians, drift.window_size
     else:
         w = max(50, n // 200)
-        wstarts, wmed = _windowed_medians(v, w)
+        from ..stats import window_medians
+
+        wstarts, wmed = window_medians(v, w)
     wmid = np.minimum(wstarts + w // 2, n - 1)
     ax.plot(
         xs[wmid],

@@ -222,6 +222,7 @@ def _summary_table(ca: ColumnAnalysis, col: str, row: dict[str, Any]) -> Table:
     row of `Run.summary()`, so that they agree with `latscope run`/`show`/`ls`/`history`: the
     same values, the same withheld tails, the same interval of the median), then the other
     percentiles and spread figures of the analysis."""
+    from ..stats import MAD_SCALE
     from ..summary import CI_METHOD, P50_CI_HIGH, P50_CI_LOW, STATS, shown_percentile, value
 
     s, ivs = ca.summary, ca.intervals
@@ -256,7 +257,8 @@ def _summary_table(ca: ColumnAnalysis, col: str, row: dict[str, Any]) -> Table:
     m = ivs.mean
     rows.append(["mean", _v(fig("mean", s.mean), unit), "", _ci(m, unit), _method(m), ess])
     rows.append(["std", _v(fig("std", s.std), unit), "", "", "", ""])
-    rows.append(["MAD", f"{_v(s.mad, unit)} (× 1.4826 = {_v(s.mad_scaled, unit)})", "", "", "", ""])
+    scaled = f"(× {MAD_SCALE:g} = {_v(s.mad_scaled, unit)})"
+    rows.append(["MAD", f"{_v(s.mad, unit)} {scaled}", "", "", "", ""])
     rows.append(["IQR", _v(s.iqr, unit), "", "", "", ""])
     rows.append(["CV (std / mean)", "—" if s.cv is None else f"{s.cv:.3g}", "", "", "", ""])
     rows.append(["geometric mean", _v(s.geometric_mean, unit), "", "", "", ""])
@@ -378,7 +380,7 @@ def _outliers(ca: ColumnAnalysis) -> list[Block]:
     )
     per = o.periodicity
     if per.confident and per.period_iterations is not None:
-        when = f" ({per.period_seconds * 1e3:.4g} ms)" if per.period_seconds else ""
+        when = f" ({fmt(per.period_seconds * 1e9)})" if per.period_seconds else ""
         period: str | Cell = Cell(
             f"every {per.period_iterations:,.1f} iterations{when}; strength "
             f"{per.strength or 0:.2f}, p {_p(per.p_value)}",

@@ -15,7 +15,7 @@ One module per concern; each module's docstring explains its method choices:
 All results are frozen dataclasses with ``to_dict()`` returning JSON-serialisable values.
 """
 
-from ._common import AnalysisWarning, Prepared, quantile_sorted
+from ._common import MAD_SCALE, AnalysisWarning, Prepared, quantile_sorted
 from .analyze import ColumnAnalysis, analyze_column
 from .compare import Comparison, RatioInterval, compare
 from .dependence import Dependence, autocorrelation, dependence
@@ -27,13 +27,14 @@ from .distribution import (
     find_modes,
     fit_shifted_lognormal,
 )
-from .drift import ChangePoint, Drift, drift, timer_too_coarse
+from .drift import ChangePoint, Drift, drift, timer_too_coarse, window_medians
 from .intervals import Interval, Intervals, confidence_intervals, order_statistic_interval
 from .outliers import Outliers, outliers
 from .periodicity import Periodicity, spike_periodicity
 from .summary import MIN_BEYOND, Percentile, Summary, summarize
 
 __all__ = [
+    "MAD_SCALE",
     "MIN_BEYOND",
     "AnalysisWarning",
     "ChangePoint",
@@ -67,4 +68,5 @@ __all__ = [
     "spike_periodicity",
     "summarize",
     "timer_too_coarse",
+    "window_medians",
 ]

@@ -24,6 +24,9 @@ from scipy import special
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
+#: Scale factor turning a MAD into a standard-deviation estimate for normal data.
+MAD_SCALE = 1.4826
+
 
 def jsonable(value: Any) -> Any:
     """Convert a result value into plain JSON-serialisable Python objects."""
@@ -208,15 +211,3 @@ def grouped_position(xs: FloatArray, pos: npt.ArrayLike, step: float) -> FloatAr
     h_hi = np.where(hi < n, np.minimum(half, 0.5 * (right - v)), half)
     frac = (t - lo) / (hi - lo)
     return v - h_lo + (h_lo + h_hi) * frac
-
-
-def fmt_ns(v: float) -> str:
-    """A latency in human units (for warning messages only)."""
-    a = abs(v)
-    if a >= 1e9:
-        return f"{v / 1e9:.3g} s"
-    if a >= 1e6:
-        return f"{v / 1e6:.3g} ms"
-    if a >= 1e3:
-        return f"{v / 1e3:.3g} µs"
-    return f"{v:.3g} ns"

@@ -23,7 +23,8 @@ import dataclasses
 
 import numpy.typing as npt
 
-from ._common import AnalysisWarning, Prepared, Result, fmt_ns
+from ..units import fmt
+from ._common import AnalysisWarning, Prepared, Result
 from .dependence import Dependence, dependence
 from .distribution import Distribution, describe_distribution
 from .drift import Drift, drift, timer_too_coarse
@@ -82,7 +83,7 @@ def _collect_warnings(
             )
         )
     if dist.modes is not None and dist.modes.multimodal:
-        locs = ", ".join(fmt_ns(v) for v in dist.modes.locations)
+        locs = ", ".join(fmt(v) for v in dist.modes.locations)
         shares = ", ".join(f"{100 * m:.0f}%" for m in dist.modes.masses)
         out.append(
             AnalysisWarning(
@@ -95,7 +96,7 @@ def _collect_warnings(
         )
     per = outl.periodicity
     if per.confident and per.period_iterations is not None:
-        when = f" ({per.period_seconds * 1e3:.3g} ms)" if per.period_seconds else ""
+        when = f" ({fmt(per.period_seconds * 1e9)})" if per.period_seconds else ""
         out.append(
             AnalysisWarning(
                 "periodic_spikes",

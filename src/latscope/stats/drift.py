@@ -78,14 +78,15 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats
 
+from ..units import fmt
 from ._common import (
+    MAD_SCALE,
     AnalysisWarning,
     FloatArray,
     IntArray,
     Prepared,
     Result,
     as_prepared,
-    fmt_ns,
     quantile_sorted,
 )
 
@@ -152,14 +153,16 @@ def timer_too_coarse(median_ns: float, step_ns: float | None) -> AnalysisWarning
     ticks = median_ns / step_ns
     return AnalysisWarning(
         "timer_too_coarse",
-        f"The median ({fmt_ns(median_ns)}) is only {ticks:.1f} steps of the clock "
-        f"({fmt_ns(step_ns)} per step); single timings are quantised and biased. Time "
+        f"The median ({fmt(median_ns)}) is only {ticks:.1f} steps of the clock "
+        f"({fmt(step_ns)} per step); single timings are quantised and biased. Time "
         f"batches of at least {math.ceil(TIMER_TICKS * step_ns / max(median_ns, 1e-9))} "
         "calls per sample or use a finer clock.",
     )
 
 
-def _windows(x: FloatArray, w: int) -> tuple[IntArray, FloatArray]:
+def window_medians(x: FloatArray, w: int) -> tuple[IntArray, FloatArray]:
+    """The starts and medians of consecutive windows of ``w`` samples (the last one also takes
+    the remainder)."""
     n = x.size
     nw = max(1, n // w)
     starts = np.arange(nw, dtype=np.int64) * w
@@ -178,7 +181,7 @@ def _where(index: int, t: FloatArray | None) -> str:
 
 
 def _robust_sd(r: FloatArray) -> float:
-    return 1.4826 * float(np.median(np.abs(r - np.median(r))))
+    return MAD_SCALE * float(np.median(np.abs(r - np.median(r))))
 
 
 def _segment_fit(med: FloatArray, bkps: list[int]) -> tuple[FloatArray, list[float]]:
@@ -310,7 +313,7 @@ def drift(
     n, xv, tv = prep.n, prep.x, prep.t
     w = int(window) if window is not None else max(MIN_WINDOW, n // TARGET_WINDOWS)
     w = max(1, min(w, n))
-    starts, med = _windows(xv, w)
+    starts, med = window_medians(xv, w)
     nw = med.size
     ends = np.append(starts[1:], n)
     times = None
@@ -407,7 +410,7 @@ def drift(
                 AnalysisWarning(
                     "slowdown",
                     f"The median rose by {100.0 * cp.relative_change:.0f}% at {where} "
-                    f"({fmt_ns(cp.median_before)} -> {fmt_ns(cp.median_after)}): the conditions "
+                    f"({fmt(cp.median_before)} -> {fmt(cp.median_after)}): the conditions "
                     "changed during the run (other load on this machine or its host, growing "
                     "caches or files, CPU frequency where the system controls it). Repeat the "
                     "run; 'latscope env --check' says what applies to this machine.",
@@ -419,7 +422,7 @@ def drift(
                 AnalysisWarning(
                     "level_shift",
                     f"The median fell by {-100.0 * cp.relative_change:.0f}% at {where} "
-                    f"({fmt_ns(cp.median_before)} -> {fmt_ns(cp.median_after)}): the conditions "
+                    f"({fmt(cp.median_before)} -> {fmt(cp.median_after)}): the conditions "
                     "changed during the run; one median does not describe it. Find out what "
                     "changed (other load on this machine or its host, caches) and repeat the "
                     "run.",
@@ -433,7 +436,7 @@ def drift(
         levels = [cps[0].median_before] + [cp.median_after for cp in cps]
         lo, hi = min(levels), max(levels)
         spread = (
-            f" (segment medians {fmt_ns(lo)} to {fmt_ns(hi)}, "
+            f" (segment medians {fmt(lo)} to {fmt(hi)}, "
             f"{100.0 * (lo / overall - 1.0):+.0f}% to {100.0 * (hi / overall - 1.0):+.0f}% "
             "of the median)"
             if overall > 0
@@ -459,7 +462,7 @@ def drift(
         per = (
             f" ({slope_pct:+.2g}% per minute)"
             if slope_pct is not None
-            else f" ({fmt_ns(slope_it or 0.0)} per iteration)"
+            else f" ({fmt(slope_it or 0.0)} per iteration)"
         )
         warnings.append(
             AnalysisWarning(

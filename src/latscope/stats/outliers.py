@@ -53,7 +53,15 @@ import dataclasses
 import numpy as np
 import numpy.typing as npt
 
-from ._common import FloatArray, IntArray, Prepared, Result, as_prepared, quantile_sorted
+from ._common import (
+    MAD_SCALE,
+    FloatArray,
+    IntArray,
+    Prepared,
+    Result,
+    as_prepared,
+    quantile_sorted,
+)
 from .periodicity import Periodicity, best_period
 
 TUKEY_MILD = 1.5
@@ -104,7 +112,7 @@ def _global_scale(prep: Prepared, iqr: float) -> tuple[float, str]:
     median = quantile_sorted(xs, 0.5)
     mad = float(np.median(np.abs(prep.x - median)))
     if mad > 0.0:
-        return 1.4826 * mad, "1.4826 MAD"
+        return MAD_SCALE * mad, f"{MAD_SCALE:g} MAD"
     if iqr > 0.0:
         return iqr / 1.349, "IQR / 1.349 (MAD is zero)"
     gaps = np.diff(xs)
@@ -141,8 +149,8 @@ def _local_thresholds(prep: Prepared, k: float, iqr: float) -> _Thresholds:
     for j in range(nwin):
         seg = prep.x[edges[j] : edges[j + 1]]
         meds[j] = np.median(seg)
-        scales[j] = 1.4826 * float(np.median(np.abs(seg - meds[j])))
-    what = "1.4826 MAD" if nwin == 1 else f"1.4826 MAD in windows of {w:,} samples (median)"
+        scales[j] = MAD_SCALE * float(np.median(np.abs(seg - meds[j])))
+    what = f"{MAD_SCALE:g} MAD" + ("" if nwin == 1 else f" in windows of {w:,} samples (median)")
     zero = scales <= 0.0
     if zero.any():
         g_scale, g_source = _global_scale(prep, iqr)

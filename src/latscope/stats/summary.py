@@ -30,13 +30,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ._common import Prepared, Result, as_prepared, quantile_sorted
+from ._common import MAD_SCALE, Prepared, Result, as_prepared, quantile_sorted
 
 #: A percentile needs at least this many samples beyond it to be reported.
 MIN_BEYOND = 10
-
-#: Scale factor turning a MAD into a standard-deviation estimate for normal data.
-MAD_SCALE = 1.4826
 
 #: (name, probability in percent) of the percentiles in every summary.
 PERCENTILES: tuple[tuple[str, float], ...] = (
