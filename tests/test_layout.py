@@ -17,7 +17,8 @@ MAX_LINES = 600
 #: import parts of lower layers only; modules within one part import each other freely (but
 #: without a cycle).
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("_version", "errors", "units", "files", "progress"),
+    ("_version", "errors"),
+    ("units", "files", "progress"),
     ("stats", "probe", "samples", "notes"),
     ("summary", "env", "scenarios", "plots"),
     ("store",),

@@ -9,6 +9,8 @@ disk, the file gets the mode a new file would get (0666 less the umask, or ``mod
 renamed over the target in one step; a link at the target is replaced, not followed. On any
 failure, an exception or Ctrl-C, the temporary is removed and the target is left as it was.
 Every writer in latscope goes through it (`write_bytes`, `write_text` for whole contents).
+
+`read_bytes` reads a file a user named, with a one-line error for each way that fails.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
+
+from .errors import BadInput
 
 
 def _umask() -> int:
@@ -60,6 +64,20 @@ def write_bytes(target: str | os.PathLike[str], data: bytes, mode: int | None = 
     with atomic_write(target, mode) as f:
         f.write(data)
     return Path(target)
+
+
+def read_bytes(path: str | os.PathLike[str], what: str) -> bytes:
+    """The contents of a file a user named; BadInput (one line) when it is missing, a
+    directory ("is a directory, not ``what``") or not readable."""
+    p = Path(path)
+    try:
+        return p.read_bytes()
+    except FileNotFoundError:
+        raise BadInput(f"{p}: no such file") from None
+    except IsADirectoryError:
+        raise BadInput(f"{p}: is a directory, not {what}") from None
+    except PermissionError:
+        raise BadInput(f"{p}: permission denied") from None
 
 
 def write_text(target: str | os.PathLike[str], text: str, mode: int | None = None) -> Path:

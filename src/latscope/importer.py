@@ -42,6 +42,7 @@ import polars as pl
 from . import samples
 from ._version import __version__
 from .errors import BadInput
+from .files import read_bytes
 from .runner import command_line, keep, open_store
 from .runs import Run
 from .store import Store
@@ -159,14 +160,7 @@ def read_csv(
     """Read and check a CSV of latencies (see the module docstring). Raises BadInput with one
     line for every problem; nothing is written."""
     p = Path(path)
-    try:
-        raw = p.read_bytes()
-    except FileNotFoundError:
-        raise BadInput(f"{p}: no such file") from None
-    except IsADirectoryError:
-        raise BadInput(f"{p}: is a directory, not a CSV file") from None
-    except PermissionError:
-        raise BadInput(f"{p}: permission denied") from None
+    raw = read_bytes(p, "a CSV file")
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:

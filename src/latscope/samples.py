@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .errors import BadInput
-from .files import atomic_write
+from .files import atomic_write, read_bytes
 
 MAGIC = b"LATSCOPE-SAMPLES "
 SUPPORTED_VERSIONS = (1,)
@@ -108,14 +108,7 @@ def check(path: str | os.PathLike[str]) -> str | None:
 
 def load(path: str | os.PathLike[str]) -> SampleFile:
     p = Path(path)
-    try:
-        raw = p.read_bytes()
-    except FileNotFoundError:
-        raise BadInput(f"{p}: no such file") from None
-    except IsADirectoryError:
-        raise BadInput(f"{p}: is a directory, not a sample file") from None
-    except PermissionError:
-        raise BadInput(f"{p}: permission denied") from None
+    raw = read_bytes(p, "a sample file")
     if not raw.startswith(MAGIC):
         raise _fail(p, "not a latscope sample file (no LATSCOPE-SAMPLES line)")
     lines = _lines(raw)

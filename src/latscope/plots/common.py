@@ -110,6 +110,21 @@ def _note(ax: Axes, text: str, loc: str = "upper right") -> None:
     )
 
 
+def _level(ax: Axes, y: float, label: str) -> None:
+    """A dotted horizontal line at ``y`` (a percentile's level), labelled at the left edge."""
+    ax.axhline(y, color="#999999", lw=0.7, ls=":")
+    ax.annotate(
+        label,
+        (0.0, y),
+        xycoords=("axes fraction", "data"),
+        fontsize=7,
+        color="#666666",
+        va="bottom",
+        xytext=(2, 1),
+        textcoords="offset points",
+    )
+
+
 def set_title(ax: Axes, what: str, label: str = "") -> None:
     """``what — label``, wrapped to the width of the Axes."""
     import textwrap

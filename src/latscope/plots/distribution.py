@@ -29,6 +29,7 @@ from .common import (
     _decimate_sorted,
     _fig,
     _grid_edges,
+    _level,
     _lognormal_pdf,
     _note,
     _ns,
@@ -100,14 +101,7 @@ def histogram(
         counts, _ = np.histogram(pos, bins=edges)
         widths_dec = np.diff(np.log10(edges))
         heights = counts / (n * widths_dec)
-        ax.stairs(
-            heights,
-            edges / unit[1],
-            fill=True,
-            color=COLORS[0],
-            alpha=0.55,
-            label=f"samples (n={n:,})",
-        )
+        _bars(ax, heights, edges / unit[1], n)
         ax.set_xscale("log")
         ax.set_ylabel("share of samples per decade (1/decade)")
         if fit is not None:
@@ -125,14 +119,7 @@ def histogram(
             counts, edges = np.histogram(shown, bins=nb, range=(lo, hi if hi > lo else lo + 1.0))
         width = np.diff(edges)
         heights = counts / (n * width / unit[1])
-        ax.stairs(
-            heights,
-            edges / unit[1],
-            fill=True,
-            color=COLORS[0],
-            alpha=0.55,
-            label=f"samples (n={n:,})",
-        )
+        _bars(ax, heights, edges / unit[1], n)
         ax.set_ylabel(f"density (1/{unit[0]})")
         if fit is not None:
             grid = np.linspace(max(float(edges[0]), fit.loc), edges[-1], 400)
@@ -150,6 +137,11 @@ def histogram(
     ax.legend(fontsize=7, loc="upper left" if cut else "best", frameon=False)
     _style(ax)
     return _fig(ax)
+
+
+def _bars(ax: Axes, heights: np.ndarray, edges: np.ndarray, n: int) -> None:
+    """The histogram's bars: ``heights`` between ``edges`` (display units), n samples."""
+    ax.stairs(heights, edges, fill=True, color=COLORS[0], alpha=0.55, label=f"samples (n={n:,})")
 
 
 def _fit_label(fit: LogNormalFit, unit: Unit) -> str:
@@ -251,17 +243,7 @@ def ecdf(groups: Mapping[str, npt.ArrayLike], *, title: str = "", ax: Axes | Non
         p = (idx + 1) / xs.size
         ax.step(vals / unit[1], p, where="post", color=COLORS[i % len(COLORS)], lw=1.3, label=k)
     for q in (0.5, 0.99):
-        ax.axhline(q, color="#999999", lw=0.7, ls=":")
-        ax.annotate(
-            f"p{100 * q:g}",
-            (0.0, q),
-            xycoords=("axes fraction", "data"),
-            fontsize=7,
-            color="#666666",
-            va="bottom",
-            xytext=(2, 1),
-            textcoords="offset points",
-        )
+        _level(ax, q, f"p{100 * q:g}")
     if positive:
         ax.set_xscale("log")
     ax.set_xlabel(f"latency ({unit[0]}{', log scale' if positive else ''})")
@@ -292,17 +274,7 @@ def tail(groups: Mapping[str, npt.ArrayLike], *, title: str = "", ax: Axes | Non
         ax.step(xs[idx] / unit[1], s, where="post", color=COLORS[i % len(COLORS)], lw=1.3, label=k)
     for q in (1e-2, 1e-3, 1e-4):
         if q * nmax >= 1:
-            ax.axhline(q, color="#999999", lw=0.7, ls=":")
-            ax.annotate(
-                f"p{100 * (1 - q):g}",
-                (0.0, q),
-                xycoords=("axes fraction", "data"),
-                fontsize=7,
-                color="#666666",
-                va="bottom",
-                xytext=(2, 1),
-                textcoords="offset points",
-            )
+            _level(ax, q, f"p{100 * (1 - q):g}")
     ax.set_yscale("log")
     if positive:
         ax.set_xscale("log")

@@ -146,6 +146,48 @@ def _pct(x: float | None) -> str:
     return pct(x, "±")
 
 
+@dataclass(frozen=True)
+class RowText:
+    """A comparison row's figures as text: the terminal table and the report show the same."""
+
+    unit: tuple[str, float]
+    median: str  # median of the repetition medians, with its unit
+    within: str  # typical within-run half width, ±%
+    medians: str  # the repetition medians
+    cv: str  # CV of the repetition medians († when they disagree)
+    interval: str  # the interval over repetitions
+    ratio: str  # ratio to the baseline [CI], "baseline", or "—"
+    verdict: str  # the comparison's verdict, or why there is none
+    tone: str  # the verdict, when there is one (faster, slower, same, inconclusive)
+
+
+def row_text(r: Row, baselines: set[str | None]) -> RowText:
+    b, c = r.between, r.comparison
+    unit = pick_unit([b.median_of_medians])
+    tone = ""
+    if r.baseline is None:
+        ratio, verdict = ("baseline" if r.scenario in baselines else ""), ""
+    elif c is None:
+        ratio, verdict = "—", r.note or ""
+    else:
+        mr = c.median_ratio
+        ratio = f"{mr.estimate:.3g} [{mr.low:.3g}–{mr.high:.3g}]"
+        verdict = tone = c.verdict
+    return RowText(
+        unit=unit,
+        median=f"{fmt_bare(b.median_of_medians, unit)} {unit[0]}",
+        within=_pct(b.within_rel),
+        medians=" ".join(fmt_bare(x.p50, unit) for x in b.reps) + f" {unit[0]}",
+        cv="—" if b.cv is None else pct(b.cv) + (" †" if b.note else ""),
+        interval=f"{fmt_bare(b.interval[0], unit, 3)}–{fmt_bare(b.interval[1], unit, 3)} {unit[0]}"
+        if b.interval
+        else "—",
+        ratio=ratio,
+        verdict=verdict,
+        tone=tone,
+    )
+
+
 def comparison_table(rows: list[Row], title: str | None = None) -> Table:
     """The suite's comparison as a rich table (columns explained by `print_comparison`)."""
     from rich import box
@@ -169,38 +211,14 @@ def comparison_table(rows: list[Row], title: str | None = None) -> Table:
         t.add_column("verdict", no_wrap=True)
     last = None
     for r in rows:
-        b = r.between
-        unit = pick_unit([b.median_of_medians])
-        cv = "—" if b.cv is None else pct(b.cv) + (" †" if b.note else "")
-        iv = (
-            f"{fmt_bare(b.interval[0], unit, 3)}–{fmt_bare(b.interval[1], unit, 3)} {unit[0]}"
-            if b.interval
-            else "—"
-        )
-        c = r.comparison
-        if r.baseline is None:
-            ratio, verdict = ("baseline" if r.scenario in baselines else ""), ""
-        elif c is None:
-            ratio, verdict = "—", r.note or ""
-        else:
-            mr = c.median_ratio
-            ratio = f"{mr.estimate:.3g} [{mr.low:.3g}–{mr.high:.3g}]"
-            verdict = c.verdict
-            verdict = {
-                "faster": f"[green]{verdict}[/green]",
-                "slower": f"[red]{verdict}[/red]",
-            }.get(c.verdict, verdict)
-        cells = [
-            r.scenario if r.scenario != last else "",
-            r.column,
-            str(b.r),
-            f"{fmt_bare(b.median_of_medians, unit)} {unit[0]}",
-            _pct(b.within_rel),
-        ]
+        x = row_text(r, baselines)
+        style = {"faster": "green", "slower": "red"}.get(x.tone)
+        cells = [r.scenario if r.scenario != last else "", r.column, str(r.between.r)]
+        cells += [x.median, x.within]
         if reps:
-            cells += [cv, iv]
+            cells += [x.cv, x.interval]
         if baselines:
-            cells += [ratio, verdict]
+            cells += [x.ratio, f"[{style}]{x.verdict}[/{style}]" if style else x.verdict]
         t.add_row(*cells)
         last = r.scenario
     return t

@@ -9,12 +9,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..notes import grouped_notes
-from ..repeat import pct
 from ..units import fmt_bare, pick_unit
 
 if TYPE_CHECKING:
     from ..runs import Run
-from .comparison import Row, _pct
+from .comparison import Row, row_text
 from .running import SuiteRun, _now
 
 # ------------------------------------------------------------------------------- the report
@@ -110,34 +109,21 @@ def document(sr: SuiteRun, rows: list[Row], *, details: bool = True, figures: bo
     baselines = {r.baseline for r in rows if r.baseline}
     trows: list[list[Any]] = []
     for r in rows:
-        b = r.between
-        unit = pick_unit([b.median_of_medians])
-        c = r.comparison
-        if r.baseline is None:
-            ratio: Any = "baseline" if r.scenario in baselines else ""
-            verdict: Any = ""
-        elif c is None:
-            ratio, verdict = "—", r.note or ""
-        else:
-            mr = c.median_ratio
-            ratio = f"{mr.estimate:.3g} [{mr.low:.3g}–{mr.high:.3g}]"
-            tone = {"faster": "good", "slower": "bad", "inconclusive": "warn"}.get(c.verdict, "")
-            verdict = Cell(c.verdict, tone)
+        x = row_text(r, baselines)
+        tone = {"faster": "good", "slower": "bad", "inconclusive": "warn"}.get(x.tone, "")
         trows.append(
             [
                 r.scenario,
                 r.column,
-                str(b.r),
-                Cell(f"{fmt_bare(b.median_of_medians, unit)} {unit[0]}", "bold"),
-                _pct(b.within_rel),
-                " ".join(fmt_bare(x.p50, unit) for x in b.reps) + f" {unit[0]}",
-                "—" if b.cv is None else pct(b.cv) + (" †" if b.note else ""),
-                f"{fmt_bare(b.interval[0], unit, 3)}–{fmt_bare(b.interval[1], unit, 3)} {unit[0]}"
-                if b.interval
-                else "—",
+                str(r.between.r),
+                Cell(x.median, "bold"),
+                x.within,
+                x.medians,
+                x.cv,
+                x.interval,
                 r.baseline or "",
-                ratio,
-                verdict,
+                x.ratio,
+                Cell(x.verdict, tone) if x.tone else x.verdict,
             ]
         )
     doc.add(
