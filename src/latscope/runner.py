@@ -22,11 +22,12 @@ from . import probe
 from . import store as _store
 from ._version import __version__
 from .errors import BadInput
-from .runs import Run
 from .store.index import summary_frame
 
 if TYPE_CHECKING:
     import polars as pl
+
+    from .runs import Run
 
 
 class Store(_store.Store):
@@ -34,6 +35,8 @@ class Store(_store.Store):
     summary computed from its samples (`summary_rows`), as when a run is made."""
 
     def summarize(self, run: _store.StoredRun) -> pl.DataFrame:
+        from .runs import Run
+
         return summary_rows(Run(run.dir), run.meta)
 
 
@@ -56,6 +59,8 @@ def keep(t: _store.Transaction, meta: dict[str, Any], measured: Run | None = Non
     """Commit a run whose sample file is written in ``t``'s partial directory (``measured``:
     that file, read): its summary computed now, kept with ``meta`` (run.json) by one rename;
     the run read back, its summary already known."""
+    from .runs import Run
+
     if measured is None:
         measured = Run(t.samples_path)
     summary = measured.summary()
@@ -93,6 +98,8 @@ def measure(
     ``workers``: worker processes (None: the probe's ``--workers auto``, up to 10 with at least
     200 iterations each, decided where each benchmark's default n is known; 1: a single
     process). ``inject_ns``: a known busy-wait added to every timed region (validation, `trust`)."""
+    from .runs import Run  # polars and numpy: not for commands that only list the store
+
     params = dict(params or {})
     probe.benchmark(bench)  # unknown benchmark: a clear error before anything is created
     if n is not None and n <= 0:
@@ -158,6 +165,8 @@ def load(
     ref: str | os.PathLike[str], store: str | os.PathLike[str] | _store.Store | None = None
 ) -> Run:
     """A run by id (or unique prefix, or 'last') from the store, or from a path."""
+    from .runs import Run
+
     p = Path(ref)
     if p.is_file():
         return Run(p)

@@ -14,13 +14,14 @@ import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any
 
 from .errors import BadInput
 from .files import atomic_write, read_bytes
+
+if TYPE_CHECKING:  # numpy is imported where samples are read or written: `check` needs none
+    import numpy as np
+    import numpy.typing as npt
 
 MAGIC = b"LATSCOPE-SAMPLES "
 SUPPORTED_VERSIONS = (1,)
@@ -46,6 +47,8 @@ class SampleFile:
 
     def ns(self, name: str) -> np.ndarray:
         """A column converted to nanoseconds (float64)."""
+        import numpy as np
+
         return self.ticks[name].astype(np.float64) * self.ns_per_tick
 
 
@@ -146,6 +149,8 @@ def load(path: str | os.PathLike[str]) -> SampleFile:
     if len(cols) != ncols:
         raise _fail(p, f"header names {len(cols)} columns but the data has {ncols}")
     order = "<" if header.get("byte_order", "little") == "little" else ">"
+    import numpy as np
+
     data = np.frombuffer(raw, dtype=np.dtype(f"{order}i8"), count=ncols * nrows, offset=start)
     data = data.reshape(ncols, nrows)
     ticks = {c["name"]: data[i] for i, c in enumerate(cols)}
@@ -166,6 +171,8 @@ def write(
     ``byte_order`` are filled in. The file is written atomically (`files.atomic_write`), so a
     file with the final name is always whole; an existing file is refused unless
     ``overwrite``."""
+    import numpy as np
+
     p = Path(path)
     names = [c["name"] for c in header.get("columns", [])]
     if not names:

@@ -10,7 +10,6 @@ from typing import Any
 
 from ..errors import BadInput
 from ..files import atomic_write
-from ..runner import load
 from .shared import RAW, console, open_store, store_arg, value_error
 
 
@@ -40,6 +39,7 @@ def add_parsers(sub: Any) -> None:
 def cmd_show(args: argparse.Namespace) -> int:
     """``show``, plus the full analysis with --full."""
     from ..report.text import print_run
+    from ..runner import load
 
     run = load(args.run, open_store(args))
     print_run(console, run, details=True)
@@ -55,6 +55,8 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    from ..runner import load
+
     run = load(args.run, open_store(args))
     target = Path(args.csv or args.parquet)
     if target.is_dir():

@@ -8,12 +8,14 @@ from __future__ import annotations
 import argparse
 import textwrap
 from collections.abc import Callable, Sequence
-from typing import NoReturn, TypeVar
+from typing import TYPE_CHECKING, NoReturn, TypeVar
 
 from rich.console import Console
 
 from ..errors import BadInput
-from ..runner import Store
+
+if TYPE_CHECKING:
+    from ..runner import Store
 
 
 def _console(stderr: bool = False) -> Console:
@@ -67,6 +69,8 @@ def store_arg(p: argparse.ArgumentParser) -> None:
 
 def open_store(args: argparse.Namespace) -> Store:
     """The store a command's --store names (default: $LATSCOPE_STORE or the user's)."""
+    from ..runner import Store  # when a command runs: the CLI starts without polars and numpy
+
     return Store(getattr(args, "store", None))
 
 
