@@ -7,7 +7,7 @@ placement. Another process can land elsewhere (another physical page colour, ano
 another frequency), and its median can differ by more than the first one's interval allows.
 A run is therefore measured in several worker processes by default (the probe's ``--workers auto``),
 and this module shows what varies between them. The same statistics describe the repetitions
-of a suite scenario (separate runs; ``suite.py``).
+of a suite scenario (separate runs; ``suite/``).
 
 For each timed column, `between()` reports:
 

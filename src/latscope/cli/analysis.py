@@ -257,7 +257,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from .. import plots
-    from ..report import compare as compare_cmd
+    from ..report import compare
 
     if len(args.runs) < 2:
         raise BadInput("compare: give at least two runs (the first is the baseline)")
@@ -267,12 +267,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
         if not plots_ok:
             raise BadInput(f"--plot {target}: write .png, .svg or .pdf")
     runs = _load_runs(args)
-    _cols, rows = compare_cmd.compare_runs(
+    _cols, rows = compare.compare_runs(
         runs, noise=args.noise, seed=args.seed, columns=args.column, store=open_store(args)
     )
-    compare_cmd.print_comparison(console, runs, rows)
+    compare.print_comparison(console, runs, rows)
     if args.plot:
-        fig = compare_cmd.shift_figure(runs, rows)
+        fig = compare.shift_figure(runs, rows)
         plots.save(fig, args.plot)
         console.print(f"wrote {args.plot}")
     return 0

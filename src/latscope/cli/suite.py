@@ -140,7 +140,7 @@ def _print_plan(console: Any, suite: Any, steps: list[Any], seed: int) -> None:
 
 
 def _write_reports(sr: Any, rows: list[Any], args: argparse.Namespace, console: Any) -> None:
-    """The HTML report (and with --md the Markdown one), rendered by report.py."""
+    """The HTML report (and with --md the Markdown one), rendered by report/full.py."""
     from .. import report
     from ..suite import document
 

@@ -1,9 +1,9 @@
 """A small document model for reports, rendered three ways: self-contained HTML, Markdown with
 image files, and rich tables in the terminal (``latscope show --full``).
 
-``report.py`` decides *what* a report says; this module only decides how it looks. Keeping
-the content in one place makes the HTML report, the Markdown report and the terminal show the
-same figures, intervals and warnings.
+``parts.py``, ``run.py`` and ``full.py`` decide *what* a report says; this module only decides
+how it looks. Keeping the content in one place makes the HTML report, the Markdown report and
+the terminal show the same figures, intervals and warnings.
 
 The HTML needs nothing from the network: the CSS is inline, there is no JavaScript, and the
 figures are PNG images embedded as ``data:`` URIs.

@@ -53,7 +53,7 @@ def comparison_section(
     analyses: Sequence[RunAnalysis], *, noise: float, seed: int, figures: bool = True
 ) -> list[Block]:
     from .. import plots
-    from . import compare as compare_cmd
+    from . import compare
 
     runs = [a.run for a in analyses]
     labels = [a.label for a in analyses]
@@ -61,11 +61,11 @@ def comparison_section(
         Heading(f"Comparison with the baseline {labels[0]}", 2, "comparison"),
     ]
     try:
-        common, rows = compare_cmd.compare_runs(runs, noise=noise, seed=seed)
+        common, rows = compare.compare_runs(runs, noise=noise, seed=seed)
     except BadInput as e:
         out.append(Alert(f"No comparison: {e.message}", code="comparison"))
         return out
-    out += compare_cmd.comparison_blocks(runs, rows, labels)
+    out += compare.comparison_blocks(runs, rows, labels)
     if not figures:
         return out
     series = []
@@ -92,7 +92,7 @@ def comparison_section(
                 "comparison-shift",
                 "Shift of the deciles of each run against the baseline; inside the grey wedge "
                 "the difference is within the noise threshold",
-                lambda: compare_cmd.shift_figure(runs, rows),
+                lambda: compare.shift_figure(runs, rows),
             )
         )
     for c in common[:4]:

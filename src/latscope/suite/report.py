@@ -31,10 +31,10 @@ def representative(sr: SuiteRun, scenario: str) -> Run | None:
 
 
 def document(sr: SuiteRun, rows: list[Row], *, details: bool = True, figures: bool = True) -> Any:
-    """The suite's report as a document (document.py), rendered by report.write_html and
+    """The suite's report as a document (report/document.py), rendered by report.write_html and
     report.write_markdown: the plan and its outcome, the comparison table, per benchmark a
     figure of its scenarios side by side, the order the runs were made in, and per scenario
-    the full analysis (report.py) of its representative repetition."""
+    the full analysis (report/run.py) of its representative repetition."""
     from .. import plots, report
     from .._version import __version__
     from ..report.document import Alert, Cell, Document, Heading, Image, KeyValues, Table, Text
