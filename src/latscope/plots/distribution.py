@@ -230,14 +230,21 @@ def box(
 # ------------------------------------------------------------------------------- ECDF, tail
 
 
-def ecdf(groups: Mapping[str, npt.ArrayLike], *, title: str = "", ax: Axes | None = None) -> Figure:
-    """Empirical CDFs of several columns or runs (log latency axis when all are positive)."""
+def _curves(
+    groups: Mapping[str, npt.ArrayLike], ax: Axes | None
+) -> tuple[dict[str, np.ndarray], Axes, Unit, bool]:
+    """What an ECDF or a tail plot starts from: each group's samples sorted, the axes, the
+    display unit, and whether every sample is positive (a log latency axis)."""
     data = {k: np.sort(_ns(v)) for k, v in groups.items()}
     if not data:
         raise BadInput("nothing to plot")
-    ax = _axes(ax)
     unit = unit_for(*data.values())
-    positive = all(float(v[0]) > 0 for v in data.values())
+    return data, _axes(ax), unit, all(float(v[0]) > 0 for v in data.values())
+
+
+def ecdf(groups: Mapping[str, npt.ArrayLike], *, title: str = "", ax: Axes | None = None) -> Figure:
+    """Empirical CDFs of several columns or runs (log latency axis when all are positive)."""
+    data, ax, unit, positive = _curves(groups, ax)
     for i, (k, xs) in enumerate(data.items()):
         idx, vals = _decimate_sorted(xs)
         p = (idx + 1) / xs.size
@@ -258,12 +265,7 @@ def ecdf(groups: Mapping[str, npt.ArrayLike], *, title: str = "", ax: Axes | Non
 def tail(groups: Mapping[str, npt.ArrayLike], *, title: str = "", ax: Axes | None = None) -> Figure:
     """Tail plot: the share of samples above each latency, 1 − p, on a log scale, so that
     p99, p99.9 and p99.99 are evenly spaced and the tails of several runs can be compared."""
-    data = {k: np.sort(_ns(v)) for k, v in groups.items()}
-    if not data:
-        raise BadInput("nothing to plot")
-    ax = _axes(ax)
-    unit = unit_for(*data.values())
-    positive = all(float(v[0]) > 0 for v in data.values())
+    data, ax, unit, positive = _curves(groups, ax)
     nmax = max(v.size for v in data.values())
     for i, (k, xs) in enumerate(data.items()):
         n = xs.size
