@@ -18,7 +18,7 @@ import time
 import numpy as np
 from scipy import signal
 
-from latscope.analysis import analyze_column
+from latscope.stats import analyze_column
 
 
 def synthetic(n: int, seed: int = 1) -> tuple[np.ndarray, np.ndarray]:

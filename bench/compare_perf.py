@@ -33,7 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
-from latscope import _probe, samples
+from latscope import probe as _probe
+from latscope import samples
 
 
 def perf_ns_per_op(cmd: list[str]) -> float:

@@ -78,7 +78,7 @@ def find_probe(arg: str | None) -> str:
     if os.environ.get("LATSCOPE_PROBE"):
         return os.environ["LATSCOPE_PROBE"]
     try:
-        from latscope import _probe
+        from latscope import probe as _probe
 
         return _probe.probe_path()
     except Exception:  # any failure means: not installed

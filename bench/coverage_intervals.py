@@ -33,7 +33,7 @@ from analysis._synth import (  # noqa: E402
     spiky,
     spiky_median,
 )
-from latscope.analysis import Prepared, confidence_intervals  # noqa: E402
+from latscope.stats import Prepared, confidence_intervals  # noqa: E402
 
 PROCESSES = {
     "AR(1) phi 0.8": (lambda n, rng: lognormal_ar1(n, rng, phi=0.8), lambda: 1200.0),

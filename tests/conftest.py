@@ -11,7 +11,7 @@ import pytest
 
 
 def _installed_probe() -> str:
-    from latscope import _probe
+    from latscope import probe as _probe
 
     return _probe.probe_path()
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from latscope.compare_cmd import compare_runs, env_differences
 from latscope.errors import BadInput
+from latscope.report.compare import compare_runs, env_differences
 from synth import lognormal, make_run
 
 N = 20_000

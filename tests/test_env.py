@@ -552,7 +552,7 @@ def test_cpu_busy_samples_twice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         slept.append(seconds)
         (tmp_path / "proc/stat").write_text(STAT1)
 
-    monkeypatch.setattr("latscope.env.time.sleep", fake_sleep)
+    monkeypatch.setattr("latscope.env.snapshot.time.sleep", fake_sleep)
     assert cpu_busy(root, 0.2) == {"0": 0.05, "1": 0.1, "2": 0.5, "3": 0.0}
     assert slept == [0.2]
     assert cpu_busy(str(tmp_path / "nowhere")) is None
@@ -566,7 +566,7 @@ def test_smt_sibling_busy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     files["proc/stat"] = STAT0
     root = write_tree(tmp_path, files)
     monkeypatch.setattr(
-        "latscope.env.time.sleep", lambda s: (tmp_path / "proc/stat").write_text(STAT1)
+        "latscope.env.snapshot.time.sleep", lambda s: (tmp_path / "proc/stat").write_text(STAT1)
     )
     e = capture(root=root, sample_load=True)
     assert e["cpu_busy"]["2"] == 0.5

@@ -58,9 +58,9 @@ def test_grouped_notes_name_every_item_once_per_note():
 )
 def test_run_show_and_report_print_the_notes(tmp_path, monkeypatch, probe, bench, params, n, key):
     monkeypatch.setenv("LATSCOPE_PROBE", probe)  # the probe under test (sanitizers in make test)
-    from latscope import report
-    from latscope.report_text import print_run
-    from latscope.runs import measure
+    from latscope.report import parts as report
+    from latscope.report.text import print_run
+    from latscope.runner import measure
 
     if bench == "file":
         params = {**params, "dir": str(tmp_path)}

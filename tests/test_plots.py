@@ -12,8 +12,8 @@ import pytest
 from matplotlib.figure import Figure
 
 from latscope import plots
-from latscope.analysis import analyze_column, compare
 from latscope.errors import BadInput
+from latscope.stats import analyze_column, compare
 
 SIGNATURES = {".png": b"\x89PNG\r\n\x1a\n", ".svg": b"<svg", ".pdf": b"%PDF"}
 
@@ -172,7 +172,7 @@ def test_bad_samples_are_refused() -> None:
 def test_histogram_of_quantised_samples_has_no_comb(log_x) -> None:
     """Samples on a 10.015 ns grid: every bin edge lies halfway between grid values, no bin in
     the body is empty, and the bars integrate to one like the fitted density."""
-    from latscope.analysis import fit_shifted_lognormal
+    from latscope.stats import fit_shifted_lognormal
 
     step = 10.015
     rng = np.random.default_rng(5)

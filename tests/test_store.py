@@ -15,7 +15,7 @@ import polars as pl
 import pytest
 
 from conftest import procs_mentioning
-from latscope.runs import measure
+from latscope.runner import measure
 from latscope.store import SUMMARY_FILE, Store
 
 SUITE = """

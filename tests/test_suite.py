@@ -345,7 +345,7 @@ def test_run_repeat_three_worker_processes(cli, store: Path) -> None:
         assert w in r.stdout, w
     metas = Store(store).list_meta()
     assert len(metas) == 1  # one run, three processes
-    from latscope.runs import load
+    from latscope.runner import load
 
     run = load(metas[0]["id"], store)
     assert run.segments == [667, 667, 666]

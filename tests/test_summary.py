@@ -11,9 +11,10 @@ from pathlib import Path
 import polars as pl
 from rich.console import Console
 
-from latscope.analysis import MIN_BEYOND
-from latscope.report_text import print_run
-from latscope.store import Store, summary_frame
+from latscope.report.text import print_run
+from latscope.runner import Store
+from latscope.stats import MIN_BEYOND
+from latscope.store import summary_frame
 from latscope.summary import STATS, summary_columns
 from latscope.units import fmt, fmt_bare, pick_unit
 from synth import lognormal, make_run
@@ -156,7 +157,7 @@ def _ru(minflt: int = 0, nvcsw: int = 0, nivcsw: int = 0) -> dict[str, int]:
 
 
 def test_timed_rusage_in_show_and_report(cli, store: Path, tmp_path: Path) -> None:
-    from latscope.report_text import timed_usage
+    from latscope.report.text import timed_usage
 
     n = 1000
     # two workers of 500 round trips: 3 page faults in the initiator's timed loop, and
@@ -199,7 +200,7 @@ def test_timed_rusage_in_show_and_report(cli, store: Path, tmp_path: Path) -> No
 
 
 def test_timed_rusage_as_the_benchmark_implies_or_absent(store: Path) -> None:
-    from latscope.report_text import timed_usage
+    from latscope.report.text import timed_usage
 
     n = 1000
     fewer = [{"initiator": _ru(nvcsw=300), "responder": _ru(nvcsw=300)}]

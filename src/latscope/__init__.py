@@ -13,7 +13,7 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 if TYPE_CHECKING:
     from .runs import Run
@@ -36,7 +36,7 @@ def run(
     """Run benchmark `bench` (parameters as a dict and/or keywords) and keep it in the store.
 
     Raises latscope.errors.LatscopeError (with .exit_code) on bad input or failure."""
-    from .runs import measure
+    from .runner import measure
 
     return measure(
         bench,
@@ -51,16 +51,16 @@ def run(
 
 def load(ref: str | os.PathLike[str], store: str | os.PathLike[str] | Store | None = None) -> Run:
     """A kept run by id (or unique part of it, or 'last'), or a sample file by path."""
-    from .runs import load as _load
+    from .runner import load as _load
 
     return _load(ref, store)
 
 
 def benchmarks() -> list[dict[str, Any]]:
     """The probe's catalogue of benchmarks (parameters, defaults, units, columns)."""
-    from . import _probe
+    from . import probe
 
-    return list(_probe.catalogue()["benchmarks"])
+    return list(probe.catalogue()["benchmarks"])
 
 
 def __getattr__(name: str) -> Any:

@@ -31,8 +31,6 @@ import hashlib
 import io
 import os
 import re
-import shlex
-import sys
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -41,10 +39,13 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from . import __version__, samples
+from . import samples
+from ._version import __version__
 from .errors import BadInput
+from .files import read_bytes
+from .runner import command_line, keep, open_store
 from .runs import Run
-from .store import SAMPLES_FILE, Store
+from .store import Store
 
 NS_PER_TICK = 0.001  # picosecond ticks
 #: Unit spellings accepted in headers and by --unit, to (canonical name, ns per unit).
@@ -159,14 +160,7 @@ def read_csv(
     """Read and check a CSV of latencies (see the module docstring). Raises BadInput with one
     line for every problem; nothing is written."""
     p = Path(path)
-    try:
-        raw = p.read_bytes()
-    except FileNotFoundError:
-        raise BadInput(f"{p}: no such file") from None
-    except IsADirectoryError:
-        raise BadInput(f"{p}: is a directory, not a CSV file") from None
-    except PermissionError:
-        raise BadInput(f"{p}: permission denied") from None
+    raw = read_bytes(p, "a CSV file")
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -432,28 +426,19 @@ def import_csv(
     }
     for c in parsed.columns:
         data[c.name] = c.ticks
-    st = store if isinstance(store, Store) else Store(store)
-    run_id, partial = st.begin("imported")
-    ok = False
-    try:
-        samples.write(partial / SAMPLES_FILE, header, data)
+    with open_store(store).transaction("imported") as t:
+        samples.write(t.samples_path, header, data)
         meta: dict[str, Any] = {
-            "id": run_id,
+            "id": t.id,
             "created_utc": _now_utc(),
             "benchmark": "imported",
             "params_given": {"file": parsed.path.name},
-            "command": " ".join(
-                shlex.quote(a) for a in [os.path.basename(sys.argv[0])] + sys.argv[1:]
-            ),
+            "command": command_line(),
             "latscope_version": __version__,
             "probe_warnings": [],
             "tags": {"name": label, **(tags or {})},
             "env": None,
             "status": "complete",
         }
-        final = st.commit(run_id, partial, meta)
-        ok = True
-    finally:
-        if not ok:
-            st.abandon(partial)
-    return Run(final), list(parsed.notes)
+        run = keep(t, meta)
+    return run, list(parsed.notes)

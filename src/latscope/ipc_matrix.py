@@ -17,14 +17,18 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from . import _probe
+from . import probe
 from .errors import BadInput, LatscopeError, Unsupported
-from .runs import measure
+from .runner import measure
 from .store import Store
+from .units import fmt
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 #: Spinning peers sharing one CPU hand over only at a scheduler tick (notes.SPIN_ONE_CPU):
 #: their cells use this many iterations.
@@ -44,7 +48,7 @@ class Cell:
 
 
 def ipc_benchmarks() -> list[dict[str, Any]]:
-    return [b for b in _probe.catalogue()["benchmarks"] if b.get("mechanism")]
+    return [b for b in probe.catalogue()["benchmarks"] if b.get("mechanism")]
 
 
 def _one(
@@ -132,6 +136,46 @@ def run_matrix(
     return cells
 
 
+def _cell_text(c: Cell) -> tuple[str, str]:
+    if c.p50_ns is None:
+        return "—", "—"
+    return fmt(c.p50_ns), fmt(c.p99_ns)
+
+
+def matrix_table(cells: list[Cell]) -> tuple[Table, list[str]]:
+    """The matrix as a table (mechanism × mode rows, same CPU and 2 CPUs columns), and one
+    line per cell that could not be measured."""
+    from rich.table import Table
+
+    by = {(c.mechanism, c.mode, c.cpus): c for c in cells}
+    t = Table(title="round trip (rtt): median / p99", title_justify="left")
+    t.add_column("mechanism", style="bold")
+    t.add_column("mode")
+    for h in ("same CPU p50", "same CPU p99", "2 CPUs p50", "2 CPUs p99"):
+        t.add_column(h, justify="right")
+    problems = []
+    seen = []
+    for c in cells:
+        key = (c.mechanism, c.mode)
+        if key in seen:
+            continue
+        seen.append(key)
+        same = by.get((c.mechanism, c.mode, "0,0"))
+        diff = by.get((c.mechanism, c.mode, "0,1"))
+        row = [c.mechanism, c.mode]
+        for cell in (same, diff):
+            if cell is None:
+                row += ["n/a", "n/a"]
+            else:
+                row += list(_cell_text(cell))
+                if cell.problem:
+                    problems.append(
+                        f"{cell.mechanism} {cell.mode} cpus={cell.cpus}: {cell.problem}"
+                    )
+        t.add_row(*row)
+    return t, problems
+
+
 # ----------------------------------------------------------------------------- the sweep
 
 
@@ -173,7 +217,7 @@ def run_sweep(
     on_cell: Callable[[int, Cell], None] | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> list[Cell]:
-    b = _probe.benchmark(bench)
+    b = probe.benchmark(bench)
     if not b.get("mechanism"):
         raise BadInput(
             f"--sweep cpus needs a communication benchmark (two parties); {bench} has one"
@@ -201,3 +245,28 @@ def run_sweep(
         if on_cell:
             on_cell(i, cell)
     return cells
+
+
+def sweep_table(bench: str, cpus: list[int], cells: list[Cell]) -> Table:
+    """The sweep as a matrix of medians, initiator CPU (rows) → responder CPU (columns): dim
+    on the same CPU, cyan between SMT siblings, plain between other cores."""
+    from rich.table import Table
+
+    by = {c.cpus: c for c in cells}
+    t = Table(
+        title=f"{bench}: median round trip, initiator CPU (rows) → responder CPU (columns)",
+        title_justify="left",
+    )
+    t.add_column("from \\ to", style="bold")
+    for b in cpus:
+        t.add_column(f"CPU {b}", justify="right")
+    style = {"same CPU": "dim", "SMT sibling": "cyan", "other core": ""}
+    for a in cpus:
+        row = [f"CPU {a}"]
+        for b in cpus:
+            c = by[f"{a},{b}"]
+            txt = fmt(c.p50_ns) if c.p50_ns is not None else "—"
+            s = style[relation(a, b)]
+            row.append(f"[{s}]{txt}[/{s}]" if s else txt)
+        t.add_row(*row)
+    return t

@@ -1,9 +1,13 @@
 """The progress bar every long command shows on standard error (rich): what it is doing, a
-bar, done/total and the elapsed time; it disappears when the work is done."""
+bar, done/total and the elapsed time; it disappears when the work is done.  `bar` is the one
+constructor; `probe_task`, `cells` and `steps` are the shapes the CLI's commands use.
+Nothing is shown with ``quiet`` or when standard error is not a terminal."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -20,3 +24,63 @@ def bar(console: Console, *, note: bool = False) -> Progress:
         cols.append(TextColumn("{task.fields[note]}"))
     cols.append(TimeElapsedColumn())
     return Progress(*cols, console=console, transient=True)
+
+
+@contextmanager
+def probe_task(
+    console: Console, label: str, quiet: bool = False
+) -> Iterator[Callable[[int, int], None] | None]:
+    """A bar fed by the probe's progress lines (outside its timed regions): yields the
+    callback for `runner.measure`, or None when nothing is shown."""
+    if quiet or not console.is_terminal:
+        yield None
+        return
+    with bar(console) as prog:
+        task = prog.add_task(label, total=None)
+
+        def cb(done: int, total: int) -> None:
+            prog.update(task, completed=done, total=total)
+
+        yield cb
+
+
+@contextmanager
+def cells(console: Console, total: int, quiet: bool = False) -> Iterator[tuple[Any, Any] | None]:
+    """A bar over ``total`` cells (runs of a matrix or a sweep): yields (progress, task), or
+    None when nothing is shown."""
+    if quiet or not console.is_terminal:
+        yield None
+        return
+    with bar(console) as prog:
+        task = prog.add_task("cells", total=total)
+        yield (prog, task)
+
+
+class Steps:
+    """A bar fed one step at a time, in phases (``latscope report``: analysing, then drawing
+    figures); does nothing without a bar."""
+
+    def __init__(self, prog: Progress | None) -> None:
+        self.prog = prog
+        self.task: Any = None
+
+    def phase(self, name: str, total: int) -> None:
+        if self.prog is None:
+            return
+        if self.task is not None:
+            self.prog.remove_task(self.task)
+        self.task = self.prog.add_task(name, total=total)
+
+    def __call__(self, what: str) -> None:
+        if self.prog is not None and self.task is not None:
+            self.prog.update(self.task, advance=1, description=what[:60])
+
+
+@contextmanager
+def steps(console: Console, enabled: bool = True) -> Iterator[Steps]:
+    """`Steps` on a bar on ``console``, or without one (not ``enabled``, not a terminal)."""
+    if not enabled or not console.is_terminal:
+        yield Steps(None)
+        return
+    with bar(console) as prog:
+        yield Steps(prog)

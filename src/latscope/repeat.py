@@ -7,7 +7,7 @@ placement. Another process can land elsewhere (another physical page colour, ano
 another frequency), and its median can differ by more than the first one's interval allows.
 A run is therefore measured in several worker processes by default (the probe's ``--workers auto``),
 and this module shows what varies between them. The same statistics describe the repetitions
-of a suite scenario (separate runs; ``suite.py``).
+of a suite scenario (separate runs; ``suite/``).
 
 For each timed column, `between()` reports:
 
@@ -19,7 +19,7 @@ For each timed column, `between()` reports:
   (each one already carries its process's sampling error plus the process-to-process
   variation): for R >= 3 a Student t interval on the logarithms of the repetition medians,
   transformed back, i.e. an interval for the geometric mean of the medians
-  (``analysis.between.t_interval``: medians of neighbouring repetitions that agree more than
+  (``stats.between.t_interval``: medians of neighbouring repetitions that agree more than
   independent ones would count as fewer, ``effective_count``). Logarithms because run-to-run
   differences are multiplicative and the interval then stays positive. If a median is not
   positive (a one-way time from skewed clocks), the t interval is taken on the medians.
@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .analysis.between import t_interval
+from .stats.between import t_interval
 from .units import fmt_bare, pick_unit
 
 if TYPE_CHECKING:
@@ -133,9 +133,9 @@ def between(
 
 def segment_reps(run: Run, column: str, level: float = LEVEL) -> list[Rep]:
     """One Rep per worker process of the run (its median and order-statistic interval)."""
-    from .analysis._common import quantile_sorted
-    from .analysis.between import split
-    from .analysis.intervals import order_statistic_interval
+    from .stats import quantile_sorted
+    from .stats.between import split
+    from .stats.intervals import order_statistic_interval
 
     step = run.column_step_ns(column)
     out = []
@@ -149,8 +149,7 @@ def segment_reps(run: Run, column: str, level: float = LEVEL) -> list[Rep]:
 def between_segments(run: Run, level: float = LEVEL) -> list[Between]:
     """`between()` over the run's worker processes, for every timed (and derived) column."""
     return [
-        between(c, segment_reps(run, c, level), level, "worker medians")
-        for c in run.columns + run.derived_columns
+        between(c, segment_reps(run, c, level), level, "worker medians") for c in run.all_columns
     ]
 
 

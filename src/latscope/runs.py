@@ -1,13 +1,10 @@
-"""Runs: measuring one benchmark with the probe, keeping it in the store, reading it back."""
+"""A run read back: its samples, summary and metadata, from a run directory of the store or a
+sample file.  Measuring and keeping runs is the runner's (runner.py)."""
 
 from __future__ import annotations
 
 import json
 import os
-import shlex
-import sys
-from collections.abc import Callable, Mapping
-from datetime import datetime, timezone
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -15,9 +12,10 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from . import __version__, _probe, samples
+from . import samples
 from .errors import BadInput
-from .store import RUN_FILE, SAMPLES_FILE, Store, summary_frame
+from .store.layout import RUN_FILE, SAMPLES_FILE
+from .summary import column_summary, frame
 
 
 class Run:
@@ -63,6 +61,11 @@ class Run:
     def derived_columns(self) -> list[str]:
         """Columns computed by the lab: rtt/2, the one-way estimate of a round trip."""
         return ["rtt/2"] if "rtt" in self.columns else []
+
+    @property
+    def all_columns(self) -> list[str]:
+        """The timed columns, then the derived ones (rtt/2)."""
+        return self.columns + self.derived_columns
 
     @property
     def clock(self) -> dict[str, Any]:
@@ -139,8 +142,6 @@ class Run:
     def summary(self, confidence: float = 0.95) -> pl.DataFrame:
         """One row per timed column: n, min, p50, mean, std, p95, p99, p99.9, max (ns) and
         the confidence interval of the median, with its method and effective sample size."""
-        from .summary import column_summary, frame
-
         if confidence not in self._summaries:
             rows = [
                 {
@@ -152,106 +153,7 @@ class Run:
                         segments=self.segments,
                     ),
                 }
-                for c in self.columns + self.derived_columns
+                for c in self.all_columns
             ]
             self._summaries[confidence] = frame(rows)
         return self._summaries[confidence]
-
-
-def _now_utc() -> str:
-    # microseconds: runs made within one second still sort in the order they were made
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def measure(
-    bench: str,
-    params: Mapping[str, Any] | None = None,
-    n: int | None = None,
-    warmup: int | None = None,
-    clock: str | None = None,
-    store: str | os.PathLike[str] | Store | None = None,
-    progress: Callable[[int, int], None] | None = None,
-    tags: Mapping[str, Any] | None = None,
-    env: Mapping[str, Any] | None = None,
-    workers: int | None = None,
-    inject_ns: float | None = None,
-) -> Run:
-    """Run one benchmark in the probe and keep the result in the store.
-
-    ``workers``: worker processes (None: the probe's ``--workers auto``, up to 10 with at least
-    200 iterations each, decided where each benchmark's default n is known; 1: a single
-    process). ``inject_ns``: a known busy-wait added to every timed region (validation, `trust`)."""
-    params = dict(params or {})
-    _probe.benchmark(bench)  # unknown benchmark: a clear error before anything is created
-    if n is not None and n <= 0:
-        raise BadInput(f"-n {n}: the number of iterations must be positive")
-    if warmup is not None and warmup < 0:
-        raise BadInput(f"--warmup {warmup}: must be 0 or more")
-    if workers is not None and workers < 1:
-        raise BadInput(f"--repeat {workers}: must be 1 or more")
-    if inject_ns is not None and inject_ns < 0:
-        raise BadInput(f"--inject-ns {inject_ns:g}: must be 0 or more")
-    if workers is not None and n is not None and workers > n:
-        raise BadInput(f"--repeat {workers}: more worker processes than iterations (-n {n})")
-    w: int | str = workers if workers is not None else "auto"
-    st = store if isinstance(store, Store) else Store(store)
-    if env is None:
-        from . import env as envmod
-
-        env = envmod.capture(path=env_path(bench, params))  # cheap: no load sampling
-    run_id, partial = st.begin(bench)
-    ok = False
-    try:
-        out = partial / SAMPLES_FILE
-        args = _probe.probe_args(
-            bench, params, out, n=n, warmup=warmup, clock=clock, workers=w, inject_ns=inject_ns
-        )
-        created = _now_utc()
-        warnings = _probe.run_probe(args, progress=progress)
-        measured = Run(out)  # the complete sample file, still in the partial directory
-        meta = {
-            "id": run_id,
-            "created_utc": created,
-            "benchmark": bench,
-            "params": measured.meta.get("params"),
-            "params_given": {k: str(v) for k, v in params.items()},
-            "clock": measured.clock.get("name"),
-            "command": " ".join(
-                shlex.quote(a) for a in [os.path.basename(sys.argv[0])] + sys.argv[1:]
-            ),
-            "probe_command": " ".join(shlex.quote(a) for a in args[1:]),
-            "latscope_version": __version__,
-            "probe_warnings": warnings,
-            "tags": dict(tags or {}),
-            "env": dict(env) if env else None,
-            "status": "complete",
-        }
-        summary = measured.summary()
-        final = st.commit(run_id, partial, meta, summary=summary_frame(meta, summary))
-        ok = True
-    finally:
-        if not ok:
-            st.abandon(partial)
-    run = Run(final)
-    run._summaries[0.95] = summary
-    return run
-
-
-def env_path(bench: str, params: Mapping[str, Any]) -> str | None:
-    """The directory whose filesystem a run's environment records: the value of the
-    benchmark's `path` parameter (file: `dir`), or the probe's default for it ($TMPDIR or
-    /tmp) when not given; None for benchmarks without a path parameter."""
-    for p in _probe.benchmark(bench).get("params", []):
-        if p.get("type") == "path":
-            v = params.get(p["name"])
-            return str(v) if v not in (None, "") else os.environ.get("TMPDIR") or "/tmp"
-    return None
-
-
-def load(ref: str | os.PathLike[str], store: str | os.PathLike[str] | Store | None = None) -> Run:
-    """A run by id (or unique prefix, or 'last') from the store, or from a path."""
-    p = Path(ref)
-    if p.is_file():
-        return Run(p)
-    st = store if isinstance(store, Store) else Store(store)
-    return Run(st.resolve(str(ref)))

@@ -14,12 +14,14 @@ import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any
 
 from .errors import BadInput
+from .files import atomic_write, read_bytes
+
+if TYPE_CHECKING:  # numpy is imported where samples are read or written: `check` needs none
+    import numpy as np
+    import numpy.typing as npt
 
 MAGIC = b"LATSCOPE-SAMPLES "
 SUPPORTED_VERSIONS = (1,)
@@ -45,6 +47,8 @@ class SampleFile:
 
     def ns(self, name: str) -> np.ndarray:
         """A column converted to nanoseconds (float64)."""
+        import numpy as np
+
         return self.ticks[name].astype(np.float64) * self.ns_per_tick
 
 
@@ -52,18 +56,65 @@ def _fail(path: Path, why: str) -> SampleFormatError:
     return SampleFormatError(f"{path}: {why}")
 
 
-def load(path: str | os.PathLike[str]) -> SampleFile:
+def _lines(head: bytes) -> tuple[int, int, int] | None:
+    """Where the first three lines (magic, header, DATA) of a sample file end, or None."""
+    nl1 = head.find(b"\n")
+    nl2 = head.find(b"\n", nl1 + 1) if nl1 >= 0 else -1
+    nl3 = head.find(b"\n", nl2 + 1) if nl2 >= 0 else -1
+    return (nl1, nl2, nl3) if nl3 >= 0 else None
+
+
+def _data_shape(head: bytes, nl2: int, nl3: int) -> tuple[int, int] | None:
+    """(columns, rows) from the DATA line, or None when it is not one."""
+    data = head[nl2 + 1 : nl3].split()
+    if len(data) != 3 or data[0] != b"DATA":
+        return None
+    try:
+        return int(data[1]), int(data[2])
+    except ValueError:
+        return None
+
+
+def _trailer_len(nrows: int) -> int:
+    return len(f"\nEND {nrows} 00000000\n")
+
+
+def check(path: str | os.PathLike[str]) -> str | None:
+    """Why a sample file is not complete, or None.  Reads the lines before the samples and the
+    trailer only (no sample, no checksum): the END line must be there and the file exactly as
+    long as its DATA line says.  `load` verifies the checksum when it reads the samples."""
     p = Path(path)
     try:
-        raw = p.read_bytes()
+        with open(p, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            head = f.read(1 << 20)
+            lines = _lines(head)
+            if not head.startswith(MAGIC) or lines is None:
+                return f"{p.name} is not a complete sample file (damaged header)"
+            shape = _data_shape(head, lines[1], lines[2])
+            if shape is None:
+                return f"{p.name} is damaged (no DATA line)"
+            ncols, nrows = shape
+            trailer_len = _trailer_len(nrows)
+            expected = lines[2] + 1 + ncols * nrows * 8 + trailer_len
+            if size < expected:
+                return f"{p.name} is truncated ({size} of {expected} bytes)"
+            f.seek(expected - trailer_len)
+            if size != expected or not f.read(trailer_len).startswith(b"\nEND "):
+                return f"{p.name} is damaged (no END line where the DATA line puts it)"
     except FileNotFoundError:
-        raise BadInput(f"{p}: no such file") from None
-    except IsADirectoryError:
-        raise BadInput(f"{p}: is a directory, not a sample file") from None
-    except PermissionError:
-        raise BadInput(f"{p}: permission denied") from None
+        return f"{p.name} is missing"
+    except (OSError, ValueError) as e:
+        return f"{p.name} cannot be read ({e})"
+    return None
+
+
+def load(path: str | os.PathLike[str]) -> SampleFile:
+    p = Path(path)
+    raw = read_bytes(p, "a sample file")
     if not raw.startswith(MAGIC):
         raise _fail(p, "not a latscope sample file (no LATSCOPE-SAMPLES line)")
+    lines = _lines(raw)
     nl1 = raw.find(b"\n")
     try:
         version = int(raw[len(MAGIC) : nl1])
@@ -78,12 +129,11 @@ def load(path: str | os.PathLike[str]) -> SampleFile:
         header = json.loads(raw[nl1 + 1 : nl2])
     except json.JSONDecodeError:
         raise _fail(p, "damaged header (not JSON)") from None
-    nl3 = raw.find(b"\n", nl2 + 1)
-    data_line = raw[nl2 + 1 : nl3].split() if nl3 > 0 else []
-    if len(data_line) != 3 or data_line[0] != b"DATA":
+    shape = _data_shape(raw, nl2, lines[2]) if lines else None
+    if shape is None:
         raise _fail(p, "truncated or damaged before the samples")
-    ncols, nrows = int(data_line[1]), int(data_line[2])
-    start = nl3 + 1
+    ncols, nrows = shape
+    start = lines[2] + 1
     nbytes = ncols * nrows * 8
     end = start + nbytes
     trailer = raw[end:]
@@ -99,6 +149,8 @@ def load(path: str | os.PathLike[str]) -> SampleFile:
     if len(cols) != ncols:
         raise _fail(p, f"header names {len(cols)} columns but the data has {ncols}")
     order = "<" if header.get("byte_order", "little") == "little" else ">"
+    import numpy as np
+
     data = np.frombuffer(raw, dtype=np.dtype(f"{order}i8"), count=ncols * nrows, offset=start)
     data = data.reshape(ncols, nrows)
     ticks = {c["name"]: data[i] for i, c in enumerate(cols)}
@@ -116,9 +168,11 @@ def write(
 
     ``header["columns"]`` lists the columns in file order (``name``, ``kind``, ...); ``columns``
     maps each name to its integer ticks (int64). ``format``, ``format_version``, ``n`` and
-    ``byte_order`` are filled in. The file is written under ``<name>.tmp.<pid>`` and renamed
-    when complete, so a file with the final name is always whole; an existing file is refused
-    unless ``overwrite``."""
+    ``byte_order`` are filled in. The file is written atomically (`files.atomic_write`), so a
+    file with the final name is always whole; an existing file is refused unless
+    ``overwrite``."""
+    import numpy as np
+
     p = Path(path)
     names = [c["name"] for c in header.get("columns", [])]
     if not names:
@@ -145,22 +199,14 @@ def write(
     head = json.dumps(hdr, allow_nan=False, separators=(",", ":"))
     if not overwrite and p.exists():
         raise BadInput(f"{p} exists; not overwriting it")
-    tmp = p.with_name(f"{p.name}.tmp.{os.getpid()}")
     crc = 0
-    try:
-        with open(tmp, "wb") as f:
-            f.write(MAGIC + f"{hdr['format_version']}\n".encode())
-            f.write(head.encode() + b"\n")
-            f.write(f"DATA {len(arrays)} {nrows}\n".encode())
-            for a in arrays:
-                buf = np.ascontiguousarray(a).tobytes()
-                crc = zlib.crc32(buf, crc)
-                f.write(buf)
-            f.write(f"\nEND {nrows} {crc & 0xFFFFFFFF:08x}\n".encode())
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, p)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    with atomic_write(p) as f:
+        f.write(MAGIC + f"{hdr['format_version']}\n".encode())
+        f.write(head.encode() + b"\n")
+        f.write(f"DATA {len(arrays)} {nrows}\n".encode())
+        for a in arrays:
+            buf = np.ascontiguousarray(a).tobytes()
+            crc = zlib.crc32(buf, crc)
+            f.write(buf)
+        f.write(f"\nEND {nrows} {crc & 0xFFFFFFFF:08x}\n".encode())
     return p

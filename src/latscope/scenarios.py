@@ -44,7 +44,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from . import _probe
+from . import probe
 from .errors import BadInput
 
 if sys.version_info >= (3, 11):
@@ -249,7 +249,7 @@ def parse(
             f"unknown key '{sorted(unknown)[0]}' (known: {', '.join(sorted(TOP_KEYS))}, "
             "[[scenario]])",
         )
-    cat = _probe.catalogue()
+    cat = probe.catalogue()
     benches = {b["name"]: b for b in cat["benchmarks"]}
     clocks = {c["name"] for c in cat.get("clocks", [])} | {"auto"}
 

@@ -7,14 +7,14 @@ same name in both), how it is computed and whether the tail rule applies. The ru
 `latscope history` and the reports read this table; none lists the figures itself.
 
 How the figures are computed (`column_summary`): everything comes from
-`analysis.summarize(x, step=...)` (min, max, mean, std and the percentiles, numpy's "linear"
-method) and `analysis.confidence_intervals(x, level, step=...)` (the interval of the median
+`stats.summarize(x, step=...)` (min, max, mean, std and the percentiles, numpy's "linear"
+method) and `stats.confidence_intervals(x, level, step=...)` (the interval of the median
 and the effective sample size), with the clock's step passed on, so quantisation-aware
 estimates reach every view. With several worker processes (`segments`) the headline interval
-of the median comes from `analysis.between.median_over_runs` and includes the variation between
+of the median comes from `stats.between.median_over_runs` and includes the variation between
 processes.
 
-The tail rule is `analysis.summary`'s, applied once, by `column_summary` (through
+The tail rule is `stats.summary`'s, applied once, by `column_summary` (through
 `summarize`): a tail percentile (p95, p99, p99.9) with fewer than `MIN_BEYOND` samples above it
 is withheld: `None` in `Run.summary()`, null in summary.parquet, "—" wherever it is printed,
 and the number of samples above it is kept next to it (``<column>_n_beyond``) so that every
@@ -23,7 +23,7 @@ again. The median is not a tail figure: it is always given (it has its interval 
 
 Importing this module does not import the analysis (numpy, scipy): `latscope ls` reads the
 table without paying for it; the percentiles' probabilities and the rule's threshold are looked
-up in `analysis.summary` when used.
+up in `stats.summary` when used.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ class Stat:
     kind: "count" (n), "time" (ns, not a percentile), "percentile" (ns) or "number" (ess);
     column: its column in `Run.summary()` and summary.parquet; tail: whether the tail rule
     withholds it; brief: shown in the compact views (`latscope ls`); doc: how it is computed.
-    `percent` (percentiles) is the probability `analysis.summary.PERCENTILES` gives the key."""
+    `percent` (percentiles) is the probability `stats.summary.PERCENTILES` gives the key."""
 
     key: str
     label: str
@@ -60,7 +60,7 @@ class Stat:
     def percent(self) -> float | None:
         if self.kind != "percentile":
             return None
-        from .analysis.summary import PERCENTILES
+        from .stats.summary import PERCENTILES
 
         return dict(PERCENTILES)[self.key]
 
@@ -86,7 +86,7 @@ def _pct(key: str, *, brief: bool = False) -> Stat:
             "median (numpy 'linear' percentile)"
             if median
             else f"{key[1:]}th percentile (numpy 'linear'); withheld with too few samples "
-            "above it (analysis.summary.MIN_BEYOND)"
+            "above it (stats.summary.MIN_BEYOND)"
         ),
         tail=not median,
         brief=brief,
@@ -175,9 +175,9 @@ def withheld_reason(row: Mapping[str, Any], s: Stat) -> str | None:
             f"withheld: this run's summary has no count of samples above {s.key} (kept by an "
             "older latscope, and it could not be recomputed from the samples)"
         )
-    from .analysis.intervals import _too_few_beyond
+    from .stats.summary import too_few_beyond
 
-    return "withheld: " + _too_few_beyond(s.key, (s.percent or 0.0) / 100.0, int(k), "above")
+    return "withheld: " + too_few_beyond(s.key, (s.percent or 0.0) / 100.0, int(k), "above")
 
 
 def withheld_notes(rows: list[tuple[str, Mapping[str, Any]]]) -> list[str]:
@@ -209,8 +209,8 @@ def column_summary(
 
     `step_ns`: the clock's granularity (quantisation-aware estimates); `segments`: samples
     per worker process (the headline interval then includes between-run variation)."""
-    from .analysis import confidence_intervals, summarize
-    from .analysis.between import median_over_runs
+    from .stats import confidence_intervals, summarize
+    from .stats.between import median_over_runs
 
     summ = summarize(x, step=step_ns)
     iv = confidence_intervals(x, level=confidence, step=step_ns)
@@ -239,7 +239,7 @@ def column_summary(
 
 
 def shown_percentile(p: Any) -> float | None:
-    """The value the summary gives for an `analysis.Percentile` (the report's table uses it,
+    """The value the summary gives for an `stats.Percentile` (the report's table uses it,
     so that it agrees with the run table): the median always, tail percentiles by the rule."""
     return p.raw_value if p.percent == 50.0 else p.value
 

@@ -1,8 +1,6 @@
-"""How far this machine can be trusted for one benchmark: ``latscope trust``, and what
-``compare`` knows about the variation between runs of a scenario.
+"""How far this machine can be trusted for one benchmark: ``latscope trust``.
 
-A *scenario* is a benchmark with its (resolved) parameters and clock; its key is
-``scenario_key``. ``latscope trust BENCH [-p k=v ...]`` measures, in ``--pairs`` rounds:
+``latscope trust BENCH [-p k=v ...]`` measures, in ``--pairs`` rounds:
 
 1. a reference run first, whose median (first column) sizes the injected delays;
 2. per round, in a shuffled order: two runs of the scenario (an A/A pair) and, per injected
@@ -10,7 +8,7 @@ A *scenario* is a benchmark with its (resolved) parameters and clock; its key is
    median in every timed region (probe ``--inject-ns``; the A/B pair is that run against the
    round's first run).
 
-Every pair is compared as ``latscope compare`` would (``compare_cmd.compare_runs``, the
+Every pair is compared as ``latscope compare`` would (``report.compare.compare_runs``, the
 default noise threshold). The result, per column:
 
 - ``run_cv``: coefficient of variation of the medians of the runs without injection (runs as
@@ -24,32 +22,34 @@ default noise threshold). The result, per column:
 - the A/A false-difference rate (pairs called faster or slower), the detection rate of every
   injected size, and the smallest injected size detected in at least 90% of the pairs.
 
-The record is kept as ``STORE/trust/<benchmark>-<hash of the key>.json`` (written atomically).
-Without a record, ``known_variation`` falls back to the history of the scenario: the runs in
-the store with the same key, several worker processes and no injection (the last
-``HISTORY_RUNS``, leaving out the runs being compared), whose worker-median CVs give
-``process_cv`` and, with at least ``HISTORY_RUNS_FOR_NOISE`` of them, whose typical medians'
-CV gives ``noise`` as above. Workers run one after another within a second or two, so they
-can share a state of the host that the next run no longer finds: the spread of separate runs
-is the between-run variation a comparison of two runs must clear.
+The record is kept in the store (variation.py: ``write_record``), where ``compare`` and suites
+find it (``known_variation``).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import math
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scipy import stats
 
 from .errors import BadInput
+from .variation import (
+    AA_RANGE,
+    FORMAT,
+    FORMAT_VERSION,
+    _cv,
+    key_of_run,
+    known_variation,
+    read_record,
+    record_path,
+    scenario_key,
+    write_record,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -57,138 +57,23 @@ if TYPE_CHECKING:
     from .runs import Run
     from .store import Store
 
-FORMAT = "latscope-trust"
-FORMAT_VERSION = 1
-TRUST_DIR = "trust"
-HISTORY_RUNS = 20
-#: Earlier runs of a scenario needed before their spread sets compare's noise threshold.
-HISTORY_RUNS_FOR_NOISE = 3
+__all__ = [
+    "DETECTED",
+    "FORMAT",
+    "Plan",
+    "key_of_run",
+    "known_variation",
+    "measure",
+    "parse_injections",
+    "print_record",
+    "read_record",
+    "record_path",
+    "scenario_key",
+    "write_record",
+]
+
 #: An injected size counts as detected when at least this share of its pairs say "slower".
 DETECTED = 0.9
-#: The A/A range of two runs' ratio: z(0.975) * sqrt(2) coefficients of variation.
-AA_RANGE = float(stats.norm.ppf(0.975)) * math.sqrt(2.0)
-
-
-def scenario_key(benchmark: str, params: Mapping[str, Any] | None, clock: str | None) -> str:
-    """The key of a scenario: benchmark, resolved parameters (sorted) and clock."""
-    p = " ".join(f"{k}={v}" for k, v in sorted((params or {}).items()))
-    return f"{benchmark} {p} clock={clock or '?'}".replace("  ", " ")
-
-
-def key_of_run(run: Run) -> str:
-    return scenario_key(run.benchmark, run.meta.get("params"), run.clock.get("name"))
-
-
-def record_path(store: Store, key: str) -> Path:
-    bench = "".join(c if c.isalnum() or c in "_-" else "_" for c in key.split(" ", 1)[0])
-    h = hashlib.sha256(key.encode()).hexdigest()[:16]
-    return store.root / TRUST_DIR / f"{bench}-{h}.json"
-
-
-def read_record(store: Store, key: str) -> dict[str, Any] | None:
-    """The trust record of a scenario, or None (absent, damaged or of another scenario)."""
-    p = record_path(store, key)
-    try:
-        rec = json.loads(p.read_text())
-    except (OSError, ValueError):
-        return None
-    if not isinstance(rec, dict) or rec.get("format") != FORMAT or rec.get("key") != key:
-        return None
-    if not isinstance(rec.get("columns"), dict):
-        return None
-    return rec
-
-
-def write_record(store: Store, rec: dict[str, Any]) -> Path:
-    from .store import write_atomic
-
-    p = record_path(store, rec["key"])
-    try:
-        p.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(p, json.dumps(rec, indent=1).encode())
-    except OSError as e:
-        raise BadInput(f"cannot write the trust record {p}: {e.strerror}") from None
-    return p
-
-
-# ------------------------------------------------------------------------------- variation
-
-
-@dataclass(frozen=True)
-class Variation:
-    """What is known about the variation between runs of a scenario, for one column."""
-
-    process_cv: float | None  # CV of single-process medians
-    noise: float | None  # A/A range of two runs' ratio (trust record only)
-    source: str  # where it comes from, for the user
-
-
-def _cv(x: Sequence[float]) -> float | None:
-    a = np.asarray([v for v in x if v > 0], dtype=float)
-    if a.size < 2:
-        return None
-    return float(a.std(ddof=1) / a.mean())
-
-
-def _num(v: Any) -> float | None:
-    return float(v) if isinstance(v, (int, float)) and math.isfinite(v) and v >= 0 else None
-
-
-def known_variation(
-    store: Store | None, run: Run, column: str, exclude: Sequence[str] = ()
-) -> Variation | None:
-    """The trust record's figures for the run's scenario, else its history (module docs),
-    leaving out the runs in ``exclude`` (those being compared) and ``run`` itself."""
-    if store is None or run.imported:
-        return None
-    key = key_of_run(run)
-    rec = read_record(store, key)
-    col = (rec or {}).get("columns", {}).get(column)
-    if isinstance(col, dict) and _num(col.get("process_cv")) is not None:
-        return Variation(
-            _num(col.get("process_cv")),
-            _num(col.get("noise")),
-            f"latscope trust of {rec.get('created_utc', '?')[:10]} ({rec.get('pairs')} pairs)",
-        )
-    return _from_history(store, key, column, {*exclude, run.id})
-
-
-def _from_history(store: Store, key: str, column: str, exclude: set[str]) -> Variation | None:
-    from .analysis.between import segment_medians, typical_median
-    from .runs import Run
-
-    metas = [
-        m
-        for m in store.list_meta()
-        if m.get("id") not in exclude
-        and scenario_key(m.get("benchmark", "?"), m.get("params"), m.get("clock")) == key
-    ][-HISTORY_RUNS:]
-    cvs = []
-    typical = []
-    for m in metas:
-        try:
-            run = Run(store.runs_dir / m["id"])
-            if (
-                len(run.segments) < 2
-                or run.inject_ns
-                or column not in run.columns + run.derived_columns
-            ):
-                continue
-            x, step = run.values(column), run.column_step_ns(column)
-            cv = _cv(segment_medians(x, run.segments, step).medians)
-            med = typical_median(x, run.segments, step)
-        except Exception:  # a damaged run in the history is skipped, never fatal
-            continue
-        if cv is not None:
-            cvs.append(cv)
-            typical.append(med)
-    if len(cvs) < 2:
-        return None
-    run_cv = _cv(typical) if len(typical) >= HISTORY_RUNS_FOR_NOISE else None
-    src = f"history: {len(cvs)} earlier runs of this scenario"
-    if run_cv is not None:
-        src += f", whose medians vary by {100 * run_cv:.2g}% (CV)"
-    return Variation(float(np.median(cvs)), AA_RANGE * run_cv if run_cv is not None else None, src)
 
 
 # ------------------------------------------------------------------------------- measuring
@@ -234,8 +119,8 @@ def measure(
     progress: Callable[[int], Callable[[int, int], None] | None] | None = None,
 ) -> dict[str, Any]:
     """Run the plan (module docs) and return the trust record (not yet written)."""
-    from .compare_cmd import compare_runs
-    from .runs import measure as measure_run
+    from .report.compare import compare_runs
+    from .runner import measure as measure_run
 
     if plan.pairs < 2:
         raise BadInput(f"--pairs {plan.pairs}: give at least 2 pairs")
@@ -262,8 +147,8 @@ def measure(
 
     group = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     ref = one("reference", None, {"trust_role": "reference"})
-    cols = ref.columns + ref.derived_columns
-    from .analysis.between import typical_median
+    cols = ref.all_columns
+    from .stats.between import typical_median
 
     ref_median = typical_median(ref.values(cols[0]), ref.segments)
     inject_ns = {f: f * ref_median for f in plan.injections}
@@ -294,8 +179,8 @@ def measure(
             pair[f"+{f:.0%}"] = verdicts(got["A"], got[f"B+{f:.0%}"])
         per_pair.append(pair)
     plain = [ref] + [r for got in rounds for r in (got["A"], got["A'"])]
-    from .analysis.between import segment_medians, typical_median
-    from .analysis.compare import verdict
+    from .stats.between import segment_medians, typical_median
+    from .stats.compare import verdict
 
     for c in cols:
         meds = [typical_median(r.values(c), r.segments, r.column_step_ns(c)) for r in plain]
@@ -427,48 +312,3 @@ def print_record(console: Console, rec: dict[str, Any], path: Path | None = None
     )
     if path is not None:
         console.print(f"[dim]kept in {path}[/dim]")
-
-
-def cli_trust(args: Any, params: dict[str, Any], console: Console, err_console: Console) -> int:
-    """`latscope trust BENCH ...`: measure the plan with a progress bar, print, keep."""
-    from contextlib import ExitStack
-
-    from . import _probe, progress
-    from .store import Store
-
-    _probe.benchmark(args.bench)
-    injections = parse_injections(args.inject)
-    if args.pairs < 2:
-        raise BadInput(f"--pairs {args.pairs}: give at least 2 pairs")
-    st = Store(args.store)
-    plan = Plan(
-        args.bench, params, args.pairs, injections, args.n, args.repeat, args.clock, args.seed
-    )
-    console.print(
-        f"[bold]trust[/bold] {args.bench} {' '.join(f'{k}={v}' for k, v in params.items())}: "
-        f"{plan.total_runs} runs ({plan.pairs} rounds of an A/A pair and "
-        f"{', '.join(f'+{f:.0%}' for f in injections)} injected), interleaved"
-    )
-    with ExitStack() as stack:
-        prog = None
-        if not args.quiet and err_console.is_terminal:
-            prog = stack.enter_context(progress.bar(err_console))
-        task = prog.add_task("trust", total=plan.total_runs) if prog else None
-
-        def run_progress(i: int) -> Callable[[int, int], None] | None:
-            if prog is None:
-                return None
-
-            def cb(done: int, total: int) -> None:
-                prog.update(task, completed=i + (done / total if total else 0.0))
-
-            return cb
-
-        def on_step(i: int, label: str, run: Run | None) -> None:
-            if prog is not None:
-                prog.update(task, completed=i, description=label)
-
-        rec = measure(plan, st, on_step=on_step, progress=run_progress)
-    path = write_record(st, rec)
-    print_record(console, rec, path)
-    return 0

@@ -2,7 +2,7 @@ import json
 
 import numpy as np
 
-from latscope.analysis import ColumnAnalysis, analyze_column
+from latscope.stats import ColumnAnalysis, analyze_column
 
 from ._synth import lognormal_ar1, periodic_positions
 

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from latscope.analysis import compare
+from latscope.stats import compare
 
 from ._synth import lognormal_ar1
 
@@ -100,7 +100,7 @@ def test_twenty_percent_shift_has_the_right_direction():
 
 
 def test_verdict_rule() -> None:
-    from latscope.analysis.compare import verdict
+    from latscope.stats.compare import verdict
 
     assert verdict(0.99, 1.01, 1.0, 0.02) == "same"
     assert verdict(1.01, 1.2, 1.1, 0.02) == "slower"  # excludes 1, change beyond 2%
@@ -147,7 +147,7 @@ def test_between_run_range_gates_differences_but_never_makes_them_the_same() -> 
     """A +10% ratio whose interval excludes 1: 'slower' against the 2% noise threshold alone,
     'inconclusive' when two runs of the command are known to differ by up to 18%, and never
     'same' because of that range; an interval within ±2% stays 'same'."""
-    from latscope.analysis.compare import verdict
+    from latscope.stats.compare import verdict
 
     assert verdict(1.05, 1.15, 1.10, 0.02) == "slower"
     assert verdict(1.05, 1.15, 1.10, 0.02, run_noise=0.18) == "inconclusive"

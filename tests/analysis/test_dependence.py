@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from latscope.analysis import autocorrelation, dependence
+from latscope.stats import autocorrelation, dependence
 
 from ._synth import ar1
 

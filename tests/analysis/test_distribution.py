@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from latscope.analysis import Prepared, describe_distribution, find_modes, fit_shifted_lognormal
+from latscope.stats import Prepared, describe_distribution, find_modes, fit_shifted_lognormal
 
 
 @pytest.mark.parametrize(

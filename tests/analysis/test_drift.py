@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from latscope.analysis import Prepared, drift, timer_too_coarse
+from latscope.stats import Prepared, drift, timer_too_coarse
 
 from ._synth import lognormal_ar1
 

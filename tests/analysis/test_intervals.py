@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from latscope.analysis import Prepared, confidence_intervals, dependence, order_statistic_interval
-from latscope.analysis.intervals import BATCH_TAUS, MAX_BATCHES
+from latscope.stats import Prepared, confidence_intervals, dependence, order_statistic_interval
+from latscope.stats.intervals import BATCH_TAUS, MAX_BATCHES
 
 from ._synth import (
     STEP,

@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from latscope.analysis import outliers, spike_periodicity
-from latscope.analysis.outliers import decluster
+from latscope.stats import outliers, spike_periodicity
+from latscope.stats.periodicity import decluster
 
 from ._synth import bursts, lognormal_ar1, periodic_positions
 

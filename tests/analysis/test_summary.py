@@ -3,7 +3,7 @@ import json
 import numpy as np
 import pytest
 
-from latscope.analysis import MIN_BEYOND, summarize
+from latscope.stats import MIN_BEYOND, summarize
 
 
 def test_counts_beyond_and_withheld_tails_on_hand_made_array():
@@ -118,7 +118,7 @@ def test_interval_over_workers_never_wider_than_their_medians() -> None:
     """Workers in two blocks (6 at one level, 4 at another, 23% apart) are worth about two
     independent ones: the t interval (1 df) would span 0.7-8 us; it is capped at the range
     of the worker medians, which still contains both levels."""
-    from latscope.analysis.between import median_over_runs
+    from latscope.stats.between import median_over_runs
 
     rng = np.random.default_rng(4)
     levels = [2740.0] * 6 + [2110.0] * 4

@@ -1,0 +1,80 @@
+"""The `latscope` command line: `main()` builds the parser from the command modules and runs
+the command, turning every error a user can act on into one line and an exit code.
+
+Command modules (each `add_parsers(sub)` and `COMMANDS`), in the order `latscope --help` lists
+them: `measure` (list, clocks, run, trust, quick), `runs` (show, export), `store` (ls, rm,
+history), `suite` (suite, env), `analysis` (report, compare, import, plot), `ipc` (matrix).
+They share `shared` (consoles, --store, -p parsing) and depend on no other command module.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+
+from .._version import __version__
+from ..errors import Interrupted, LatscopeError
+from . import analysis, ipc, measure, runs, shared, store, suite
+from .shared import Parser, console, err_console
+
+__all__ = ["build_parser", "console", "err_console", "main"]
+
+EPILOG = """\
+examples:
+  latscope quick                              a default set of benchmarks, with summaries
+  latscope list                               benchmarks, parameters, defaults, units
+  latscope run syscall                        a null system call (getppid), per call
+  latscope run file -p cache=drop -p dir=/var/tmp   cold page cache (needs root)
+  latscope run pipe -p cpus=0,0 -n 100000     pipe ping-pong, both on CPU 0
+  latscope trust pipe -p cpus=0,0             how far this machine can be trusted for it
+  latscope show last                          the latest run again
+  latscope export last --csv samples.csv      every sample, for your own tools
+
+runs are kept in a store: $LATSCOPE_STORE, or --store DIR, or ~/.local/share/latscope
+"""
+
+#: The command modules, in the order their commands are listed.
+MODULES = (measure, runs, store, suite, analysis, ipc)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = Parser(
+        prog="latscope",
+        description="Measure what operating-system primitives cost, with every sample "
+        "recorded and honest statistics.",
+        epilog=EPILOG,
+        formatter_class=shared.RAW,
+    )
+    ap.add_argument("--version", action="version", version=f"latscope {__version__}")
+    sub = ap.add_subparsers(dest="cmd", metavar="COMMAND", parser_class=Parser)
+    for mod in MODULES:
+        mod.add_parsers(sub)
+    return ap
+
+
+def commands() -> dict[str, Callable[[argparse.Namespace], int]]:
+    out: dict[str, Callable[[argparse.Namespace], int]] = {}
+    for mod in MODULES:
+        out.update(mod.COMMANDS)
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not args.cmd:
+        parser.print_help()
+        return 2
+    try:
+        return commands()[args.cmd](args)
+    except Interrupted as e:
+        err_console.print(f"latscope: {e.message}")
+        return 130
+    except KeyboardInterrupt:
+        err_console.print("latscope: interrupted")
+        return 130
+    except LatscopeError as e:
+        err_console.print(f"latscope: error: {e.message}", soft_wrap=True, markup=False)
+        return e.exit_code
+    except BrokenPipeError:
+        return 0

@@ -1,0 +1,413 @@
+"""The analysis commands of the CLI: report, compare, import and plot.
+
+The CLI (cli/__init__.py) calls ``add_parsers(sub)`` while building its parser and merges
+``COMMANDS`` into its own table; everything else about these commands lives here. Heavy
+modules (matplotlib, scipy) are imported only when a command needs them.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import BadInput
+from .shared import RAW, console, err_console, open_store, store_arg, value_error, wrap
+
+if TYPE_CHECKING:
+    from ..runs import Run
+
+PLOT_KINDS = ("hist", "box", "violin", "time", "ecdf", "tail", "acf", "qq", "compare")
+#: Show a progress bar for reports with at least this many runs or samples.
+PROGRESS_RUNS = 3
+PROGRESS_SAMPLES = 500_000
+
+REPORT_EPILOG = """\
+examples:
+  latscope report last --html pipe.html
+      one run: environment, clock, summary with intervals, fit, outliers, drift, figures
+  latscope report RUN_A RUN_B RUN_C --html cmp.html
+      several runs, each in full, then a comparison with the first (the baseline)
+  latscope report last --md report/
+      report/report.md and its PNG figures, e.g. for a Git repository or a LaTeX document
+
+The HTML file is self-contained (inline CSS, figures embedded, no scripts): it opens
+without network access and can be mailed or archived as is.
+"""
+
+COMPARE_EPILOG = """\
+examples:
+  latscope compare RUN_A RUN_B
+      is B faster or slower than A, per common column, within ±2% noise?
+  latscope compare RUN_A RUN_B RUN_C --noise 0.05 --column rtt/2
+      B and C against the baseline A, one column, ±5% counts as the same
+  latscope compare RUN_A RUN_B --plot shift.pdf
+      also write the shift plot of the deciles (PNG, SVG or PDF by suffix)
+
+the 95% CI of the ratio of medians includes the variation between worker processes (Welch t
+on their log medians); a run measured in one process needs the variation known for its
+scenario ('latscope trust', or earlier runs in the store).
+verdicts: faster / slower when the CI excludes 1 and the change exceeds the noise threshold
+(--noise, raised to the A/A range 'latscope trust' measured), same when the whole CI lies
+within it, inconclusive otherwise (the output says what would settle it).
+"""
+
+IMPORT_EPILOG = """\
+examples:
+  latscope import results.csv
+      iteration,open_us,write_us,read_us,close_us: units from the header, iteration skipped
+  latscope import windows.csv --unit us --name "Windows cached"
+      Open,Write,Read,Close in microseconds (floats are fine)
+  latscope import pingpong.csv --unit ns --time-column t
+      with the start time of each iteration in column t (ns)
+
+header units: a suffix _ns, _us, _µs, _ms, _s or (ns), [us], ... Values are kept exactly
+(picosecond ticks). The imported run is an ordinary run: show, report, compare and export
+work on it. A column with missing values, NaN or negative latencies is refused.
+"""
+
+PLOT_EPILOG = """\
+examples:
+  latscope plot last --kind hist --cut 97 -o hist.png     histogram up to p97, with the fit
+  latscope plot last --kind hist --log -o hist-log.svg    log-x histogram of all samples
+  latscope plot last --kind time --column rtt -o time.pdf every sample, change points, spikes
+  latscope plot last --kind box -o box.png                all columns of the run, log axis
+  latscope plot RUN_A RUN_B --kind tail --column rtt -o tail.png   tails of two runs
+  latscope plot RUN_A RUN_B --kind compare -o cmp.pdf     medians with CIs + boxes by column
+
+kinds: hist, box, violin, time, ecdf, tail, acf, qq (one run or several), compare (runs
+side by side, grouped by column). The suffix of -o chooses PNG, SVG or PDF.
+"""
+
+
+def _noise(text: str) -> float:
+    try:
+        v = float(text.rstrip("%")) / (100.0 if text.endswith("%") else 1.0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number (e.g. 0.02 or 2%)") from None
+    if not 0.0 <= v < 1.0:
+        raise argparse.ArgumentTypeError(f"{text}: give a fraction in [0, 1), e.g. 0.02 or 2%")
+    return v
+
+
+def _percent(text: str) -> float:
+    try:
+        v = float(text.lstrip("p"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a percentile (e.g. 97)") from None
+    if not 0.0 < v <= 100.0:
+        raise argparse.ArgumentTypeError(f"{text}: a percentile lies in (0, 100]")
+    return v
+
+
+def add_parsers(sub: Any) -> None:
+    """Add report, compare, import and plot to the CLI's subparsers, and --full to show."""
+    r = sub.add_parser(
+        "report",
+        help="the full analysis of runs as one HTML file (or Markdown)",
+        description=wrap(
+            "Write the full analysis of one or more runs: per run the environment, "
+            "parameters, clock, summary with confidence intervals, distribution fit, outliers, "
+            "spikes, drift, warnings and figures; with several runs a comparison with the first."
+        ),
+        formatter_class=RAW,
+        epilog=REPORT_EPILOG,
+    )
+    r.add_argument("runs", nargs="+", metavar="RUN", help="run ids (or unique parts, or 'last')")
+    r.add_argument("--html", metavar="FILE", help="write one self-contained HTML file")
+    r.add_argument("--md", metavar="DIR", help="write DIR/report.md and its PNG figures")
+    r.add_argument(
+        "--noise",
+        type=_noise,
+        default=0.02,
+        metavar="F",
+        help="noise threshold of the comparison verdicts (default 0.02 = 2%%)",
+    )
+    r.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
+    r.add_argument("--no-figures", action="store_true", help="tables only (faster)")
+    r.add_argument("--quiet", action="store_true", help="no progress bar")
+    store_arg(r)
+
+    c = sub.add_parser(
+        "compare",
+        help="is a run faster or slower than a baseline? ratios with CIs and verdicts",
+        description=wrap(
+            "Compare runs with the first (the baseline), per column they have in "
+            "common: ratio of medians and of p99 with bootstrap CIs, Mann–Whitney p, and a verdict "
+            "against a noise threshold."
+        ),
+        formatter_class=RAW,
+        epilog=COMPARE_EPILOG,
+    )
+    c.add_argument("runs", nargs="+", metavar="RUN", help="baseline first, then the others")
+    c.add_argument(
+        "--noise",
+        type=_noise,
+        default=0.02,
+        metavar="F",
+        help="differences within ±F count as the same (default 0.02 = 2%%)",
+    )
+    c.add_argument(
+        "--column", action="append", metavar="C", help="compare only this column; repeatable"
+    )
+    c.add_argument("--plot", metavar="FILE", help="write the shift plot (.png, .svg or .pdf)")
+    c.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
+    store_arg(c)
+
+    i = sub.add_parser(
+        "import",
+        help="analyse samples measured by another program (CSV) as a run",
+        description=wrap(
+            "Import a CSV with one row per iteration and one column per timed "
+            "operation into the store, as a run of benchmark 'imported'."
+        ),
+        formatter_class=RAW,
+        epilog=IMPORT_EPILOG,
+    )
+    i.add_argument("file", metavar="FILE.csv", help="the CSV file")
+    i.add_argument(
+        "--unit",
+        metavar="UNIT",
+        help="unit of columns whose header names none: ns, us (µs), ms or s",
+    )
+    i.add_argument("--name", metavar="NAME", help="a name for the run (default: the file name)")
+    i.add_argument(
+        "--time-column",
+        metavar="COL",
+        help="column with the start time of each iteration (default: one named t, time, "
+        "timestamp or t_start, if it has a unit)",
+    )
+    i.add_argument("--quiet", action="store_true", help="print only the run id")
+    store_arg(i)
+
+    p = sub.add_parser(
+        "plot",
+        help="one figure of a run (or several runs) as PNG, SVG or PDF",
+        description=wrap(
+            "Draw one figure: histogram, box/violin, every sample over time, ECDF, "
+            "tail, autocorrelation, Q–Q plot, or runs compared side by side."
+        ),
+        formatter_class=RAW,
+        epilog=PLOT_EPILOG,
+    )
+    p.add_argument("runs", nargs="+", metavar="RUN", help="run ids (or unique parts, or 'last')")
+    p.add_argument("--kind", required=True, choices=PLOT_KINDS, help="what to draw")
+    p.add_argument(
+        "--column",
+        action="append",
+        metavar="C",
+        help="column to draw (default: the first; box/violin/compare: all); repeatable",
+    )
+    p.add_argument("-o", "--output", required=True, metavar="FILE", help="file to write")
+    p.add_argument(
+        "--cut", type=_percent, metavar="P", help="hist: draw only up to percentile P (e.g. 97)"
+    )
+    p.add_argument("--log", action="store_true", help="hist: logarithmic latency axis")
+    p.add_argument("--seconds", action="store_true", help="time: against time instead of iteration")
+    store_arg(p)
+
+
+# ------------------------------------------------------------------------------- helpers
+
+
+def _load_runs(args: argparse.Namespace) -> list[Run]:
+    from ..runner import load
+
+    st = open_store(args)
+    return [load(ref, st) for ref in args.runs]
+
+
+# ------------------------------------------------------------------------------- commands
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from .. import progress, report
+
+    if not args.html and not args.md:
+        raise BadInput("report: give --html FILE and/or --md DIR")
+    if args.html:
+        report.check_target(Path(args.html))
+    if args.md:
+        report.check_target(Path(args.md), directory=True)
+    runs = _load_runs(args)
+    big = len(runs) >= PROGRESS_RUNS or sum(r.n for r in runs) >= PROGRESS_SAMPLES
+    with progress.steps(err_console, big and not args.quiet) as steps:
+        steps.phase("analysing", sum(len(r.all_columns) for r in runs))
+        doc = value_error(
+            lambda: report.build(
+                runs,
+                figures=not args.no_figures,
+                noise=args.noise,
+                seed=args.seed,
+                progress=steps,
+            )
+        )
+        written = []
+        if args.html:
+            steps.phase("drawing figures", len(doc.images))
+            written.append(report.write_html(doc, args.html, progress=steps))
+        if args.md:
+            steps.phase("drawing figures", len(doc.images))
+            written.append(report.write_markdown(doc, args.md, progress=steps))
+    for w in written:
+        console.print(f"wrote {w} ({len(runs)} run{'s' if len(runs) > 1 else ''})")
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from .. import plots
+    from ..report import compare
+
+    if len(args.runs) < 2:
+        raise BadInput("compare: give at least two runs (the first is the baseline)")
+    if args.plot:
+        target = args.plot
+        plots_ok = target.lower().endswith(tuple(plots.FORMATS))
+        if not plots_ok:
+            raise BadInput(f"--plot {target}: write .png, .svg or .pdf")
+    runs = _load_runs(args)
+    _cols, rows = compare.compare_runs(
+        runs, noise=args.noise, seed=args.seed, columns=args.column, store=open_store(args)
+    )
+    compare.print_comparison(console, runs, rows)
+    if args.plot:
+        fig = compare.shift_figure(runs, rows)
+        plots.save(fig, args.plot)
+        console.print(f"wrote {args.plot}")
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from ..importer import import_csv
+    from ..report.text import print_run
+
+    st = open_store(args)
+    run, notes = import_csv(
+        args.file, unit=args.unit, name=args.name, time_column=args.time_column, store=st
+    )
+    if args.quiet:
+        console.print(run.id)
+        return 0
+    for n in notes:
+        console.print(f"[dim]note: {n}[/dim]")
+    print_run(console, run)
+    console.print(f"[dim]run {run.id} imported into {st.root}[/dim]")
+    return 0
+
+
+def _columns_for(runs: Sequence[Run], wanted: Sequence[str] | None, all_default: bool) -> list[str]:
+    from ..report.compare import common_columns
+
+    common = common_columns(runs) if len(runs) > 1 else runs[0].all_columns
+    if wanted:
+        for c in wanted:
+            if c not in common:
+                where = "all the runs" if len(runs) > 1 else "the run"
+                raise BadInput(
+                    f"--column {c}: not a column of {where} (columns: {', '.join(common)})"
+                )
+        return list(wanted)
+    if all_default and len(runs) == 1:
+        return list(runs[0].columns) or common
+    return common if all_default else common[:1]
+
+
+def cmd_plot(args: argparse.Namespace) -> int:
+    from .. import plots
+    from ..report.text import unique_labels
+
+    target = args.output
+    if not target.lower().endswith(tuple(plots.FORMATS)):
+        raise BadInput(f"-o {target}: write .png, .svg or .pdf (the suffix chooses the format)")
+    runs = _load_runs(args)
+    labels = unique_labels(runs)
+    kind = args.kind
+    single = kind in ("hist", "time", "acf", "qq")
+    if single and len(runs) > 1:
+        raise BadInput(f"--kind {kind} draws one run; give one RUN (or use box, ecdf, tail)")
+    cols = _columns_for(runs, args.column, kind in ("box", "violin", "compare"))
+    if single and len(cols) > 1:
+        raise BadInput(f"--kind {kind} draws one column; give one --column")
+    if args.seconds and kind != "time":
+        raise BadInput("--seconds is for --kind time")
+    if (args.cut is not None or args.log) and kind != "hist":
+        raise BadInput("--cut and --log are for --kind hist")
+    run, label = runs[0], labels[0]
+    col = cols[0]
+    title = f"{col} — {label} [{run.id}]"
+
+    def groups() -> dict[str, Any]:
+        if len(runs) == 1:
+            return {c: run.values(c) for c in cols}
+        return {
+            f"{lab}" + (f" {c}" if len(cols) > 1 else ""): r.values(c)
+            for c in cols
+            for r, lab in zip(runs, labels, strict=True)
+        }
+
+    gtitle = f"{label} [{run.id}]" if len(runs) == 1 else ", ".join(cols)
+
+    def draw() -> Any:
+        from ..stats import analyze_column, dependence, fit_shifted_lognormal
+
+        if kind == "hist":
+            x = run.values(col)
+            return plots.histogram(
+                x,
+                label=title,
+                fit=fit_shifted_lognormal(x),
+                cut=args.cut,
+                log_x=args.log,
+                step=run.column_step_ns(col),
+            )
+        if kind == "time":
+            if args.seconds and not run.has_times:
+                raise BadInput(f"run {run.id} has no start times (imported without a time column)")
+            x = run.values(col)
+            t = run.times_s() if run.has_times else None
+            ca = analyze_column(x, t, step_ns=run.column_step_ns(col))
+            return plots.time_series(
+                x,
+                label=title,
+                t=t if args.seconds else None,
+                drift=ca.drift,
+                spikes=ca.outliers.spike_indices,
+            )
+        if kind == "acf":
+            return plots.acf(dependence(run.values(col)), label=title)
+        if kind == "qq":
+            return plots.qq(fit_shifted_lognormal(run.values(col)), label=title)
+        if kind in ("box", "violin"):
+            return plots.box(
+                groups(),
+                title=gtitle,
+                violin=kind == "violin",
+                xlabel="column" if len(runs) == 1 else "run",
+            )
+        if kind == "ecdf":
+            return plots.ecdf(groups(), title=gtitle)
+        if kind == "tail":
+            return plots.tail(groups(), title=gtitle)
+        from ..stats import confidence_intervals
+
+        series = []
+        for r, lab in zip(runs, labels, strict=True):
+            for c in cols:
+                x = r.values(c)
+                iv = confidence_intervals(x).median
+                series.append(plots.Series(lab, c, x, (iv.low, iv.high)))
+        return plots.scenarios(series)
+
+    fig = value_error(draw)
+    plots.save(fig, target)
+    console.print(f"wrote {target}")
+    return 0
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "report": cmd_report,
+    "compare": cmd_compare,
+    "import": cmd_import,
+    "plot": cmd_plot,
+}

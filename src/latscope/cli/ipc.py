@@ -1,0 +1,88 @@
+"""`latscope matrix`: every communication mechanism side by side (ipc_matrix.py)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+from .. import progress
+from ..notes import grouped_notes
+from .shared import RAW, console, err_console, open_store, store_arg
+
+EPILOG_MATRIX = """\
+examples:
+  latscope matrix                         every mechanism, threads and processes, 1 and 2 CPUs
+  latscope matrix -n 20000                more iterations per cell
+  latscope matrix -m pipe -m futex -m tcp only these mechanisms
+"""
+
+
+def add_parsers(sub: Any) -> None:
+    p = sub.add_parser(
+        "matrix",
+        help="round trip of every IPC mechanism × threads/processes × same/different CPUs",
+        description="Median and p99 of the round trip of every communication mechanism in the "
+        "catalogue, between threads and between processes, on the same CPU (cpus=0,0) and on "
+        "different CPUs (cpus=0,1). Each cell is a run of its own, kept in the store.",
+        epilog=EPILOG_MATRIX,
+        formatter_class=RAW,
+    )
+    p.add_argument(
+        "-n",
+        type=int,
+        default=5000,
+        metavar="N",
+        help="iterations per cell (default 5000; spinning peers on one CPU: 100)",
+    )
+    p.add_argument(
+        "-m", "--mechanism", action="append", metavar="MECH", help="only this mechanism; repeatable"
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    store_arg(p)
+
+
+def cmd_matrix(args: argparse.Namespace) -> int:
+    from ..errors import BadInput
+    from ..ipc_matrix import SPIN_SAME_CPU_N, matrix_plan, matrix_table, run_matrix
+
+    if args.n <= 0:
+        raise BadInput(f"-n {args.n}: the number of iterations must be positive")
+    plan = matrix_plan(args.mechanism)
+    st = open_store(args)
+    console.print(
+        f"[bold]latscope matrix[/bold]: {len(plan)} cells, n={args.n} each "
+        f"(round trip), kept in {st.root}"
+    )
+    with progress.cells(err_console, len(plan), args.quiet) as pt:
+        on_cell: Callable[[int, Any], None] | None = None
+        if pt:
+            prog, task = pt
+
+            def on_cell(i: int, c: Any) -> None:
+                prog.update(task, completed=i + 1, description=f"{c.mechanism} {c.mode}")
+
+        cells = run_matrix(plan, args.n, st, on_cell=on_cell)
+    t, problems = matrix_table(cells)
+    console.print(t)
+    console.print(
+        "[dim]round trip = initiator → responder → initiator; blocking mechanisms "
+        "hold 2 context switches (wake-ups) per round trip; spinning ones none on "
+        f"2 CPUs (n={SPIN_SAME_CPU_N} for spinning peers on one CPU). 'latscope ls' lists "
+        "every cell's run.[/dim]"
+    )
+    items = [
+        (f"{c.mechanism} {c.mode} cpus={c.cpus}", c.mechanism, {"cpus": c.cpus}) for c in cells
+    ]
+    for names, note in grouped_notes(items):
+        console.print(f"[dim]note ({note.key}) — {names}: {note.text}[/dim]", highlight=False)
+    if any(c.p50_ns is not None and c.p99_ns is None for c in cells):
+        from ..summary import WITHHELD_LEGEND
+
+        console.print(f"[dim]{WITHHELD_LEGEND}[/dim]")
+    for p in problems:
+        err_console.print(f"[yellow]not measured:[/yellow] {p}")
+    return 0
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {"matrix": cmd_matrix}

@@ -1,0 +1,360 @@
+"""Measuring from the command line: `latscope list`, `clocks`, `run` (and `run --sweep
+cpus`), `trust` and `quick`."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable
+from typing import Any
+
+from rich.table import Table
+
+from .. import progress
+from ..errors import BadInput
+from .shared import RAW, console, err_console, open_store, parse_params, store_arg
+
+
+def add_parsers(sub: Any) -> None:
+    sub.add_parser("list", help="the benchmarks, their parameters and columns")
+    sub.add_parser("clocks", help="each clock's overhead and resolution on this machine")
+
+    r = sub.add_parser(
+        "run",
+        help="run one benchmark and print its summary",
+        formatter_class=RAW,
+        epilog="examples:\n  latscope run syscall -p op=read0\n"
+        "  latscope run file -p cache=fadvise -p size=64k -n 5000\n"
+        "  latscope run pipe -p mode=threads -p cpus=0,1\n"
+        "  latscope run pipe -p cpus=0,0 --repeat 20   20 worker processes\n",
+    )
+    r.add_argument("bench", metavar="BENCH", help="benchmark name (see 'latscope list')")
+    r.add_argument(
+        "-p",
+        dest="params",
+        action="append",
+        metavar="KEY=VALUE",
+        help="a benchmark parameter; repeatable",
+    )
+    r.add_argument("-n", type=int, metavar="N", help="recorded iterations (default: per benchmark)")
+    r.add_argument(
+        "--warmup",
+        type=int,
+        metavar="W",
+        help="iterations run and discarded first (default: n/10, 10..1000)",
+    )
+    r.add_argument(
+        "--clock",
+        choices=["auto", "tsc", "mono_raw", "mono"],
+        help="clock (default auto: tsc where invariant, else mono_raw)",
+    )
+    r.add_argument(
+        "--repeat",
+        type=int,
+        metavar="R",
+        help="measure in R separate worker processes, n split between them (default: up to "
+        "10 per benchmark, at least 200 samples each); 1: a single process, whose interval "
+        "does not include between-run variation",
+    )
+    r.add_argument(
+        "--inject-ns",
+        type=float,
+        metavar="NS",
+        help="validation aid: add a calibrated busy-wait of NS ns to every timed region, a "
+        "known difference for 'latscope compare' to find",
+    )
+    r.add_argument(
+        "--sweep",
+        choices=["cpus"],
+        help="cpus: run a communication benchmark between every ordered pair of CPUs and "
+        "show the matrix of medians",
+    )
+    r.add_argument("--quiet", action="store_true", help="no progress bar")
+    store_arg(r)
+
+    tr = sub.add_parser(
+        "trust",
+        help="how far this machine can be trusted for a benchmark: A/A and injected A/B pairs",
+        description="Measure interleaved A/A pairs (the same command twice) and A/B pairs "
+        "(B with a known delay injected into every timed region, sized from A's median), "
+        "compare each pair as 'latscope compare' does, and print the between-run variation "
+        "(CV of run medians), the A/A false-difference rate, the detection rate per injected "
+        "size and the smallest difference detected. The result is kept in the store; "
+        "'latscope compare' and suites then use it as the scenario's noise threshold and, for "
+        "runs measured in a single process, as its known between-run variation.",
+        formatter_class=RAW,
+        epilog="examples:\n"
+        "  latscope trust pipe -p cpus=0,0                 10 rounds, +10% and +25% injected\n"
+        "  latscope trust syscall --pairs 20 --inject 5%,10%,25%\n",
+    )
+    tr.add_argument("bench", metavar="BENCH", help="benchmark name (see 'latscope list')")
+    tr.add_argument(
+        "-p", dest="params", action="append", metavar="KEY=VALUE", help="a benchmark parameter"
+    )
+    tr.add_argument(
+        "--pairs", type=int, default=10, metavar="N", help="rounds of A/A and A/B pairs (10)"
+    )
+    tr.add_argument(
+        "--inject",
+        default="10%,25%",
+        metavar="SIZES",
+        help="delays injected into B, as fractions of A's median (default 10%%,25%%)",
+    )
+    tr.add_argument("-n", type=int, metavar="N", help="iterations per run (default: per benchmark)")
+    tr.add_argument(
+        "--repeat", type=int, metavar="R", help="worker processes per run (default: as 'run')"
+    )
+    tr.add_argument("--clock", choices=["auto", "tsc", "mono_raw", "mono"], help="clock")
+    tr.add_argument("--seed", type=int, default=0, help="seed of the order and the bootstrap")
+    tr.add_argument("--quiet", action="store_true", help="no progress bar")
+    store_arg(tr)
+
+    q = sub.add_parser("quick", help="a default set of benchmarks, summaries printed")
+    q.add_argument("--quiet", action="store_true", help="no progress bar")
+    store_arg(q)
+
+
+# ------------------------------------------------------------------------------- commands
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from .. import probe
+
+    cat = probe.catalogue()
+    feats = cat.get("features", {})
+    console.print(
+        f"[bold]latscope-probe {cat['probe_version']}[/bold] — sample format "
+        f"{cat['sample_format_version']}; ZeroMQ: "
+        f"{'built in' if feats.get('zmq') else 'not built with ZeroMQ'}"
+    )
+    t = Table(show_lines=True, title="benchmarks")
+    t.add_column("benchmark", style="bold")
+    t.add_column("what it measures")
+    t.add_column("parameters (default)")
+    t.add_column("columns")
+    for b in cat["benchmarks"]:
+        ps = []
+        for p in b["params"]:
+            d = p["default"] if p["default"] != "" else "auto"
+            extra = f" [{'|'.join(p['choices'])}]" if p.get("choices") else ""
+            unit = f" {p['unit']}" if p.get("unit") and p["type"] in ("int", "size") else ""
+            ps.append(f"{p['name']}={d}{unit}{extra}")
+        what = b["summary"]
+        if not b["available"]:
+            what += f"\n[red]unavailable: {b['unavailable_reason']}[/red]"
+        if b.get("needs"):
+            what += f"\n[dim]needs {b['needs']}[/dim]"
+        mech = b.get("mechanism")
+        if mech:
+            modes = [m for m in ("threads", "processes") if mech.get(m)]
+            what += f"\n[dim]between {' or '.join(modes)}[/dim]"
+        cols = ", ".join(
+            c["name"] + (f" (if {c['when']})" if c.get("when") else "") for c in b["columns"]
+        )
+        n_note = (
+            f"\n[dim]n={b['default_n']}"
+            + (f", {b['default_n_note']}" if b.get("default_n_note") else "")
+            + "[/dim]"
+        )
+        t.add_row(b["name"], what, "\n".join(ps) + n_note, cols)
+    console.print(t)
+    console.print(
+        "clocks: "
+        + ", ".join(
+            c["name"]
+            + (" (default)" if c["default"] else "")
+            + ("" if c["available"] else " (unavailable)")
+            for c in cat["clocks"]
+        )
+    )
+    console.print("[dim]details of a parameter: latscope-probe --list (JSON)[/dim]")
+    return 0
+
+
+def cmd_clocks(args: argparse.Namespace) -> int:
+    from .. import probe
+    from ..units import fmt
+
+    t = Table(
+        title="clocks on this machine",
+        caption="step: the spacing of the clock's values (its granularity)\n"
+        "read cost: median of back-to-back start/end reads (an empty timed region)",
+        caption_justify="left",
+    )
+    for c in ("clock", "step", "read cost", "clock_getres", "tick"):
+        t.add_column(c, justify="right" if c != "clock" else "left")
+    for c in probe.clocks():
+        step = c.get("step_ns", c.get("resolution_ns"))
+        t.add_row(
+            c["name"],
+            fmt(step),
+            fmt(c["overhead_ns"]),
+            fmt(c["getres_ns"]) if c["getres_ns"] else "—",
+            f"{c['ns_per_tick']:.4g} ns",
+        )
+    console.print(t)
+    return 0
+
+
+SINGLE_PROCESS = (
+    "single process: the interval does not include between-run variation (measure in "
+    "several processes, the default, or with --repeat R)"
+)
+
+
+def run_and_print(
+    bench: str, params: dict[str, Any], args: argparse.Namespace, n: int | None = None
+) -> Any:
+    """Measure (in worker processes: the probe's `--workers auto` unless --repeat), then the
+    summary, the between-workers table or the single-process label, and where it was kept."""
+    from ..repeat import between_segments, print_between
+    from ..report.text import print_run
+    from ..runner import measure
+
+    st = open_store(args)
+    label = f"{bench} {_pstr(params)}"
+    with progress.probe_task(err_console, label, getattr(args, "quiet", False)) as cb:
+        run = measure(
+            bench,
+            params,
+            n=n if n is not None else getattr(args, "n", None),
+            warmup=getattr(args, "warmup", None),
+            clock=getattr(args, "clock", None),
+            store=st,
+            progress=cb,
+            workers=getattr(args, "repeat", None),
+            inject_ns=getattr(args, "inject_ns", None),
+        )
+    print_run(console, run)
+    w = len(run.segments)
+    if w > 1:
+        print_between(
+            console,
+            between_segments(run),
+            title=f"between runs: {w} worker processes, {run.n // w:,}+ samples each",
+        )
+    else:
+        console.print(f"[yellow]{SINGLE_PROCESS}[/yellow]")
+    if run.inject_ns:
+        console.print(
+            f"[dim]a known delay of {run.inject_ns:g} ns was injected into every timed region[/dim]"
+        )
+    console.print(f"[dim]run {run.id} kept in {st.root}[/dim]")
+    return run
+
+
+def _pstr(params: dict[str, Any]) -> str:
+    return " ".join(f"{k}={v}" for k, v in params.items())
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    if args.sweep:
+        if args.repeat is not None or args.inject_ns is not None:
+            raise BadInput("--sweep does not go with --repeat or --inject-ns")
+        return _sweep(args, parse_params(args.params))
+    if args.repeat is not None and args.repeat < 1:
+        raise BadInput(f"--repeat {args.repeat}: must be 1 or more")
+    run_and_print(args.bench, parse_params(args.params), args)
+    return 0
+
+
+def _sweep(args: argparse.Namespace, given: dict[str, Any]) -> int:
+    """`latscope run MECH --sweep cpus`: the mechanism between every ordered pair of CPUs."""
+    from ..ipc_matrix import online_cpus, run_sweep, sweep_plan, sweep_table
+
+    cpus = online_cpus()
+    pairs = sweep_plan(cpus)
+    st = open_store(args)
+    console.print(
+        f"[bold]{args.bench}[/bold] between every ordered pair of {len(cpus)} CPUs "
+        f"({len(pairs)} runs), kept in {st.root}"
+    )
+    with progress.cells(err_console, len(pairs), getattr(args, "quiet", False)) as pt:
+        on_cell = None
+        if pt:
+            prog, task = pt
+
+            def on_cell(i: int, c: Any) -> None:
+                prog.update(task, completed=i + 1, description=f"cpus={c.cpus}")
+
+        cells = run_sweep(args.bench, given, args.n, st, pairs, on_cell=on_cell)
+    console.print(sweep_table(args.bench, cpus, cells))
+    console.print("[dim]dim: same CPU; cyan: SMT siblings (one core); plain: other cores[/dim]")
+    for c in cells:
+        if c.problem:
+            console.print(f"[yellow]not measured:[/yellow] cpus={c.cpus}: {c.problem}")
+    return 0
+
+
+def cmd_trust(args: argparse.Namespace) -> int:
+    """`latscope trust BENCH ...`: measure the plan with a progress bar, print, keep."""
+    from contextlib import ExitStack
+
+    from .. import probe
+    from ..trust import Plan, measure, parse_injections, print_record, write_record
+
+    if args.repeat is not None and args.repeat < 1:
+        raise BadInput(f"--repeat {args.repeat}: must be 1 or more")
+    given = parse_params(args.params)
+    probe.benchmark(args.bench)
+    injections = parse_injections(args.inject)
+    if args.pairs < 2:
+        raise BadInput(f"--pairs {args.pairs}: give at least 2 pairs")
+    st = open_store(args)
+    plan = Plan(
+        args.bench, given, args.pairs, injections, args.n, args.repeat, args.clock, args.seed
+    )
+    console.print(
+        f"[bold]trust[/bold] {args.bench} {' '.join(f'{k}={v}' for k, v in given.items())}: "
+        f"{plan.total_runs} runs ({plan.pairs} rounds of an A/A pair and "
+        f"{', '.join(f'+{f:.0%}' for f in injections)} injected), interleaved"
+    )
+    with ExitStack() as stack:
+        prog = None
+        if not args.quiet and err_console.is_terminal:
+            prog = stack.enter_context(progress.bar(err_console))
+        task = prog.add_task("trust", total=plan.total_runs) if prog else None
+
+        def run_progress(i: int) -> Callable[[int, int], None] | None:
+            if prog is None:
+                return None
+
+            def cb(done: int, total: int) -> None:
+                prog.update(task, completed=i + (done / total if total else 0.0))
+
+            return cb
+
+        def on_step(i: int, label: str, run: Any) -> None:
+            if prog is not None:
+                prog.update(task, completed=i, description=label)
+
+        rec = measure(plan, st, on_step=on_step, progress=run_progress)
+    path = write_record(st, rec)
+    print_record(console, rec, path)
+    return 0
+
+
+def cmd_quick(args: argparse.Namespace) -> int:
+    plan: list[tuple[str, dict[str, Any], int]] = [
+        ("syscall", {"op": "getppid"}, 100000),
+        ("syscall", {"op": "read0"}, 100000),
+        ("file", {"cache": "warm"}, 10000),
+        ("file", {"cache": "fadvise"}, 2000),
+        ("pipe", {"cpus": "0,0"}, 20000),
+    ]
+    if (os.cpu_count() or 1) >= 2:
+        plan.append(("pipe", {"cpus": "0,1"}, 20000))
+    console.print(f"[bold]latscope quick[/bold]: {len(plan)} runs, kept in {open_store(args).root}")
+    for bench, params, n in plan:
+        console.rule(f"{bench} {_pstr(params)}")
+        run_and_print(bench, params, args, n=n)
+    return 0
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "list": cmd_list,
+    "clocks": cmd_clocks,
+    "run": cmd_run,
+    "trust": cmd_trust,
+    "quick": cmd_quick,
+}

@@ -1,0 +1,84 @@
+"""A kept run from the command line: `latscope show` (with --full, the full analysis) and
+`latscope export`."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..errors import BadInput
+from ..files import atomic_write
+from .shared import RAW, console, open_store, store_arg, value_error
+
+
+def add_parsers(sub: Any) -> None:
+    s = sub.add_parser("show", help="a kept run's summary and metadata")
+    s.add_argument("run", metavar="RUN", help="run id (or unique part of it, or 'last')")
+    store_arg(s)
+    s.add_argument(
+        "--full",
+        action="store_true",
+        help="the full analysis: intervals, fit, outliers, spikes, drift, warnings",
+    )
+
+    e = sub.add_parser(
+        "export",
+        help="write a run's samples to CSV or Parquet",
+        formatter_class=RAW,
+        epilog="example:\n  latscope export last --csv pipe.csv\n",
+    )
+    e.add_argument("run", metavar="RUN", help="run id (or unique part of it, or 'last')")
+    g = e.add_mutually_exclusive_group(required=True)
+    g.add_argument("--csv", metavar="FILE", help="write CSV (one row per iteration, ns)")
+    g.add_argument("--parquet", metavar="FILE", help="write Parquet")
+    store_arg(e)
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    """``show``, plus the full analysis with --full."""
+    from ..report.text import print_run
+    from ..runner import load
+
+    run = load(args.run, open_store(args))
+    print_run(console, run, details=True)
+    if not getattr(args, "full", False):
+        return 0
+    from ..report import analyse, run_blocks
+    from ..report.document import render_rich
+    from ..report.text import run_label
+
+    ra = value_error(lambda: analyse(run, run_label(run)))
+    render_rich(run_blocks(ra, figures=False), console)
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from ..runner import load
+
+    run = load(args.run, open_store(args))
+    target = Path(args.csv or args.parquet)
+    if target.is_dir():
+        raise BadInput(f"{target} is a directory; give a file name")
+    if not target.parent.exists():
+        raise BadInput(f"{target.parent} does not exist")
+    try:
+        with atomic_write(target) as f:
+            if args.csv:
+                run.samples.write_csv(f)
+            else:
+                run.samples.write_parquet(f)
+    except OSError as e:
+        raise BadInput(f"cannot write {target}: {e.strerror}") from None
+    console.print(
+        f"wrote {run.n} rows × {len(run.samples.columns)} columns "
+        f"(durations in ns, t_start_s in s) to {target}"
+    )
+    return 0
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "show": cmd_show,
+    "export": cmd_export,
+}

@@ -1,0 +1,82 @@
+"""What every command module of the CLI shares: the consoles, the parser class that turns a
+usage error into one line, the --store argument and the store it opens, `-p KEY=VALUE`
+parsing, and the wrapping of help texts.  The command modules depend on this module and on the
+layers below the CLI, never on each other."""
+
+from __future__ import annotations
+
+import argparse
+import textwrap
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, NoReturn, TypeVar
+
+from rich.console import Console
+
+from ..errors import BadInput
+
+if TYPE_CHECKING:
+    from ..runner import Store
+
+
+def _console(stderr: bool = False) -> Console:
+    c = Console(stderr=stderr, highlight=False)
+    if not c.is_terminal and c.width < 132:
+        # logs and pipes: wide enough for the summary table without wrapping numbers
+        c = Console(stderr=stderr, highlight=False, width=132)
+    return c
+
+
+console = _console()
+err_console = _console(stderr=True)
+
+RAW = argparse.RawDescriptionHelpFormatter
+T = TypeVar("T")
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        err_console.print(
+            f"latscope: error: {message} (see 'latscope --help')", soft_wrap=True, markup=False
+        )
+        raise SystemExit(2)
+
+
+def wrap(text: str, width: int = 79) -> str:
+    """A help description wrapped for an 80-column terminal."""
+    return textwrap.fill(text, width)
+
+
+def parse_params(items: Sequence[str] | None) -> dict[str, str]:
+    """`-p KEY=VALUE` arguments as a dict; one-line BadInput for a malformed or repeated one."""
+    out: dict[str, str] = {}
+    for it in items or []:
+        if "=" not in it or it.startswith("="):
+            raise BadInput(f"-p {it}: write parameters as key=value")
+        k, v = it.split("=", 1)
+        if k in out:
+            raise BadInput(f"-p {k}: given twice")
+        out[k] = v
+    return out
+
+
+def store_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--store",
+        metavar="DIR",
+        help="where runs are kept (default: $LATSCOPE_STORE or ~/.local/share/latscope)",
+    )
+
+
+def open_store(args: argparse.Namespace) -> Store:
+    """The store a command's --store names (default: $LATSCOPE_STORE or the user's)."""
+    from ..runner import Store  # when a command runs: the CLI starts without polars and numpy
+
+    return Store(getattr(args, "store", None))
+
+
+def value_error(fn: Callable[[], T]) -> T:
+    """Run fn, turning an analysis ValueError into one line for the user."""
+    try:
+        return fn()
+    except ValueError as e:
+        raise BadInput(str(e)) from None

@@ -1,0 +1,376 @@
+"""Store commands: `latscope ls`, `latscope rm`, `latscope history` (docs/store.md).
+
+Hooked into the CLI (cli/__init__.py) by `add_parsers(sub)` and `COMMANDS`.  None of them
+fails because of what it finds in the store: damaged runs and foreign entries are reported one
+line each (on stderr) and skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from ..errors import BadInput
+from .shared import RAW, console, err_console, open_store, parse_params, store_arg, wrap
+
+EPILOG_LS = """\
+examples:
+  latscope ls                       every run, oldest first
+  latscope ls --bench file          the runs of one benchmark
+  latscope ls --suite seeds         the runs of a suite (name or suite run id)
+  latscope ls --json                machine-readable
+"""
+EPILOG_RM = """\
+examples:
+  latscope rm 20250101-120000-pipe-ab12     one run (id, unique part of it, or 'last')
+  latscope rm --partial                     what killed runs left behind
+"""
+EPILOG_HISTORY = """\
+examples:
+  latscope history pipe                         p50 of the first column over time
+  latscope history file --column read -p cache=warm --stat p99
+  latscope history syscall --plot syscall.png   also a plot (95% CI bars for p50)
+"""
+
+
+def add_parsers(sub: Any) -> None:
+    p = sub.add_parser(
+        "ls",
+        help="list the runs in the store",
+        description=wrap(
+            "List the runs in the store: id, created, benchmark, parameters, n and the "
+            "brief figures of the summary (median and tail percentiles; '—' where too few "
+            "samples lie above a percentile) of the first column, status.  Partial runs "
+            "(killed, or still running) are listed as partial; damaged and foreign entries "
+            "are reported and skipped."
+        ),
+        epilog=EPILOG_LS,
+        formatter_class=RAW,
+    )
+    p.add_argument("--bench", metavar="B", help="only runs of benchmark B")
+    p.add_argument("--suite", metavar="S", help="only runs of suite S (name or suite run id)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    store_arg(p)
+
+    p = sub.add_parser(
+        "rm",
+        help="remove runs from the store",
+        description=wrap(
+            "Remove runs (each is renamed out of sight first, then deleted).  "
+            "--partial removes what killed runs left; runs still being measured are kept."
+        ),
+        epilog=EPILOG_RM,
+        formatter_class=RAW,
+    )
+    p.add_argument("runs", nargs="*", metavar="RUN", help="run id, unique part of it, or 'last'")
+    p.add_argument("--partial", action="store_true", help="remove the leftovers of killed runs")
+    store_arg(p)
+
+    p = sub.add_parser(
+        "history",
+        help="one figure of a benchmark over time, across runs",
+        description=wrap(
+            "A figure (default: the median) of one benchmark column across the runs "
+            "in the store, oldest first, as a table and optionally a plot with CI bars."
+        ),
+        epilog=EPILOG_HISTORY,
+        formatter_class=RAW,
+    )
+    p.add_argument("bench", metavar="BENCH", help="benchmark name")
+    p.add_argument("--column", metavar="C", help="timed column (default: the first)")
+    p.add_argument(
+        "--stat",
+        default="p50",
+        metavar="STAT",
+        help="a figure of the run table: p50 (default), p99, p99.9, mean, ess, ...; "
+        "an unknown name lists them all",
+    )
+    p.add_argument(
+        "-p",
+        dest="params",
+        action="append",
+        metavar="KEY=VALUE",
+        help="only runs with this parameter value; repeatable",
+    )
+    p.add_argument("--plot", metavar="FILE", help="also write a plot (.png, .svg, .pdf)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    store_arg(p)
+
+
+def _report_skipped(skipped: list[Any]) -> None:
+
+    for s in skipped:
+        err_console.print(f"[yellow]latscope: {s.line()}[/yellow]", soft_wrap=True)
+
+
+def _params_str(meta: dict[str, Any]) -> str:
+    given = meta.get("params_given") or {}
+    return " ".join(f"{k}={v}" for k, v in given.items())
+
+
+def _brief_stats() -> list[Any]:
+    """The figures `ls` shows of a run's first column (summary.STATS, brief)."""
+    from ..summary import STATS
+
+    return [s for s in STATS if s.brief and s.key != "n"]
+
+
+def cmd_ls(args: argparse.Namespace) -> int:
+    from rich import box
+    from rich.table import Table
+
+    from ..summary import WITHHELD_LEGEND, value, withheld, withheld_reason
+    from ..units import fmt_bare, pick_unit
+
+    st = open_store(args)
+    scan = st.scan()
+    runs = scan.runs
+    if args.bench:
+        runs = [r for r in runs if r.meta.get("benchmark") == args.bench]
+    if args.suite:
+        runs = [
+            r
+            for r in runs
+            if args.suite
+            in (
+                (r.meta.get("tags") or {}).get("suite"),
+                (r.meta.get("tags") or {}).get("suite_run"),
+            )
+        ]
+    skipped = list(scan.skipped)
+    first: dict[str, dict[str, Any]] = {}
+    for row in st.summaries(runs, skipped, where="column_index = 0"):
+        first[row["run_id"]] = row
+    partials = scan.partials
+    if args.bench:
+        partials = [p for p in partials if p.benchmark == args.bench]
+    if args.suite:
+        partials = []  # a partial run's tags are not written yet
+    figures = _brief_stats()
+    if args.json:
+
+        def figs(row: dict[str, Any]) -> dict[str, Any]:
+            out: dict[str, Any] = {}
+            for s in figures:
+                out[s.column] = value(row, s)
+                why = withheld_reason(row, s)
+                if why:
+                    out.setdefault("withheld", {})[s.key] = why
+            return out
+
+        out = {
+            "store": str(st.root),
+            "runs": [
+                {
+                    "id": r.id,
+                    "created_utc": r.meta.get("created_utc"),
+                    "benchmark": r.meta.get("benchmark"),
+                    "params": r.meta.get("params") or r.meta.get("params_given"),
+                    "n": first[r.id].get("n"),
+                    "column": first[r.id].get("column"),
+                    **figs(first[r.id]),
+                    "tags": r.meta.get("tags") or {},
+                    "status": r.meta.get("status", "complete"),
+                }
+                for r in runs
+                if r.id in first
+            ],
+            "partial": [
+                {
+                    "id": p.run_id,
+                    "benchmark": p.benchmark,
+                    "created_utc": p.created_utc,
+                    "status": p.status,
+                    "path": str(p.path),
+                }
+                for p in partials
+            ],
+            "skipped": [{"path": str(s.path), "why": s.why} for s in skipped],
+        }
+        console.print_json(json.dumps(out))
+        return 0
+    _report_skipped(skipped)
+    t = Table(title=f"runs in {st.root}", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    heads = ["id", "created (UTC)", "benchmark", "params", "n", "first column"]
+    heads += [s.label for s in figures] + ["status"]
+    right = {"n", *(s.label for s in figures)}
+    for h in heads:
+        t.add_column(
+            h,
+            justify="right" if h in right else "left",
+            no_wrap=h in right or h in ("id", "created (UTC)"),
+            overflow="fold",
+        )
+    shown = 0
+    any_withheld = False
+    for r in runs:
+        row = first.get(r.id)
+        if row is None:
+            continue
+        tags = r.meta.get("tags") or {}
+        status = r.meta.get("status", "complete")
+        if tags.get("scenario"):  # complete, from a suite
+            status = f"{tags.get('suite')}/{tags['scenario']} #{tags.get('repetition')}"
+        elif tags.get("repeat_group"):
+            status = f"repetition {tags.get('repetition')}/{tags.get('repeat')}"
+        vals = [value(row, s) for s in figures]
+        any_withheld = any_withheld or any(withheld(row, s) for s in figures)
+        unit = pick_unit([row.get("p50_ns")])
+        t.add_row(
+            r.id,
+            str(r.meta.get("created_utc", "")).replace("T", " ")[:19],
+            str(r.meta.get("benchmark")),
+            _params_str(r.meta),
+            str(row["n"]),
+            f"{row['column']} ({unit[0]})",
+            *(fmt_bare(v, unit) for v in vals),
+            status,
+        )
+        shown += 1
+    for p in partials:
+        t.add_row(
+            p.run_id,
+            (p.created_utc or "").replace("T", " ").rstrip("Z"),
+            p.benchmark or "?",
+            "",
+            "",
+            "",
+            *("" for _ in figures),
+            f"[yellow]{p.status}[/yellow]",
+        )
+    console.print(t)
+    extra = ""
+    if any(p.state in ("killed", "removing") for p in partials):
+        extra = "; 'latscope rm --partial' removes the leftovers of killed runs"
+    if any_withheld:
+        extra += f"; {WITHHELD_LEGEND} ('latscope show RUN' says why)"
+    console.print(
+        f"[dim]{shown} runs, {len(partials)} partial, {len(skipped)} skipped{extra}[/dim]"
+    )
+    return 0
+
+
+def cmd_rm(args: argparse.Namespace) -> int:
+
+    st = open_store(args)
+    if not args.runs and not args.partial:
+        raise BadInput("rm: name the runs to remove (ids, or 'last'), or give --partial")
+    targets = []
+    for ref in args.runs:
+        d = st.resolve(ref)
+        if d.parent.resolve() != st.runs_dir.resolve():
+            raise BadInput(f"{ref}: not a run of the store {st.root}")
+        targets.append(d)
+    for d in dict.fromkeys(targets):
+        st.remove(d)
+        console.print(f"removed {d.name}")
+    if args.partial:
+        removed, kept = st.remove_partials()
+        for p in removed:
+            console.print(f"removed {p.path.name} ({p.status})")
+        for p in kept:
+            err_console.print(f"latscope: kept {p.path.name}: {p.status}")
+        if not removed:
+            console.print("no leftovers of killed runs")
+    return 0
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    from rich import box
+    from rich.table import Table
+
+    from ..store import history
+    from ..units import fmt_bare, pick_unit
+
+    st = open_store(args)
+    h = history.query(st, args.bench, args.column, args.stat, parse_params(args.params))
+    if args.plot:
+        target = history.plot(h, args.plot)
+    if args.json:
+        console.print_json(
+            json.dumps(
+                {
+                    "benchmark": h.bench,
+                    "column": h.column,
+                    "stat": h.stat,
+                    "rows": [
+                        {
+                            "run_id": r["run_id"],
+                            "created_utc": r["created_utc"].isoformat() + "Z",
+                            "params": json.loads(r["params"]),
+                            "value": h.value(r),
+                            "withheld": h.withheld(r),
+                            "p50_ci_ns": [r["p50_ci_low_ns"], r["p50_ci_high_ns"]],
+                            "n": r["n"],
+                            "suite": r["suite"],
+                            "scenario": r["scenario"],
+                        }
+                        for r in h.rows
+                    ],
+                    "skipped": [{"path": str(s.path), "why": s.why} for s in h.skipped],
+                    "environment_differences": h.env_notes,
+                },
+                default=str,
+            )
+        )
+        return 0
+    _report_skipped(h.skipped)
+    unit = pick_unit([h.value(r) for r in h.rows]) if h.is_time else ("", 1.0)
+    keys = history.differing_params(h.rows)
+    t = Table(
+        title=f"{h.bench} {h.column}: {h.stat} over time ({len(h.rows)} runs)",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
+    t.add_column("#", justify="right")
+    t.add_column("created (UTC)", no_wrap=True)
+    t.add_column("run id", no_wrap=True)
+    if keys:
+        t.add_column("params")
+    t.add_column("tags", overflow="fold")
+    t.add_column("n", justify="right")
+    t.add_column(f"{h.stat} ({unit[0]})" if unit[0] else h.stat, justify="right", style="bold")
+    if h.stat == "p50":
+        t.add_column("95% CI", justify="right", no_wrap=True)
+    t.add_column("vs previous\n(same params)", justify="right", no_wrap=True)
+    prev: dict[str, float | None] = {}  # per series (same differing parameters)
+    reasons: list[str] = []
+    for i, r in enumerate(h.rows, 1):
+        v = h.value(r)
+        series = history.series_label(r, keys)
+        tags = ""
+        if r.get("scenario"):
+            tags = f"{r.get('suite')}/{r['scenario']} #{r.get('repetition')}"
+        elif r.get("repeat_group"):
+            tags = f"repetition {r.get('repetition')}"
+        cells = [str(i), r["created_utc"].strftime("%Y-%m-%d %H:%M:%S"), r["run_id"]]
+        if keys:
+            cells.append(history.series_label(r, keys))
+        cells += [tags, str(r["n"])]
+        if v is None or unit[0]:
+            cells.append(fmt_bare(v, unit))
+        else:
+            cells.append(f"{int(v):,}" if h.figure.kind == "count" else f"{v:,.0f}")
+        why = h.withheld(r)
+        if why:
+            reasons.append(f"#{i} {h.stat} — {why}")
+        if h.stat == "p50":
+            lo, hi = r["p50_ci_low_ns"], r["p50_ci_high_ns"]
+            cells.append(f"{fmt_bare(lo, unit)}–{fmt_bare(hi, unit)}" if lo is not None else "—")
+        before = prev.get(series)
+        cells.append(f"{100 * (v / before - 1):+.1f}%" if before and v is not None else "")
+        prev[series] = v
+        t.add_row(*cells)
+    console.print(t)
+    for why in reasons:
+        console.print(f"[dim]{why}[/dim]")
+    for n in h.env_notes:
+        console.print(f"[yellow]note:[/yellow] {n}")
+    if args.plot:
+        console.print(f"plot written to {target}")
+    return 0
+
+
+COMMANDS = {"ls": cmd_ls, "rm": cmd_rm, "history": cmd_history}

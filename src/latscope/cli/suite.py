@@ -1,0 +1,208 @@
+"""`latscope suite` (scenario files, docs/suites.md) and `latscope env` (the environment and
+what in it biases the figures).  Hooked into the CLI (cli/__init__.py) by `add_parsers(sub)`
+and `COMMANDS`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from ..errors import BadInput
+from .shared import RAW, console, err_console, open_store, store_arg, wrap
+
+EPILOG_SUITE = """\
+examples:
+  latscope suite quick                  one scenario per benchmark family, under a minute
+  latscope suite seeds                  the five lab reports' experiments, re-created
+  latscope suite my.toml --dry-run      validate the file and print the plan; run nothing
+  latscope suite my.toml --repeat 5 --seed 7 --html report.html
+
+built-in suite names resolve before paths; the file format is in docs/suites.md
+"""
+EPILOG_ENV = """\
+examples:
+  latscope env                  kernel, CPU, frequency, clock source, virtualisation, ...
+  latscope env --check          also what in this environment biases latency figures
+  latscope env --path /mnt/data --json
+"""
+
+
+def add_parsers(sub: Any) -> None:
+    p = sub.add_parser(
+        "suite",
+        help="run a suite of scenarios (TOML file, or built-in: quick, seeds)",
+        description=wrap(
+            "Run every scenario of a suite R times, in an interleaved random order "
+            "(recorded seed), then compare the scenarios and write a report.  The whole file is "
+            "validated against the probe's catalogue before anything runs."
+        ),
+        epilog=EPILOG_SUITE,
+        formatter_class=RAW,
+    )
+    p.add_argument("suite", metavar="FILE|quick|seeds", help="scenario file or built-in suite")
+    p.add_argument("--repeat", type=int, metavar="R", help="repetitions of every scenario")
+    p.add_argument("--seed", type=int, metavar="S", help="seed of the run order (default: random)")
+    p.add_argument(
+        "--html",
+        metavar="FILE",
+        help="HTML report (default: STORE/reports/<suite run id>.html)",
+    )
+    p.add_argument("--md", metavar="DIR", help="also write a Markdown report into DIR")
+    p.add_argument("--dry-run", action="store_true", help="print the plan; run nothing")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    store_arg(p)
+
+    p = sub.add_parser(
+        "env",
+        help="the environment measurements are taken in (and --check: what biases them)",
+        description=wrap(
+            "Print the environment every run records (kernel, CPU, frequency "
+            "scaling, clock source, virtualisation, cgroup, mitigations, isolation, load, the "
+            "filesystem of --path).  --check also samples the CPU load for a moment and lists "
+            "what in this environment biases latency figures, with what to do about each."
+        ),
+        epilog=EPILOG_ENV,
+        formatter_class=RAW,
+    )
+    p.add_argument("--check", action="store_true", help="list findings with advice")
+    p.add_argument("--path", metavar="DIR", help="also record the filesystem holding DIR")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+
+# ------------------------------------------------------------------------------- env
+
+
+def cmd_env(args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+
+    from .. import env
+
+    if args.path is not None and not os.path.exists(args.path):
+        raise BadInput(f"--path {args.path}: does not exist")
+    e = env.capture(path=args.path, sample_load=args.check)
+    findings = env.check(e) if args.check else None
+    if args.json:
+        out: dict[str, Any] = {"env": e}
+        if findings is not None:
+            out["findings"] = [asdict(f) for f in findings]
+        console.print_json(json.dumps(out, default=str))
+        return 0
+    console.print(env.render(e, findings))
+    if findings:
+        w = sum(f.severity == "warning" for f in findings)
+        console.print(
+            f"[dim]{w} warning(s), {len(findings) - w} hint(s); every run records this "
+            "environment in its run.json[/dim]"
+        )
+    return 0
+
+
+# ------------------------------------------------------------------------------- suite
+
+
+def _plan_table(suite: Any, steps: list[Any], seed: int) -> Any:
+    from rich.table import Table
+
+    t = Table(title=f"scenarios of {suite.name}", title_justify="left", show_lines=False)
+    for h in ("scenario", "benchmark", "params", "n", "warmup", "clock", "R", "note"):
+        t.add_column(h, justify="right" if h in ("n", "warmup", "R") else "left")
+    root = os.geteuid() == 0 if hasattr(os, "geteuid") else False
+    for s in suite.scenarios:
+        note = s.note or ""
+        if s.needs_root and not root:
+            note = (
+                f"[yellow]needs root ({', '.join(s.needs_root)}): will be skipped[/yellow] " + note
+            )
+        t.add_row(
+            s.name,
+            s.benchmark,
+            " ".join(f"{k}={v}" for k, v in s.params.items()),
+            str(s.n) if s.n else "default",
+            str(s.warmup) if s.warmup is not None else "default",
+            s.clock or "auto",
+            str(s.repeat),
+            note,
+        )
+    return t
+
+
+def _print_plan(console: Any, suite: Any, steps: list[Any], seed: int) -> None:
+    console.print(_plan_table(suite, steps, seed))
+    for k in suite.skipped:
+        console.print(f"[yellow]not run:[/yellow] {k.name}: {k.why}")
+    order = "  ".join(f"{s.index + 1}.{s.scenario.name}#{s.repetition}" for s in steps)
+    console.print(
+        f"[bold]order[/bold] ({suite.interleave}, seed {seed}, {len(steps)} runs):", order
+    )
+
+
+def _write_reports(sr: Any, rows: list[Any], args: argparse.Namespace, console: Any) -> None:
+    """The HTML report (and with --md the Markdown one), rendered by report/full.py."""
+    from .. import report
+    from ..suite import document
+
+    html = Path(args.html) if args.html else sr.store.reports_dir / f"{sr.suite_run}.html"
+    if not args.html:
+        html.parent.mkdir(parents=True, exist_ok=True)
+    doc = document(sr, rows)
+    console.print(f"report: {report.write_html(doc, html)}")
+    if args.md:
+        console.print(f"report (Markdown): {report.write_markdown(doc, args.md)}")
+
+
+def cmd_suite(args: argparse.Namespace) -> int:
+    from .. import scenarios
+    from ..suite import compare_rows, execute, print_comparison, write_record
+
+    suite = scenarios.load(args.suite, repeat=args.repeat)
+    seed = args.seed if args.seed is not None else suite.seed
+    if seed is None:
+        seed = scenarios.new_seed()
+    steps = scenarios.plan(suite, seed)
+    st = open_store(args)
+    console.print(
+        f"[bold]suite {suite.name}[/bold] ({suite.path}): {len(suite.scenarios)} scenarios, "
+        f"{len(steps)} runs, order {suite.interleave} with seed {seed}; store {st.root}"
+    )
+    if suite.description:
+        console.print(f"[dim]{suite.description.strip()}[/dim]")
+    if args.dry_run:
+        _print_plan(console, suite, steps, seed)
+        console.print("[dim]dry run: nothing was run[/dim]")
+        return 0
+    if args.html:
+        h = Path(args.html)
+        if h.is_dir() or not h.parent.exists():
+            raise BadInput(f"--html {h}: give a file in an existing directory")
+    if args.md and Path(args.md).exists() and not Path(args.md).is_dir():
+        raise BadInput(f"--md {args.md}: not a directory")
+    for k in suite.skipped:
+        console.print(f"[yellow]not run:[/yellow] {k.name}: {k.why}")
+    sr = execute(suite, steps, seed, st, console, err_console, quiet=args.quiet)
+    rows = compare_rows(sr)
+    if rows:
+        print_comparison(console, sr, rows)
+    for name, why in sr.skipped_scenarios().items():
+        console.print(f"[yellow]skipped here:[/yellow] {name}: {why}")
+    rec = write_record(sr, rows)
+    console.print(f"[dim]suite record: {rec}[/dim]")
+    ok = sum(r.status == "ok" for r in sr.results)
+    if sr.interrupted:
+        err_console.print(
+            f"latscope: interrupted after {ok} of {len(steps)} runs; the finished runs stay "
+            f"in the store (latscope ls --suite {sr.suite_run})"
+        )
+        return 130
+    if ok:
+        _write_reports(sr, rows, args, console)
+    console.print(
+        f"{ok} of {len(steps)} runs kept (suite run {sr.suite_run}); "
+        f"latscope ls --suite {sr.suite_run}"
+    )
+    return 1 if sr.failed else 0
+
+
+COMMANDS = {"suite": cmd_suite, "env": cmd_env}

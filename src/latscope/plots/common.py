@@ -1,0 +1,262 @@
+"""What every figure shares: the limits that keep big runs fast, colours and sizes, the
+display unit, axes helpers, and writing a figure (PNG, SVG or PDF)."""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from ..errors import BadInput
+from ..files import atomic_write
+from ..units import pick_unit
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+    from ..stats import LogNormalFit
+
+#: Time series with more samples than this are drawn as a min-max envelope.
+MAX_POINTS = 100_000
+#: Columns of the min-max envelope.
+ENVELOPE_BINS = 2_000
+#: At most this many outliers are drawn per box.
+MAX_FLIERS = 1_000
+#: Violins: KDE on at most this many samples.
+VIOLIN_POINTS = 20_000
+#: ECDF / tail plots: at most this many points per line.
+CURVE_POINTS = 2_000
+#: Spikes marked individually in a time series (the largest first).
+MAX_SPIKES = 20_000
+
+FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
+COLORS = (
+    "#1f77b4",
+    "#d62728",
+    "#2ca02c",
+    "#ff7f0e",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+)
+WIDE = (10.0, 3.6)
+HALF = (5.0, 3.6)
+
+Unit = tuple[str, float]
+
+
+# ------------------------------------------------------------------------------- helpers
+
+
+def new_figure(ncols: int = 1, nrows: int = 1, size: tuple[float, float] | None = None) -> Figure:
+    """A figure on an Agg canvas (no pyplot) with ``nrows x ncols`` Axes, constrained layout."""
+    w, h = size if size is not None else (WIDE if ncols > 1 else HALF)
+    fig = Figure(figsize=(w, h * nrows), layout="constrained")
+    FigureCanvasAgg(fig)
+    fig.subplots(nrows, ncols, squeeze=False)
+    return fig
+
+
+def _axes(ax: Axes | None, size: tuple[float, float] = HALF) -> Axes:
+    if ax is not None:
+        return ax
+    fig = new_figure(size=size)
+    return fig.axes[0]
+
+
+def _fig(ax: Axes) -> Figure:
+    fig = ax.figure
+    assert isinstance(fig, Figure)
+    return fig
+
+
+def _ns(x: npt.ArrayLike) -> np.ndarray:
+    a = np.asarray(x, dtype=np.float64).ravel()
+    if a.size == 0:
+        raise BadInput("nothing to plot: no samples")
+    if not np.isfinite(a).all():
+        raise BadInput("cannot plot non-finite samples (NaN or inf)")
+    return a
+
+
+def unit_for(*arrays: npt.ArrayLike) -> Unit:
+    """The display unit for latencies: the one in which the median of the medians reads
+    between 1 and 1000."""
+    meds = [float(np.median(np.asarray(a, dtype=np.float64))) for a in arrays if np.size(a)]
+    return pick_unit(meds)
+
+
+def _note(ax: Axes, text: str, loc: str = "upper right") -> None:
+    x, ha = (0.98, "right") if "right" in loc else (0.02, "left")
+    y, va = (0.97, "top") if "upper" in loc else (0.03, "bottom")
+    ax.text(
+        x,
+        y,
+        text,
+        transform=ax.transAxes,
+        ha=ha,
+        va=va,
+        fontsize=8,
+        bbox={"boxstyle": "round,pad=0.3", "fc": "white", "ec": "#bbbbbb", "alpha": 0.9},
+    )
+
+
+def _level(ax: Axes, y: float, label: str) -> None:
+    """A dotted horizontal line at ``y`` (a percentile's level), labelled at the left edge."""
+    ax.axhline(y, color="#999999", lw=0.7, ls=":")
+    ax.annotate(
+        label,
+        (0.0, y),
+        xycoords=("axes fraction", "data"),
+        fontsize=7,
+        color="#666666",
+        va="bottom",
+        xytext=(2, 1),
+        textcoords="offset points",
+    )
+
+
+def set_title(ax: Axes, what: str, label: str = "") -> None:
+    """``what — label``, wrapped to the width of the Axes."""
+    import textwrap
+
+    text = f"{what} — {label}" if label else what
+    fig = ax.figure
+    width_in = fig.get_figwidth() * ax.get_position().width if isinstance(fig, Figure) else 5.0
+    chars = max(30, int(width_in * 12))
+    ax.set_title("\n".join(textwrap.wrap(text, chars)) or text, fontsize=10)
+
+
+def _style(ax: Axes) -> None:
+    ax.grid(True, which="major", color="#e4e4e4", linewidth=0.7)
+    ax.set_axisbelow(True)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    ax.tick_params(labelsize=8)
+    ax.title.set_fontsize(10)
+    ax.xaxis.label.set_fontsize(9)
+    ax.yaxis.label.set_fontsize(9)
+
+
+def _decimate_sorted(xs: np.ndarray, points: int = CURVE_POINTS) -> tuple[np.ndarray, np.ndarray]:
+    """Indices into sorted data for an ECDF: evenly spaced in probability, plus both ends."""
+    n = xs.size
+    if n <= points:
+        return np.arange(n), xs
+    idx = np.unique(np.linspace(0, n - 1, points).astype(np.int64))
+    return idx, xs[idx]
+
+
+def _lognormal_pdf(grid_ns: np.ndarray, fit: LogNormalFit) -> np.ndarray:
+    from scipy import stats
+
+    return np.asarray(
+        stats.lognorm.pdf(grid_ns - fit.loc, s=fit.sigma, scale=fit.scale), dtype=np.float64
+    )
+
+
+def _bins(v: np.ndarray, lo: float, hi: float, max_bins: int = 200) -> int:
+    """Freedman–Diaconis bin count, 10..max_bins."""
+    if hi <= lo:
+        return 10
+    q1, q3 = np.percentile(v, [25, 75])
+    iqr = q3 - q1
+    if iqr <= 0:
+        return 50
+    width = 2.0 * iqr / v.size ** (1.0 / 3.0)
+    return int(min(max_bins, max(10, math.ceil((hi - lo) / width))))
+
+
+def _grid_edges(
+    v: np.ndarray, lo: float, hi: float, step: float, max_bins: int = 200
+) -> np.ndarray:
+    """Bin edges for samples quantised to ``step``: every bin is a whole number of steps wide
+    (the Freedman–Diaconis width rounded to whole steps, at least one step, and wide enough that
+    there are at most ``max_bins`` bins), and every edge lies halfway between two grid values,
+    so each bin holds whole grid values and none is an empty tooth of a comb."""
+    q1, q3 = np.percentile(v, [25, 75])
+    fd = 2.0 * (q3 - q1) / v.size ** (1.0 / 3.0)
+    k = max(1, round(fd / step), math.ceil((hi - lo) / (max_bins * step)))
+    width = k * step
+    start = lo - 0.5 * step  # lo is a grid value: the first edge sits half a step below it
+    nb = max(1, math.ceil((hi + 0.5 * step - start) / width - 1e-9))
+    return start + width * np.arange(nb + 1)
+
+
+def _snap_to_grid(edges: np.ndarray, origin: float, step: float) -> np.ndarray:
+    """Move edges to the nearest midpoint between grid values ``origin + k * step`` and drop
+    duplicates, so every bin holds at least one whole grid value."""
+    k = np.round((edges - origin) / step - 0.5)
+    return np.unique(origin + (k + 0.5) * step)
+
+
+def _box_stats(v: np.ndarray, label: str, rng: np.random.Generator) -> dict[str, Any]:
+    q1, med, q3 = (float(q) for q in np.percentile(v, [25, 50, 75]))
+    iqr = q3 - q1
+    lo_f, hi_f = q1 - 1.5 * iqr, q3 + 1.5 * iqr
+    inside = v[(v >= lo_f) & (v <= hi_f)]
+    whislo = float(inside.min()) if inside.size else q1
+    whishi = float(inside.max()) if inside.size else q3
+    fl = v[(v < lo_f) | (v > hi_f)]
+    if fl.size > MAX_FLIERS:
+        srt = np.sort(fl)
+        top = srt[-MAX_FLIERS // 4 :]
+        rest = rng.choice(srt[: -MAX_FLIERS // 4], size=MAX_FLIERS - top.size, replace=False)
+        fl = np.concatenate([rest, top])
+    return {
+        "label": label,
+        "med": med,
+        "q1": q1,
+        "q3": q3,
+        "whislo": whislo,
+        "whishi": whishi,
+        "fliers": fl,
+        "mean": float(v.mean()),
+    }
+
+
+# ------------------------------------------------------------------------------- output
+
+
+def save(fig: Figure, path: str | os.PathLike[str], dpi: int = 150) -> Path:
+    """Write ``fig`` as PNG, SVG or PDF, chosen by the suffix of ``path``, atomically
+    (`files.atomic_write`). Returns the path."""
+    p = Path(path)
+    fmt = FORMATS.get(p.suffix.lower())
+    if fmt is None:
+        raise BadInput(f"{p}: write .png, .svg or .pdf (the suffix chooses the format)")
+    if p.is_dir():
+        raise BadInput(f"{p} is a directory; give a file name")
+    if not p.parent.is_dir():
+        raise BadInput(f"{p.parent} does not exist")
+    metas: dict[str, dict[str, Any]] = {
+        "png": {"Software": "latscope"},
+        "svg": {"Date": None},
+        "pdf": {"CreationDate": None, "Creator": "latscope"},
+    }
+    meta = metas[fmt]
+    try:
+        with atomic_write(p) as f:
+            fig.savefig(f, format=fmt, dpi=dpi, metadata=meta)
+    except OSError as e:
+        raise BadInput(f"cannot write {p}: {e.strerror}") from None
+    return p
+
+
+def to_bytes(fig: Figure, fmt: str = "png", dpi: int = 100) -> bytes:
+    """The figure encoded as PNG or SVG bytes (for embedding in a report)."""
+    import io
+
+    buf = io.BytesIO()
+    meta: dict[str, Any] = {"Software": "latscope"} if fmt == "png" else {"Date": None}
+    fig.savefig(buf, format=fmt, dpi=dpi, metadata=meta)
+    return buf.getvalue()

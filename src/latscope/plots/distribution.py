@@ -1,0 +1,333 @@
+"""Distributions: histograms (with the fitted density), box plots and violins, ECDFs and
+tails, and the Q–Q plot against the shifted log-normal fit."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+from matplotlib.figure import Figure
+
+from ..errors import BadInput
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+    from ..stats import LogNormalFit
+from ..units import fmt
+from .common import (
+    COLORS,
+    CURVE_POINTS,
+    VIOLIN_POINTS,
+    Unit,
+    _axes,
+    _bins,
+    _box_stats,
+    _decimate_sorted,
+    _fig,
+    _grid_edges,
+    _level,
+    _lognormal_pdf,
+    _note,
+    _ns,
+    _snap_to_grid,
+    _style,
+    set_title,
+    unit_for,
+)
+
+# ------------------------------------------------------------------------------- histograms
+
+
+def histogram(
+    x: npt.ArrayLike,
+    *,
+    label: str = "",
+    fit: LogNormalFit | None = None,
+    cut: float | None = None,
+    log_x: bool = False,
+    bins: int | None = None,
+    step: float | None = None,
+    ax: Axes | None = None,
+) -> Figure:
+    """Histogram of latencies ``x`` (ns) with the fitted shifted log-normal density over it.
+
+    ``step``: the clock's step (ns; ``Run.column_step_ns(col)``). Samples of a quantised clock
+    are whole steps apart, and bins narrower than a step draw a comb of full and empty bins
+    with the fitted density far below the full ones. With ``step``, linear bins are whole
+    multiples of the step centred on grid values (edges halfway between them), and logarithmic
+    bin edges are moved to the nearest midpoint between grid values (every bin at least one
+    step wide); ``bins`` is then ignored. Bars are densities (count / (n x bin width)), the same
+    scale as the fitted density, so the two agree whatever the bin widths.
+
+    ``cut``: draw only samples up to this percentile (e.g. 97, like many lab reports) and say
+    how many lie beyond. ``log_x``: logarithmic bins and axis (density per decade). The bar
+    heights are densities relative to *all* samples, so the fitted density fits them even when
+    the histogram is cut."""
+    v = _ns(x)
+    n = v.size
+    ax = _axes(ax)
+    unit = unit_for(v)
+    lo, hi = float(v.min()), float(v.max())
+    beyond = 0
+    if cut is not None:
+        if not 0.0 < cut <= 100.0:
+            raise BadInput(f"cut at p{cut:g}: the percentile must lie in (0, 100]")
+        hi = float(np.percentile(v, cut))
+        beyond = int(np.count_nonzero(v > hi))
+    shown = v[v <= hi]
+    what = "Histogram"
+    if log_x:
+        pos = shown[shown > 0]
+        dropped = shown.size - pos.size
+        if pos.size == 0:
+            raise BadInput("a logarithmic histogram needs positive samples")
+        lo_l, hi_l = math.log10(float(pos.min())), math.log10(float(pos.max()))
+        if hi_l <= lo_l:
+            hi_l = lo_l + 0.01
+        nb = bins or _bins(np.log10(pos), lo_l, hi_l)
+        edges = np.logspace(lo_l, hi_l, nb + 1)
+        if step:
+            origin = float(pos.min())
+            edges = _snap_to_grid(edges, origin, step)
+            edges[0] = origin - 0.5 * step
+            edges[-1] = max(edges[-1], float(pos.max()) + 0.5 * step)
+            edges = edges[edges > 0.0]
+            if edges.size < 2 or edges[0] > origin:
+                edges = np.append(origin * (1.0 - 1e-9), edges[edges > origin])
+        counts, _ = np.histogram(pos, bins=edges)
+        widths_dec = np.diff(np.log10(edges))
+        heights = counts / (n * widths_dec)
+        _bars(ax, heights, edges / unit[1], n)
+        ax.set_xscale("log")
+        ax.set_ylabel("share of samples per decade (1/decade)")
+        if fit is not None:
+            grid = np.logspace(lo_l, hi_l, 400)
+            dens = _lognormal_pdf(grid, fit) * grid * math.log(10.0)
+            ax.plot(grid / unit[1], dens, color=COLORS[1], lw=1.5, label=_fit_label(fit, unit))
+        if dropped:
+            _note(ax, f"{dropped:,} samples ≤ 0 not shown (log axis)", "upper left")
+        what = "Histogram (log x)"
+    else:
+        if step:
+            counts, edges = np.histogram(shown, bins=_grid_edges(shown, lo, hi, step))
+        else:
+            nb = bins or _bins(shown, lo, hi)
+            counts, edges = np.histogram(shown, bins=nb, range=(lo, hi if hi > lo else lo + 1.0))
+        width = np.diff(edges)
+        heights = counts / (n * width / unit[1])
+        _bars(ax, heights, edges / unit[1], n)
+        ax.set_ylabel(f"density (1/{unit[0]})")
+        if fit is not None:
+            grid = np.linspace(max(float(edges[0]), fit.loc), edges[-1], 400)
+            dens = _lognormal_pdf(grid, fit) * unit[1]
+            ax.plot(grid / unit[1], dens, color=COLORS[1], lw=1.5, label=_fit_label(fit, unit))
+    if cut is not None and cut < 100.0:
+        what += f", cut at p{cut:g}"
+        _note(
+            ax,
+            f"not shown: {beyond:,} samples ({100.0 * beyond / n:.2g}%)\n"
+            f"above p{cut:g} = {fmt(hi, unit)} (max {fmt(float(v.max()), unit)})",
+        )
+    ax.set_xlabel(f"latency ({unit[0]})")
+    set_title(ax, what, label)
+    ax.legend(fontsize=7, loc="upper left" if cut else "best", frameon=False)
+    _style(ax)
+    return _fig(ax)
+
+
+def _bars(ax: Axes, heights: np.ndarray, edges: np.ndarray, n: int) -> None:
+    """The histogram's bars: ``heights`` between ``edges`` (display units), n samples."""
+    ax.stairs(heights, edges, fill=True, color=COLORS[0], alpha=0.55, label=f"samples (n={n:,})")
+
+
+def _fit_label(fit: LogNormalFit, unit: Unit) -> str:
+    return (
+        f"shifted log-normal fit\nloc {fmt(fit.loc, unit)}, median {fmt(fit.median, unit)}"
+        f"\nσ {fit.sigma:.2f}, KS D {fit.ks_statistic:.3f}"
+    )
+
+
+# ------------------------------------------------------------------------------- box, violin
+
+
+def box(
+    groups: Mapping[str, npt.ArrayLike],
+    *,
+    title: str = "",
+    violin: bool = False,
+    log: bool = True,
+    xlabel: str = "column",
+    ax: Axes | None = None,
+) -> Figure:
+    """Box plots (or violins) of several columns or runs side by side, on a log axis.
+
+    Boxes: quartiles, whiskers at the most extreme samples within 1.5 IQR (Tukey), outliers as
+    dots (at most ``MAX_FLIERS`` per box: the largest quarter and a random sample of the rest),
+    the mean as a diamond. Violins: density of log10 of the samples (KDE on at most
+    ``VIOLIN_POINTS``), with the median and quartiles marked."""
+    if not groups:
+        raise BadInput("nothing to plot: no columns or runs")
+    data = {k: _ns(v) for k, v in groups.items()}
+    ax = _axes(ax, size=(max(4.0, 1.2 * len(data) + 2.0), 3.6))
+    unit = unit_for(*data.values())
+    positive = all(float(v.min()) > 0 for v in data.values())
+    use_log = log and positive
+    rng = np.random.default_rng(0)
+    labels = list(data)
+    if violin:
+        from scipy import stats
+
+        for i, v in enumerate(data.values()):
+            vv = v if v.size <= VIOLIN_POINTS else rng.choice(v, VIOLIN_POINTS, replace=False)
+            tv = np.log10(vv) if use_log else vv
+            lo, hi = float(np.min(tv)), float(np.max(tv))
+            q1, med, q3 = np.percentile(v, [25, 50, 75])
+            color = COLORS[i % len(COLORS)]
+            if hi > lo and np.unique(tv).size > 2:
+                kde = stats.gaussian_kde(tv)
+                grid = np.linspace(lo, hi, 300)
+                d = kde(grid)
+                d = 0.4 * d / d.max()
+                yy = (10.0**grid if use_log else grid) / unit[1]
+                ax.fill_betweenx(yy, i - d, i + d, color=color, alpha=0.45, linewidth=0)
+            ax.vlines(i, q1 / unit[1], q3 / unit[1], color="black", lw=3)
+            ax.scatter([i], [med / unit[1]], color="white", edgecolor="black", zorder=3, s=18)
+        ax.set_xticks(range(len(labels)), labels)
+        ax.set_xlim(-0.6, len(labels) - 0.4)
+    else:
+        st = [_box_stats(v / unit[1], k, rng) for k, v in data.items()]
+        ax.bxp(
+            st,
+            showmeans=True,
+            meanprops={
+                "marker": "D",
+                "markersize": 4,
+                "markerfacecolor": "white",
+                "markeredgecolor": "black",
+            },
+            flierprops={"marker": ".", "markersize": 2, "alpha": 0.4, "rasterized": True},
+            medianprops={"color": COLORS[1], "linewidth": 1.5},
+            patch_artist=True,
+            boxprops={"facecolor": "#cfe0f1"},
+        )
+    if use_log:
+        ax.set_yscale("log")
+    ax.set_ylabel(f"latency ({unit[0]}{', log scale' if use_log else ''})")
+    ax.set_xlabel(xlabel)
+    set_title(ax, "Violin plot" if violin else "Box plot", title)
+    if log and not positive:
+        _note(ax, "linear axis: some samples are ≤ 0", "upper left")
+    if len(labels) > 4 or max(len(s) for s in labels) > 12:
+        ax.tick_params(axis="x", labelrotation=20)
+    _style(ax)
+    return _fig(ax)
+
+
+# ------------------------------------------------------------------------------- ECDF, tail
+
+
+def _curves(
+    groups: Mapping[str, npt.ArrayLike], ax: Axes | None
+) -> tuple[dict[str, np.ndarray], Axes, Unit, bool]:
+    """What an ECDF or a tail plot starts from: each group's samples sorted, the axes, the
+    display unit, and whether every sample is positive (a log latency axis)."""
+    data = {k: np.sort(_ns(v)) for k, v in groups.items()}
+    if not data:
+        raise BadInput("nothing to plot")
+    unit = unit_for(*data.values())
+    return data, _axes(ax), unit, all(float(v[0]) > 0 for v in data.values())
+
+
+def ecdf(groups: Mapping[str, npt.ArrayLike], *, title: str = "", ax: Axes | None = None) -> Figure:
+    """Empirical CDFs of several columns or runs (log latency axis when all are positive)."""
+    data, ax, unit, positive = _curves(groups, ax)
+    for i, (k, xs) in enumerate(data.items()):
+        idx, vals = _decimate_sorted(xs)
+        p = (idx + 1) / xs.size
+        ax.step(vals / unit[1], p, where="post", color=COLORS[i % len(COLORS)], lw=1.3, label=k)
+    for q in (0.5, 0.99):
+        _level(ax, q, f"p{100 * q:g}")
+    if positive:
+        ax.set_xscale("log")
+    ax.set_xlabel(f"latency ({unit[0]}{', log scale' if positive else ''})")
+    ax.set_ylabel("share of samples ≤ x (0–1)")
+    ax.set_ylim(0, 1.01)
+    set_title(ax, "ECDF", title)
+    ax.legend(fontsize=7, loc="lower right", frameon=False)
+    _style(ax)
+    return _fig(ax)
+
+
+def tail(groups: Mapping[str, npt.ArrayLike], *, title: str = "", ax: Axes | None = None) -> Figure:
+    """Tail plot: the share of samples above each latency, 1 − p, on a log scale, so that
+    p99, p99.9 and p99.99 are evenly spaced and the tails of several runs can be compared."""
+    data, ax, unit, positive = _curves(groups, ax)
+    nmax = max(v.size for v in data.values())
+    for i, (k, xs) in enumerate(data.items()):
+        n = xs.size
+        surv = np.unique(np.concatenate([[1.0], np.logspace(0, -math.log10(n), CURVE_POINTS)]))
+        idx = np.clip(np.rint(n * (1.0 - surv)).astype(np.int64), 0, n - 1)
+        idx = np.unique(idx)
+        s = 1.0 - idx / n
+        ax.step(xs[idx] / unit[1], s, where="post", color=COLORS[i % len(COLORS)], lw=1.3, label=k)
+    for q in (1e-2, 1e-3, 1e-4):
+        if q * nmax >= 1:
+            _level(ax, q, f"p{100 * (1 - q):g}")
+    ax.set_yscale("log")
+    if positive:
+        ax.set_xscale("log")
+    ax.set_xlabel(f"latency ({unit[0]}{', log scale' if positive else ''})")
+    ax.set_ylabel("share of samples above x, 1 − p (log)")
+    set_title(ax, "Tail", title)
+    ax.legend(fontsize=7, loc="lower left", frameon=False)
+    _style(ax)
+    return _fig(ax)
+
+
+def qq(
+    data: LogNormalFit | npt.ArrayLike | None,
+    *,
+    label: str = "",
+    ax: Axes | None = None,
+) -> Figure:
+    """Q–Q plot of the samples against the fitted shifted log-normal (log axes): points on
+    the diagonal mean the model describes the data; a tail bending up means the data have a
+    heavier tail than the model. ``data``: a ``LogNormalFit`` or the samples (ns)."""
+    from ..stats import LogNormalFit, fit_shifted_lognormal
+
+    fit = data if isinstance(data, LogNormalFit) or data is None else None
+    if data is not None and not isinstance(data, LogNormalFit):
+        fit = fit_shifted_lognormal(_ns(data))
+    ax = _axes(ax)
+    if fit is None:
+        _note(ax, "no log-normal fit: fewer than 3 distinct values", "upper left")
+        set_title(ax, "Q–Q plot", label)
+        ax.set_xlabel("fitted quantile")
+        ax.set_ylabel("sample quantile")
+        return _fig(ax)
+    th, sa = fit.qq_theoretical, fit.qq_sample
+    unit = unit_for(sa)
+    ax.plot(th / unit[1], sa / unit[1], linestyle="", marker=".", markersize=3, color=COLORS[0])
+    lo = float(min(th.min(), sa.min()))
+    hi = float(max(th.max(), sa.max()))
+    ax.plot([lo / unit[1], hi / unit[1]], [lo / unit[1], hi / unit[1]], color=COLORS[1], lw=1)
+    logs = lo > 0
+    if logs:
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+    scale = ", log scale" if logs else ""
+    ax.set_xlabel(f"shifted log-normal quantile ({unit[0]}{scale})")
+    ax.set_ylabel(f"sample quantile ({unit[0]}{scale})")
+    _note(
+        ax,
+        f"loc {fmt(fit.loc, unit)}, σ {fit.sigma:.3g}\n"
+        f"KS D {fit.ks_statistic:.3f}, A² {fit.ad_statistic:.3g}",
+        "upper left",
+    )
+    set_title(ax, "Q–Q vs. shifted log-normal", label)
+    _style(ax)
+    return _fig(ax)

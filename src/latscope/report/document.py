@@ -1,0 +1,399 @@
+"""A small document model for reports, rendered three ways: self-contained HTML, Markdown with
+image files, and rich tables in the terminal (``latscope show --full``).
+
+``parts.py``, ``run.py`` and ``full.py`` decide *what* a report says; this module only decides
+how it looks. Keeping the content in one place makes the HTML report, the Markdown report and
+the terminal show the same figures, intervals and warnings.
+
+The HTML needs nothing from the network: the CSS is inline, there is no JavaScript, and the
+figures are PNG images embedded as ``data:`` URIs.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..files import write_bytes
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+    from rich.console import Console
+
+TONES = ("good", "bad", "warn", "dim", "bold", "")
+
+
+@dataclass
+class Cell:
+    """A table cell with a tone: good (green), bad (red), warn (yellow), dim or bold."""
+
+    text: str
+    tone: str = ""
+
+
+CellLike = str | Cell
+
+
+@dataclass
+class Heading:
+    text: str
+    level: int = 2
+    anchor: str | None = None
+    toc: str | None = None  # shorter text for the table of contents
+
+
+@dataclass
+class Text:
+    text: str
+    tone: str = ""  # "", "dim", "note"
+
+
+@dataclass
+class Alert:
+    """A warning for the reader: what is wrong and what to do."""
+
+    message: str
+    code: str = ""
+    severity: str = "warning"  # "warning" or "info"
+
+
+@dataclass
+class KeyValues:
+    title: str
+    rows: list[tuple[str, CellLike]]
+
+
+@dataclass
+class Table:
+    title: str
+    headers: list[str]
+    rows: list[list[CellLike]]
+    align: str = ""  # one letter per column: l or r (default l)
+    note: str = ""
+    small: set[int] = field(default_factory=set)  # columns set in a smaller font
+
+
+@dataclass
+class Image:
+    """A figure, drawn only when rendered (the terminal never draws it)."""
+
+    key: str
+    caption: str
+    make: Callable[[], Figure]
+    wide: bool = True
+
+
+Block = Heading | Text | Alert | KeyValues | Table | Image
+
+
+@dataclass
+class Document:
+    title: str
+    subtitle: str = ""
+    blocks: list[Block] = field(default_factory=list)
+
+    def add(self, *blocks: Block) -> None:
+        self.blocks.extend(blocks)
+
+    def extend(self, blocks: Iterable[Block]) -> None:
+        self.blocks.extend(blocks)
+
+    @property
+    def images(self) -> list[Image]:
+        return [b for b in self.blocks if isinstance(b, Image)]
+
+
+Progress = Callable[[str], None]
+
+
+def _text(c: CellLike) -> str:
+    return c.text if isinstance(c, Cell) else c
+
+
+def _tone(c: CellLike) -> str:
+    return c.tone if isinstance(c, Cell) else ""
+
+
+def slug(text: str) -> str:
+    s = re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-")
+    return s or "x"
+
+
+# ------------------------------------------------------------------------------------ HTML
+
+CSS = """
+:root { --fg:#1d2330; --muted:#5d6675; --line:#dde1e7; --bg:#ffffff; --head:#f3f5f8;
+  --warn:#fff6db; --warnline:#e0b325; --info:#e8f1fb; --infoline:#6a9fd4;
+  --good:#17803d; --bad:#c22a2a; }
+* { box-sizing: border-box; }
+body { margin: 0; background: var(--bg); color: var(--fg);
+  font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; }
+main { max-width: 1180px; margin: 0 auto; padding: 24px 28px 60px; }
+h1 { font-size: 26px; margin: 0 0 4px; }
+h2 { font-size: 21px; margin: 40px 0 10px; padding-top: 12px; border-top: 3px solid var(--fg); }
+h3 { font-size: 17px; margin: 28px 0 8px; padding-bottom: 3px;
+  border-bottom: 1px solid var(--line); }
+h4 { font-size: 14px; margin: 18px 0 6px; color: var(--muted); text-transform: uppercase;
+  letter-spacing: .04em; }
+p { margin: 6px 0; }
+.subtitle, .dim { color: var(--muted); }
+.note { color: var(--muted); font-size: 12.5px; }
+nav.toc { background: var(--head); border: 1px solid var(--line); border-radius: 6px;
+  padding: 10px 16px; margin: 16px 0; }
+nav.toc ul { margin: 4px 0; padding-left: 20px; }
+nav.toc a { color: #1f5fa8; text-decoration: none; }
+table { border-collapse: collapse; margin: 6px 0 4px; font-size: 13px;
+  font-variant-numeric: tabular-nums; }
+caption { text-align: left; font-weight: 600; padding: 4px 0; color: var(--fg); }
+th, td { border: 1px solid var(--line); padding: 3px 8px; vertical-align: top; }
+th { background: var(--head); text-align: left; font-weight: 600; }
+td.r { text-align: right; white-space: nowrap; }
+td.small, th.small { font-size: 11.5px; color: var(--muted); max-width: 360px; }
+table.kv th { width: 210px; }
+table.kv td { max-width: 880px; overflow-wrap: anywhere; }
+tr:nth-child(even) td { background: #fafbfc; }
+.good { color: var(--good); font-weight: 600; }
+.bad { color: var(--bad); font-weight: 600; }
+.warn { color: #9a6b00; font-weight: 600; }
+.bold { font-weight: 700; }
+.alert { border-left: 4px solid var(--warnline); background: var(--warn); padding: 6px 10px;
+  margin: 6px 0; border-radius: 3px; }
+.alert.info { border-color: var(--infoline); background: var(--info); }
+.alert code { font-size: 12px; color: var(--muted); margin-right: 6px; }
+figure { margin: 10px 0 18px; }
+figure img { max-width: 100%; height: auto; border: 1px solid var(--line); border-radius: 4px; }
+figcaption { color: var(--muted); font-size: 12.5px; margin-top: 2px; }
+.scroll { overflow-x: auto; }
+footer { margin-top: 40px; color: var(--muted); font-size: 12px; }
+"""
+
+
+def _cell_html(c: CellLike, tag: str, cls: list[str]) -> str:
+    tone = _tone(c)
+    classes = [*cls, tone] if tone else cls
+    attr = f' class="{" ".join(classes)}"' if classes else ""
+    return f"<{tag}{attr}>{html.escape(_text(c))}</{tag}>"
+
+
+def render_html(doc: Document, progress: Progress | None = None, dpi: int = 100) -> str:
+    """The document as one self-contained HTML page."""
+    from .. import plots
+
+    out: list[str] = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{html.escape(doc.title)}</title>",
+        f"<style>{CSS}</style></head><body><main>",
+        f"<h1>{html.escape(doc.title)}</h1>",
+    ]
+    if doc.subtitle:
+        out.append(f'<p class="subtitle">{html.escape(doc.subtitle)}</p>')
+    toc = [b for b in doc.blocks if isinstance(b, Heading) and b.level in (2, 3) and b.anchor]
+    if len(toc) > 1:
+        out.append('<nav class="toc"><strong>Contents</strong><ul>')
+        depth = 2
+        for i, h in enumerate(toc):
+            if h.level > depth:
+                out.append("<ul>")
+            elif h.level < depth:
+                out.append("</li></ul></li>")
+            elif i:
+                out.append("</li>")
+            depth = h.level
+            entry = html.escape(h.toc or h.text)
+            out.append(f'<li><a href="#{html.escape(h.anchor or "")}">{entry}</a>')
+        out.append("</li></ul></li>" if depth == 3 else "</li>")
+        out.append("</ul></nav>")
+    for b in doc.blocks:
+        if isinstance(b, Heading):
+            anchor = f' id="{html.escape(b.anchor)}"' if b.anchor else ""
+            lvl = min(max(b.level, 2), 4)
+            out.append(f"<h{lvl}{anchor}>{html.escape(b.text)}</h{lvl}>")
+        elif isinstance(b, Text):
+            cls = f' class="{b.tone}"' if b.tone else ""
+            out.append(f"<p{cls}>{html.escape(b.text)}</p>")
+        elif isinstance(b, Alert):
+            cls = "alert info" if b.severity == "info" else "alert"
+            code = f"<code>{html.escape(b.code)}</code>" if b.code else ""
+            out.append(f'<div class="{cls}">{code}{html.escape(b.message)}</div>')
+        elif isinstance(b, KeyValues):
+            out.append('<div class="scroll"><table class="kv">')
+            if b.title:
+                out.append(f"<caption>{html.escape(b.title)}</caption>")
+            for k, v in b.rows:
+                out.append(f"<tr><th>{html.escape(k)}</th>{_cell_html(v, 'td', [])}</tr>")
+            out.append("</table></div>")
+        elif isinstance(b, Table):
+            out.append('<div class="scroll"><table>')
+            if b.title:
+                out.append(f"<caption>{html.escape(b.title)}</caption>")
+            out.append(
+                "<thead><tr>"
+                + "".join(
+                    _cell_html(h, "th", ["small"] if i in b.small else [])
+                    for i, h in enumerate(b.headers)
+                )
+                + "</tr></thead><tbody>"
+            )
+            for row in b.rows:
+                cells = []
+                for i, c in enumerate(row):
+                    classes: list[str] = []
+                    if i < len(b.align) and b.align[i] == "r":
+                        classes.append("r")
+                    if i in b.small:
+                        classes.append("small")
+                    cells.append(_cell_html(c, "td", classes))
+                out.append("<tr>" + "".join(cells) + "</tr>")
+            out.append("</tbody></table></div>")
+            if b.note:
+                out.append(f'<p class="note">{html.escape(b.note)}</p>')
+        elif isinstance(b, Image):
+            if progress:
+                progress(b.caption)
+            fig = b.make()
+            data = base64.b64encode(plots.to_bytes(fig, "png", dpi=dpi)).decode("ascii")
+            width, height = (int(v * dpi) for v in fig.get_size_inches())
+            out.append(
+                f'<figure><img src="data:image/png;base64,{data}" width="{width}" '
+                f'height="{height}" '
+                f'alt="{html.escape(b.caption)}"><figcaption>{html.escape(b.caption)}'
+                "</figcaption></figure>"
+            )
+    out.append(f"<footer>{html.escape(doc.subtitle)}</footer></main></body></html>")
+    return "\n".join(out)
+
+
+# -------------------------------------------------------------------------------- Markdown
+
+
+def _md_escape(s: str) -> str:
+    return s.replace("|", "\\|").replace("\n", " ")
+
+
+def _md_cell(c: CellLike) -> str:
+    t = _md_escape(_text(c))
+    return f"**{t}**" if _tone(c) in ("good", "bad", "bold") and t else t
+
+
+def render_markdown(
+    doc: Document,
+    image_dir: Path,
+    progress: Progress | None = None,
+    dpi: int = 120,
+) -> tuple[str, list[Path]]:
+    """The document as Markdown; figures are written as PNG files into ``image_dir``
+    (atomically, `files.write_bytes`). Returns the text and the image paths."""
+    from .. import plots
+
+    lines: list[str] = [f"# {doc.title}", ""]
+    if doc.subtitle:
+        lines += [f"_{doc.subtitle}_", ""]
+    written: list[Path] = []
+    used: set[str] = set()
+    for b in doc.blocks:
+        if isinstance(b, Heading):
+            lines += [f"{'#' * min(max(b.level, 2), 4)} {b.text}", ""]
+        elif isinstance(b, Text):
+            lines += [f"_{b.text}_" if b.tone else b.text, ""]
+        elif isinstance(b, Alert):
+            tag = "Warning" if b.severity == "warning" else "Note"
+            code = f" (`{b.code}`)" if b.code else ""
+            lines += [f"> **{tag}**{code}: {b.message}", ""]
+        elif isinstance(b, KeyValues):
+            if b.title:
+                lines += [f"**{b.title}**", ""]
+            lines += ["| | |", "|---|---|"]
+            lines += [f"| {_md_escape(k)} | {_md_cell(v)} |" for k, v in b.rows]
+            lines.append("")
+        elif isinstance(b, Table):
+            if b.title:
+                lines += [f"**{b.title}**", ""]
+            lines.append("| " + " | ".join(_md_escape(h) for h in b.headers) + " |")
+            aligns = [
+                "---:" if i < len(b.align) and b.align[i] == "r" else "---"
+                for i in range(len(b.headers))
+            ]
+            lines.append("|" + "|".join(aligns) + "|")
+            lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in b.rows]
+            lines.append("")
+            if b.note:
+                lines += [f"_{b.note}_", ""]
+        elif isinstance(b, Image):
+            if progress:
+                progress(b.caption)
+            name = slug(b.key)
+            k = 2
+            while name in used:
+                name = f"{slug(b.key)}-{k}"
+                k += 1
+            used.add(name)
+            target = image_dir / f"{name}.png"
+            write_bytes(target, plots.to_bytes(b.make(), "png", dpi=dpi))
+            written.append(target)
+            lines += [f"![{_md_escape(b.caption)}]({target.name})", "", f"_{b.caption}_", ""]
+    return "\n".join(lines).rstrip() + "\n", written
+
+
+# -------------------------------------------------------------------------------- terminal
+
+_RICH_TONE = {"good": "green", "bad": "red", "warn": "yellow", "dim": "dim", "bold": "bold"}
+
+
+def _rich_cell(c: CellLike) -> str:
+    from rich.markup import escape
+
+    t = escape(_text(c))
+    style = _RICH_TONE.get(_tone(c))
+    return f"[{style}]{t}[/{style}]" if style and t else t
+
+
+def render_rich(doc: Document | Sequence[Block], console: Console) -> None:
+    """Print the blocks with rich (figures are listed, not drawn)."""
+    from rich.markup import escape
+    from rich.table import Table as RTable
+
+    blocks = doc.blocks if isinstance(doc, Document) else doc
+    for b in blocks:
+        if isinstance(b, Heading):
+            if b.level <= 2:
+                console.rule(f"[bold]{escape(b.text)}[/bold]")
+            else:
+                console.print(f"\n[bold underline]{escape(b.text)}[/bold underline]")
+        elif isinstance(b, Text):
+            console.print(f"[dim]{escape(b.text)}[/dim]" if b.tone else escape(b.text))
+        elif isinstance(b, Alert):
+            tag = "[yellow]warning:[/yellow]" if b.severity == "warning" else "[cyan]note:[/cyan]"
+            code = f" [dim]({escape(b.code)})[/dim]" if b.code else ""
+            console.print(f"{tag}{code} {escape(b.message)}")
+        elif isinstance(b, KeyValues):
+            t = RTable(title=b.title or None, title_justify="left", show_header=False)
+            t.add_column("", style="bold", no_wrap=True)
+            t.add_column("", overflow="fold")
+            for k, v in b.rows:
+                t.add_row(escape(k), _rich_cell(v))
+            console.print(t)
+        elif isinstance(b, Table):
+            t = RTable(title=b.title or None, title_justify="left")
+            for i, h in enumerate(b.headers):
+                right = i < len(b.align) and b.align[i] == "r"
+                t.add_column(
+                    escape(h),
+                    justify="right" if right else "left",
+                    style="dim" if i in b.small else None,
+                    overflow="fold",
+                    no_wrap=right,
+                )
+            for row in b.rows:
+                t.add_row(*(_rich_cell(c) for c in row))
+            console.print(t)
+            if b.note:
+                console.print(f"[dim]{escape(b.note)}[/dim]")
+        elif isinstance(b, Image):
+            continue

@@ -1,0 +1,477 @@
+"""The parts of a run's report: what was measured and how (the measurement, the clock, the
+environment, the columns), then per column the summary table, the serial dependence, the
+distribution fit, the outliers and spikes, and the drift, as document blocks (document.py)."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+from .._version import __version__
+from ..notes import run_notes
+from ..units import fmt, pick_unit
+from .document import (
+    Alert,
+    Block,
+    Cell,
+    KeyValues,
+    Table,
+    Text,
+)
+from .text import latency_label, timed_usage
+
+if TYPE_CHECKING:
+    from ..runs import Run
+    from ..stats import ColumnAnalysis, Interval
+
+
+# ------------------------------------------------------------------------------ formatting
+
+
+def _v(v: float | None, unit: tuple[str, float]) -> str:
+    return "—" if v is None or not math.isfinite(v) else fmt(v, unit)
+
+
+def _ci(iv: Interval, unit: tuple[str, float]) -> str:
+    if iv.low is None or iv.high is None:
+        return "—"
+    return f"{fmt(iv.low, unit)} – {fmt(iv.high, unit)}"
+
+
+def _method(iv: Interval) -> str:
+    m = iv.method if iv.low is not None else "none"
+    return f"{m}; {iv.reason}" if iv.reason else m
+
+
+def _flat(v: Any) -> str:
+    if isinstance(v, dict):
+        return ", ".join(f"{k}={_flat(x)}" for k, x in v.items() if x not in (None, ""))
+    if isinstance(v, (list, tuple)):
+        return ", ".join(_flat(x) for x in v)
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    return "—" if v is None else str(v)
+
+
+def _p(p: float | None) -> str:
+    if p is None:
+        return "—"
+    return "< 1e-15" if p < 1e-15 else f"= {p:.2g}"
+
+
+# ------------------------------------------------------------------------------ run parts
+
+
+def _measurement(run: Run) -> list[Block]:
+    meta, rmeta = run.meta, run.meta.get("run") or {}
+    rows: list[tuple[str, str | Cell]] = [
+        ("run id", run.id),
+        ("benchmark", str(meta.get("benchmark"))),
+        ("parameters", _flat(meta.get("params") or {}) or "—"),
+        ("iterations recorded", f"{run.n:,}"),
+        (
+            "warm-up iterations",
+            f"{meta['warmup']:,} (run and discarded)"
+            if meta.get("warmup") is not None
+            else "unknown",
+        ),
+    ]
+    if meta.get("started_utc"):
+        rows.append(("measured (UTC)", f"{meta.get('started_utc')} – {meta.get('finished_utc')}"))
+    if rmeta.get("created_utc"):
+        rows.append(("kept (UTC)", str(rmeta["created_utc"])))
+    if rmeta.get("command"):
+        rows.append(("command", str(rmeta["command"])))
+    if rmeta.get("probe_command"):
+        rows.append(("probe command", str(rmeta["probe_command"])))
+    probe = meta.get("probe") or {}
+    if probe:
+        rows.append(("probe", f"{probe.get('version')} (compiler {probe.get('compiler')})"))
+    rows.append(("latscope", str(rmeta.get("latscope_version") or __version__)))
+    if rmeta.get("tags"):
+        rows.append(("tags", _flat(rmeta["tags"])))
+    for k, v in (meta.get("bench") or {}).items():
+        rows.append((str(k).replace("_", " "), _flat(v)))
+    usage = timed_usage(meta)
+    if usage is not None:
+        rows.append(("timed loop", f"{usage.scope} — {usage.detail}"))
+    out: list[Block] = [KeyValues("What was measured", rows)]
+    if usage is not None:
+        out += [Alert(n, code="timed-rusage") for n in usage.notes]
+    src = meta.get("source")
+    if src:
+        srows: list[tuple[str, str | Cell]] = [
+            ("file", str(src.get("path"))),
+            ("sha256", str(src.get("sha256"))),
+            ("rows", f"{src.get('rows'):,}"),
+            (
+                "columns",
+                ", ".join(
+                    f"{k} ← '{c.get('header')}' ({c.get('unit')})"
+                    for k, c in (src.get("columns") or {}).items()
+                ),
+            ),
+            ("start times", str(meta.get("times"))),
+        ]
+        for s in src.get("skipped") or []:
+            srows.append(("skipped", f"'{s.get('column')}': {s.get('why')}"))
+        out.append(KeyValues("Imported from", srows))
+        out.append(
+            Text(
+                "Imported samples were measured by another program: its clock, warm-up and "
+                "environment are unknown to latscope.",
+                "note",
+            )
+        )
+    for w in rmeta.get("probe_warnings") or []:
+        out.append(Alert(str(w), code="probe"))
+    out.extend(Alert(n.text, code=n.key, severity="info") for n in run_notes(meta))
+    return out
+
+
+def _clock(run: Run) -> list[Block]:
+    clk = run.clock
+    rows: list[tuple[str, str | Cell]] = [
+        ("clock", str(clk.get("name"))),
+        ("ns per tick", f"{clk.get('ns_per_tick'):.6g}"),
+    ]
+    if clk.get("overhead_ns") is None:
+        rows.append(("overhead", Cell("unknown (imported)", "dim")))
+    else:
+        rows.append(
+            (
+                "overhead",
+                f"{fmt(clk['overhead_ns'])}: median of back-to-back reads, what an empty timed "
+                "region measures; not subtracted from the samples",
+            )
+        )
+    res = clk.get("resolution_ns")
+    if clk.get("step_ns") is not None:
+        rows.append(
+            (
+                "step",
+                f"{fmt(clk['step_ns'])}: the clock's granularity, the spacing of its values "
+                "(measured apart from the read cost)",
+            )
+        )
+    elif res is None:
+        rows.append(("step", "unknown"))
+    elif clk.get("resolution_guessed"):
+        rows.append(
+            ("step", f"{fmt(res)} — {clk.get('resolution_note') or 'a guess from the data'}")
+        )
+    else:
+        rows.append(("step", f"{fmt(res)}: smallest non-zero step between reads (older probe)"))
+    if clk.get("getres_ns"):
+        rows.append(("clock_getres", fmt(clk["getres_ns"])))
+    if clk.get("tsc_invariant") is not None:
+        rows.append(("invariant TSC", "yes" if clk["tsc_invariant"] else "no"))
+    if clk.get("calibration_ms"):
+        rows.append(
+            (
+                "calibration",
+                f"{clk['calibration_ms']} ms against {clk.get('calibrated_against')}, "
+                f"uncertainty {clk.get('calibration_ppm', float('nan')):.3g} ppm",
+            )
+        )
+    return [KeyValues("Clock", rows)]
+
+
+def _environment(run: Run) -> list[Block]:
+    from .. import env as envmod
+
+    if run.imported:
+        return [Text("Environment: unknown (samples imported from another program).", "dim")]
+    full = (run.meta.get("run") or {}).get("env")
+    out: list[Block] = []
+    if isinstance(full, dict):
+        out.append(KeyValues("Environment", list(envmod.summary_rows(full))))
+        for fd in envmod.check(full):
+            out.append(Alert(f"{fd.message} {fd.advice}", code=fd.code, severity=fd.severity))
+        return out
+    e = run.meta.get("env") or {}
+    rows: list[tuple[str, str | Cell]] = [
+        ("host", str(e.get("hostname"))),
+        ("kernel", f"{e.get('sysname')} {e.get('release')} ({e.get('version')})"),
+        ("architecture", str(e.get("machine"))),
+        ("CPU", f"{e.get('cpu_model')}, {e.get('cpus_online')} CPUs online"),
+        ("clock source", str(e.get("clocksource"))),
+        ("user", f"uid {e.get('uid')}, euid {e.get('euid')}"),
+    ]
+    out.append(KeyValues("Environment (as recorded by the probe)", rows))
+    return out
+
+
+def _columns_table(run: Run) -> Table:
+    cols = {c["name"]: c for c in run.meta.get("columns", [])}
+    rows: list[list[str | Cell]] = []
+    for c in run.all_columns:
+        m = cols.get(c)
+        if m is None:  # rtt/2
+            rows.append([c, latency_label({"latency": "one_way_rtt_half"}), "—", "rtt / 2"])
+            continue
+        cs = m.get("context_switches")
+        rows.append(
+            [c, latency_label(m) or "—", "—" if cs is None else str(cs), m.get("description", "")]
+        )
+    return Table("Columns", ["column", "latency", "context switches", "what"], rows, "llrl")
+
+
+def _summary_table(ca: ColumnAnalysis, col: str, row: dict[str, Any]) -> Table:
+    """The column's figures: those of the run table (`summary.STATS`, from `row`, the column's
+    row of `Run.summary()`, so that they agree with `latscope run`/`show`/`ls`/`history`: the
+    same values, the same withheld tails, the same interval of the median), then the other
+    percentiles and spread figures of the analysis."""
+    from ..stats import MAD_SCALE
+    from ..summary import CI_METHOD, P50_CI_HIGH, P50_CI_LOW, STATS, shown_percentile, value
+
+    s, ivs = ca.summary, ca.intervals
+    table = {st.key: st for st in STATS}
+    unit = pick_unit([s.median])
+    ess = f"{ivs.ess:,.0f}"
+
+    def fig(key: str, fallback: float | None) -> float | None:
+        return value(row, table[key]) if key in table else fallback
+
+    rows: list[list[str | Cell]] = [["n", f"{s.n:,}", "", "", "", ""]]
+    rows.append(["min", _v(fig("min", s.min), unit), "", "", "", ""])
+    for p in s.percentiles:
+        try:
+            iv = ivs.percentile(p.name)
+        except KeyError:
+            iv = None
+        beyond = f"{p.n_beyond:,} {p.side}"
+        name = "p50 (median)" if p.name == "p50" else p.name
+        v = fig(p.name, shown_percentile(p))
+        val: str | Cell = _v(v, unit) if v is not None else Cell("—", "dim")
+        if p.name == "p50":
+            val = Cell(_v(v, unit), "bold")
+            lo, hi = row.get(P50_CI_LOW), row.get(P50_CI_HIGH)
+            ci = "—" if lo is None or hi is None else f"{fmt(lo, unit)} – {fmt(hi, unit)}"
+            rows.append([name, val, beyond, ci, str(row.get(CI_METHOD) or "none"), ess])
+        elif iv is not None:
+            rows.append([name, val, beyond, _ci(iv, unit), _method(iv), ess])
+        else:
+            rows.append([name, val, beyond, "", "", ""])
+    rows.append(["max", _v(fig("max", s.max), unit), "", "", "", ""])
+    m = ivs.mean
+    rows.append(["mean", _v(fig("mean", s.mean), unit), "", _ci(m, unit), _method(m), ess])
+    rows.append(["std", _v(fig("std", s.std), unit), "", "", "", ""])
+    scaled = f"(× {MAD_SCALE:g} = {_v(s.mad_scaled, unit)})"
+    rows.append(["MAD", f"{_v(s.mad, unit)} {scaled}", "", "", "", ""])
+    rows.append(["IQR", _v(s.iqr, unit), "", "", "", ""])
+    rows.append(["CV (std / mean)", "—" if s.cv is None else f"{s.cv:.3g}", "", "", "", ""])
+    rows.append(["geometric mean", _v(s.geometric_mean, unit), "", "", "", ""])
+    return Table(
+        f"Summary of {col}",
+        ["statistic", "value", "samples beyond", f"{100 * ca.level:.0f}% CI", "CI method", "ESS"],
+        rows,
+        align="lrrrlr",
+        small={4},
+        note=(
+            f"A tail percentile is withheld (—) when fewer than {s.min_beyond} samples lie "
+            "beyond it. ESS: effective sample size, the number of independent samples carrying "
+            f"the same information as the {s.n:,} correlated ones. {ivs.rule}."
+        ),
+    )
+
+
+def _dependence(ca: ColumnAnalysis) -> KeyValues:
+    d, ivs = ca.dependence, ca.intervals
+    tau = f"{d.tau:.3g} iterations"
+    if d.tau_truncated:
+        tau += " (the ACF stays positive: non-stationary data, τ is a lower bound)"
+    rows: list[tuple[str, str | Cell]] = [
+        ("effective sample size", f"{d.ess:,.0f} of {d.n:,} ({d.ess / max(d.n, 1):.1%})"),
+        ("autocorrelation time τ", tau),
+        (
+            "Ljung–Box",
+            f"Q = {d.ljung_box_q:.4g} over {d.ljung_box_lag} lags, p {_p(d.ljung_box_p)}"
+            if d.ljung_box_q is not None
+            else "not computed (too few samples)",
+        ),
+        (
+            "treated as",
+            "independent: exact order-statistic intervals"
+            if ivs.independent
+            else f"dependent: {ivs.n_blocks} batches of {ivs.block_length:,} (batch shares and "
+            "batch means, t)",
+        ),
+        ("rule", d.rule),
+        ("computed on", d.transform),
+    ]
+    return KeyValues("Serial dependence", rows)
+
+
+def _ks_reading(d: float) -> Cell:
+    if d < 0.02:
+        return Cell(f"{d:.4f} — good for plots and rough tail estimates", "good")
+    if d <= 0.05:
+        return Cell(f"{d:.4f} — rough", "warn")
+    return Cell(f"{d:.4f} — poor: do not use the model for tails", "bad")
+
+
+def _distribution(ca: ColumnAnalysis) -> KeyValues:
+    dist = ca.distribution
+    f = dist.lognormal
+    rows: list[tuple[str, str | Cell]] = []
+    if f is None:
+        rows.append(("shifted log-normal", f"not fitted: {dist.lognormal_reason}"))
+    else:
+        unit = pick_unit([f.median])
+        rows += [
+            ("model", "x = loc + exp(μ + σ·Z), Z standard normal"),
+            ("loc (floor)", fmt(f.loc, unit)),
+            ("median of the model (loc + e^μ)", fmt(f.median, unit)),
+            ("σ (log-scale spread)", f"{f.sigma:.4g}"),
+            ("e^μ (typical excess over loc)", fmt(f.scale, unit)),
+            ("Kolmogorov–Smirnov D", _ks_reading(f.ks_statistic)),
+            ("Anderson–Darling A² (of log(x − loc))", f"{f.ad_statistic:.4g}"),
+            ("fitted on", f"{f.n_fit:,} samples; {f.method}"),
+        ]
+        if f.note:
+            rows.append(("note", Cell(f.note, "warn")))
+    m = dist.modes
+    if m is None:
+        rows.append(("modes", f"not computed: {dist.modes_reason}"))
+    else:
+        unit = pick_unit(list(m.locations))
+        where = ", ".join(
+            f"{fmt(loc, unit)} ({100 * mass:.0f}%)"
+            for loc, mass in zip(m.locations, m.masses, strict=True)
+        )
+        tone = "warn" if m.multimodal else ""
+        rows.append(("modes", Cell(f"{len(m.locations)}: {where}", tone)))
+        rows.append(("modes method", m.method))
+    return KeyValues("Distribution", rows)
+
+
+def _outliers(ca: ColumnAnalysis) -> list[Block]:
+    o, n = ca.outliers, ca.n
+    unit = pick_unit([ca.summary.median])
+
+    def share(k: int) -> str:
+        return f"{100 * k / n:.2g}%"
+
+    rows: list[list[str | Cell]] = [
+        ["low extreme", f"< {_v(o.low_extreme_fence, unit)}", f"{o.n_low_extreme:,}"],
+        [
+            "low mild",
+            f"{_v(o.low_extreme_fence, unit)} … {_v(o.low_mild_fence, unit)}",
+            f"{o.n_low_mild:,}",
+        ],
+        [
+            "high mild",
+            f"{_v(o.high_mild_fence, unit)} … {_v(o.high_extreme_fence, unit)}",
+            f"{o.n_high_mild:,}",
+        ],
+        ["high extreme", f"> {_v(o.high_extreme_fence, unit)}", f"{o.n_high_extreme:,}"],
+    ]
+    counts = [o.n_low_extreme, o.n_low_mild, o.n_high_mild, o.n_high_extreme]
+    for r, k in zip(rows, counts, strict=True):
+        r.append(share(k))
+    table = Table(
+        "Outliers by class",
+        ["class", "range", "samples", "share"],
+        rows,
+        align="lrrr",
+        note="Tukey fences: mild between 1.5 and 3 IQR beyond the quartiles, extreme beyond "
+        "3 IQR. Outliers are reported, never dropped; high mild ones are normal for latencies.",
+    )
+    per = o.periodicity
+    if per.confident and per.period_iterations is not None:
+        when = f" ({fmt(per.period_seconds * 1e9)})" if per.period_seconds else ""
+        period: str | Cell = Cell(
+            f"every {per.period_iterations:,.1f} iterations{when}; strength "
+            f"{per.strength or 0:.2f}, p {_p(per.p_value)}",
+            "warn",
+        )
+    else:
+        period = f"none found: {per.reason}" if per.reason else "none found"
+    spikes = KeyValues(
+        "Spikes",
+        [
+            (
+                "threshold",
+                f"> {_v(o.spike_threshold, unit)} (median + {o.spike_k:g} × "
+                f"{o.spike_scale_source} = {_v(o.spike_scale, unit)})",
+            ),
+            ("spikes", f"{o.n_spikes:,} ({100 * o.spike_fraction:.2g}% of the samples)"),
+            ("period of the spikes", period),
+            ("method", per.method),
+        ],
+    )
+    return [table, spikes]
+
+
+def _drift(ca: ColumnAnalysis) -> list[Block]:
+    d = ca.drift
+    unit = pick_unit([ca.summary.median])
+    rows: list[tuple[str, str | Cell]] = [("method", d.method)]
+    if d.reason:
+        rows.append(("not analysed", d.reason))
+    if d.noise is not None:
+        rows.append(("noise of the window medians", _v(d.noise, unit)))
+    med = ca.summary.median
+
+    def signed(v: float) -> str:
+        return ("+" if v > 0 else "") + _v(v, unit)
+
+    def share(v: float) -> str:
+        return f" ({100 * v / med:+.2g}% of the median)" if med else ""
+
+    if d.slope_ns_per_minute is not None and d.window_times is not None:
+        span_s = float(d.window_times[-1] - d.window_times[0])
+        total = d.slope_ns_per_minute / 60.0 * span_s
+        ci = d.slope_ci_ns_per_minute
+        cis = f", 95% CI {signed(ci[0])} … {signed(ci[1])}" if ci else ""
+        rows.append(
+            (
+                "trend (Theil–Sen)",
+                f"{signed(total)} over {span_s:.3g} s{share(total)}; slope "
+                f"{signed(d.slope_ns_per_minute)} per minute{cis}",
+            )
+        )
+    elif d.slope_ns_per_iteration is not None and d.window_starts.size > 1:
+        span_it = int(d.window_starts[-1] - d.window_starts[0])
+        total = d.slope_ns_per_iteration * span_it
+        rows.append(
+            (
+                "trend (Theil–Sen)",
+                f"{signed(total)} over {span_it:,} iterations{share(total)}; slope "
+                f"{signed(d.slope_ns_per_iteration)} per iteration",
+            )
+        )
+    rows.append(
+        (
+            "warm-up left in the samples",
+            f"{d.warmup_iterations:,} iterations" if d.warmup_iterations else "none detected",
+        )
+    )
+    rows.append(("change points", str(len(d.change_points)) if d.change_points else "none"))
+    out: list[Block] = [KeyValues("Drift", rows)]
+    if d.change_points:
+        cps: list[list[str | Cell]] = []
+        for i, cp in enumerate(d.change_points, 1):
+            tone = (
+                "bad" if cp.relative_change >= 0.1 else "warn" if cp.relative_change <= -0.1 else ""
+            )
+            cps.append(
+                [
+                    str(i),
+                    f"{cp.index:,}",
+                    "—" if cp.time_s is None else f"{cp.time_s:.4g} s",
+                    _v(cp.median_before, unit),
+                    _v(cp.median_after, unit),
+                    Cell(f"{100 * cp.relative_change:+.1f}%", tone),
+                ]
+            )
+        out.append(
+            Table(
+                "Change points",
+                ["#", "from iteration", "at time", "median before", "median after", "change"],
+                cps,
+                align="rrrrrr",
+            )
+        )
+    return out

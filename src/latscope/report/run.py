@@ -1,0 +1,231 @@
+"""The report of one run: the full analysis of every column (``analyse``) and the blocks that
+present it (``run_blocks``): the parts (parts.py), then per column the figures."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .document import (
+    Alert,
+    Block,
+    Heading,
+    Image,
+    Progress,
+    Text,
+    slug,
+)
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    from ..runs import Run
+    from ..stats import ColumnAnalysis
+from .parts import (
+    _clock,
+    _columns_table,
+    _dependence,
+    _distribution,
+    _drift,
+    _environment,
+    _measurement,
+    _outliers,
+    _summary_table,
+)
+
+#: Histograms in the report are cut at this percentile (the log-x histogram shows everything).
+HIST_CUT = 97.0
+
+
+@dataclass
+class RunAnalysis:
+    run: Run
+    label: str
+    columns: dict[str, ColumnAnalysis] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+
+
+def analyse(
+    run: Run,
+    label: str,
+    *,
+    seed: int = 0,
+    level: float = 0.95,
+    progress: Progress | None = None,
+) -> RunAnalysis:
+    """Run the full analysis on every column of ``run`` (``rtt/2`` included)."""
+    from ..stats import analyze_column
+
+    ra = RunAnalysis(run, label)
+    t = run.times_s() if run.has_times else None
+    for col in run.all_columns:
+        if progress:
+            progress(f"analysing {label}: {col}")
+        try:
+            ra.columns[col] = analyze_column(
+                run.values(col), t, step_ns=run.column_step_ns(col), seed=seed, level=level
+            )
+        except ValueError as e:
+            ra.errors[col] = str(e)
+    return ra
+
+
+def _two(
+    draw_left: Callable[[Axes], object], draw_right: Callable[[Axes], object], title: str
+) -> Figure:
+    """Two plots side by side under one title (the panels' own titles stay short)."""
+    from .. import plots
+
+    fig = plots.new_figure(ncols=2)
+    draw_left(fig.axes[0])
+    draw_right(fig.axes[1])
+    fig.suptitle(title, fontsize=11)
+    return fig
+
+
+def _column_figures(ra: RunAnalysis, col: str, ca: ColumnAnalysis) -> list[Block]:
+    from .. import plots
+
+    run, label = ra.run, ra.label
+    title = f"{col} — {label}"
+    fit = ca.distribution.lognormal
+    key = f"{run.id}-{slug(col)}"
+
+    def values() -> Any:
+        return run.values(col)
+
+    def hist() -> Figure:
+        x = values()
+        step = run.column_step_ns(col)
+        return _two(
+            lambda ax: plots.histogram(x, fit=fit, cut=HIST_CUT, step=step, ax=ax),
+            lambda ax: plots.histogram(x, fit=fit, log_x=True, step=step, ax=ax),
+            title,
+        )
+
+    def series() -> Figure:
+        return plots.time_series(
+            values(),
+            label=title,
+            t=run.times_s() if run.has_times else None,
+            drift=ca.drift,
+            spikes=ca.outliers.spike_indices,
+        )
+
+    def dist() -> Figure:
+        x = {col: values()}
+        return _two(
+            lambda ax: plots.ecdf(x, ax=ax),
+            lambda ax: plots.tail(x, ax=ax),
+            title,
+        )
+
+    def dep() -> Figure:
+        return _two(
+            lambda ax: plots.acf(ca.dependence, level=ca.level, ax=ax),
+            lambda ax: plots.qq(fit, ax=ax),
+            title,
+        )
+
+    axis = "time" if run.has_times else "iteration number"
+    return [
+        Image(
+            f"{key}-hist",
+            f"{col}: histogram up to p{HIST_CUT:g} (left) and of all samples on a log axis "
+            "(right), with the fitted shifted log-normal density — " + label,
+            hist,
+        ),
+        Image(
+            f"{key}-time",
+            f"{col}: every sample against {axis}, the median of consecutive windows, change "
+            "points (dashed) and spikes (red) — " + label,
+            series,
+        ),
+        Image(
+            f"{key}-ecdf",
+            f"{col}: empirical CDF (left) and tail, 1 − p on a log scale (right) — {label}",
+            dist,
+        ),
+        Image(
+            f"{key}-acf",
+            f"{col}: autocorrelation with the band for independent samples (left) and Q–Q plot "
+            f"against the shifted log-normal (right) — {label}",
+            dep,
+        ),
+    ]
+
+
+def summary_rows(run: Run, level: float) -> dict[str, dict[str, Any]]:
+    """The rows of `Run.summary(level)` by column (cached by the run)."""
+    return {r["column"]: r for r in run.summary(level).iter_rows(named=True)}
+
+
+def run_blocks(ra: RunAnalysis, *, figures: bool = True, anchor: str | None = None) -> list[Block]:
+    """Everything about one run."""
+    from .. import plots
+
+    run = ra.run
+    anchor = anchor or f"run-{slug(run.id)}"
+    out: list[Block] = [
+        Heading(f"Run {ra.label}", 2, anchor),
+        Text(f"{run.id} — {run.benchmark}, {run.n:,} iterations", "dim"),
+    ]
+    out += _measurement(run)
+    out += _clock(run)
+    out += _environment(run)
+    out.append(_columns_table(run))
+    for col in run.all_columns:
+        out.append(Heading(f"{col} — {ra.label}", 3, f"{anchor}-{slug(col)}", toc=col))
+        if col in ra.errors:
+            out.append(Alert(f"not analysed: {ra.errors[col]}", code="error"))
+            continue
+        ca = ra.columns[col]
+        if ca.warnings:
+            out.extend(Alert(w.message, code=w.code) for w in ca.warnings)
+        else:
+            out.append(Text("No warnings: nothing in the analysis says to distrust the figures."))
+        if ca.summary.min < 0:
+            out.append(
+                Alert(
+                    "Negative values: the two CPUs' clocks disagree, or the clock stepped. Use "
+                    "--clock mono_raw or pin both parties to one CPU.",
+                    code="negative",
+                )
+            )
+        out.append(_summary_table(ca, col, summary_rows(run, ca.level)[col]))
+        out.append(_dependence(ca))
+        out.append(_distribution(ca))
+        out += _outliers(ca)
+        out += _drift(ca)
+        if figures:
+            if col == "rtt/2":
+                out.append(
+                    Text(
+                        "rtt/2 is rtt halved: its figures are those of rtt with the latency "
+                        "axis halved.",
+                        "note",
+                    )
+                )
+            else:
+                out += _column_figures(ra, col, ca)
+    if figures and len(run.columns) > 0:
+        groups = {c: run.values(c) for c in run.columns}
+
+        def boxes() -> Figure:
+            return _two(
+                lambda ax: plots.box(groups, ax=ax),
+                lambda ax: plots.box(groups, violin=True, ax=ax),
+                f"all columns — {ra.label}",
+            )
+
+        out.append(
+            Image(
+                f"{run.id}-box",
+                f"All columns of {ra.label}: box plots (left; whiskers at 1.5 IQR, ◇ mean) and "
+                "violins (right), log axis",
+                boxes,
+            )
+        )
+    return out

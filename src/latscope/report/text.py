@@ -1,0 +1,397 @@
+"""The terminal summary of a run (rich)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from ..notes import run_notes
+from ..summary import (
+    P50_CI_HIGH,
+    P50_CI_LABEL,
+    P50_CI_LOW,
+    STATS,
+    WITHHELD_LEGEND,
+    value,
+    withheld_notes,
+)
+from ..units import fmt, fmt_bare, pick_unit
+
+#: A terminal at least this wide gets every figure of the run table; a narrower one the brief
+#: set (summary.STATS brief, and max), whole.
+WIDE_TABLE = 120
+
+LATENCY_NAMES = {
+    "call": "per call",
+    "round_trip": "round trip",
+    "one_way_shared_clock": "one-way, shared clock",
+    "one_way_rtt_half": "one-way est. = RTT/2",
+}
+
+
+def latency_label(col: dict[str, Any]) -> str:
+    name = LATENCY_NAMES.get(col.get("latency") or "", col.get("latency") or "")
+    cs = col.get("context_switches")
+    if cs is not None and col.get("latency") != "call":
+        name += f", {cs} ctx sw"
+    return name
+
+
+#: The resource-usage counters the probe records per measuring thread over the timed loop.
+RUSAGE_FIELDS = ("minflt", "majflt", "nvcsw", "nivcsw")
+#: Roles of the two threads of a ping-pong benchmark (the others measure in "main").
+PINGPONG_ROLES = ("initiator", "responder")
+
+
+@dataclasses.dataclass(frozen=True)
+class RoleUsage:
+    """One measuring thread's page faults and context switches over the timed loop, summed
+    over the worker processes."""
+
+    role: str
+    minflt: int
+    majflt: int
+    nvcsw: int
+    nivcsw: int
+
+    @property
+    def faults(self) -> int:
+        return self.minflt + self.majflt
+
+    @property
+    def switches(self) -> int:
+        return self.nvcsw + self.nivcsw
+
+
+@dataclasses.dataclass(frozen=True)
+class TimedUsage:
+    """What the measuring threads did besides the measured work (header ``workers[i].
+    timed_rusage``): `line` says it in one line, `notes` where it is not what the benchmark
+    implies."""
+
+    workers: int
+    iterations: int
+    roles: tuple[RoleUsage, ...]
+    scope: str  # "2 workers, 20,000 iterations"
+    detail: str  # per role: page faults, context switches
+    notes: tuple[str, ...]
+
+    @property
+    def line(self) -> str:
+        return f"timed loop ({self.scope}): {self.detail}"
+
+
+def _count(v: Any) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
+
+
+def _many(k: int, one: str, many: str) -> str:
+    return f"{k:,} {one if k == 1 else many}"
+
+
+def _per_iter(k: int, n: int) -> str:
+    return f"{k / n:.3g} per iteration" if n > 0 else ""
+
+
+def _expected_switches(meta: dict[str, Any]) -> int | None:
+    """Context switches per iteration of a ping-pong benchmark, from the header: those of its
+    round-trip column (`columns[].context_switches`), None where unknown."""
+    for c in meta.get("columns") or []:
+        if isinstance(c, dict) and c.get("latency") == "round_trip":
+            return _count(c.get("context_switches"))
+    return None
+
+
+def timed_usage(meta: dict[str, Any]) -> TimedUsage | None:
+    """The page faults and context switches of each measuring thread over the timed loop,
+    summed over the workers, from a sample file's header; None where the file does not record
+    them (older files, imports).  Fields that are missing or not counts are left out.
+
+    Notes are added where the counts are not what the benchmark implies:
+
+    - a page fault in the timed loop of a ping-pong or `syscall` benchmark (their timed region
+      touches no new memory: every page is touched before timing), and
+    - for ping-pong, switches per iteration of the two measuring threads together against the
+      header's count for the round trip. Each measuring thread is switched out at most once per
+      round trip (it blocks, or is preempted, waiting for the other), so the threads' own
+      share is min(expected, 2); the rest (ZeroMQ's I/O threads) are other threads' switches.
+      More than that (by over 10%, at least 0.05 per iteration) means the threads were switched
+      out for other work inside the timed loop; fewer (under 90%) means some waits found the
+      message already there, so not every iteration contains the switches its latency names.
+    """
+    workers = meta.get("workers")
+    if not isinstance(workers, list):
+        return None
+    sums: dict[str, dict[str, int]] = {}
+    iterations, seen = 0, 0
+    for w in workers:
+        if not isinstance(w, dict):
+            continue
+        iterations += _count(w.get("n")) or 0
+        ru = w.get("timed_rusage")
+        if not isinstance(ru, dict):
+            continue
+        seen += 1
+        for role, counts in ru.items():
+            if not isinstance(counts, dict):
+                continue
+            acc = sums.setdefault(str(role), dict.fromkeys(RUSAGE_FIELDS, 0))
+            for f in RUSAGE_FIELDS:
+                acc[f] += _count(counts.get(f)) or 0
+    if not sums:
+        return None
+    if iterations <= 0:
+        iterations = _count(meta.get("n")) or 0
+    roles = tuple(RoleUsage(r, **c) for r, c in sums.items())
+    parts = []
+    for u in roles:
+        pf = _many(u.faults, "page fault", "page faults")
+        faults = (
+            "no page faults"
+            if u.faults == 0
+            else f"{pf} ({u.minflt:,} minor, {u.majflt:,} major; {_per_iter(u.faults, iterations)})"
+        )
+        parts.append(
+            f"{u.role}: {faults}, {_many(u.switches, 'context switch', 'context switches')} "
+            f"({u.nvcsw:,} voluntary, "
+            f"{u.nivcsw:,} involuntary"
+            + (f"; {_per_iter(u.switches, iterations)})" if u.switches else ")")
+        )
+    wtxt = f"{seen} worker{'s' if seen != 1 else ''}"
+    scope = f"{wtxt}, {iterations:,} iterations"
+
+    notes: list[str] = []
+    pingpong = any(u.role in PINGPONG_ROLES for u in roles)
+    if pingpong or meta.get("benchmark") == "syscall":
+        for u in roles:
+            if u.faults:
+                notes.append(
+                    f"{u.role}: {_many(u.faults, 'page fault', 'page faults')} inside the "
+                    "timed loop, where this "
+                    "benchmark touches no new memory: the iterations that took them include "
+                    "the kernel's fault handling. A longer --warmup should remove them; if not, "
+                    "the probe timed a page it had not touched (please report it)."
+                )
+    expected = _expected_switches(meta) if pingpong else None
+    if expected is not None and iterations > 0:
+        own = min(expected, 2)
+        got = sum(u.switches for u in roles if u.role in PINGPONG_ROLES) / iterations
+        shown = f"{got:.3g} context switches per round trip against {own}"
+        if got > own + max(0.05, 0.1 * own):
+            notes.append(
+                f"{shown} that the mechanism needs: the measuring threads were switched out for "
+                "other work inside the timed loop (preempted, or the CPU shared), so the "
+                "latencies include other programs' time. Pin the parties (-p cpus=A,B) to "
+                "quiet CPUs."
+            )
+        elif got < 0.9 * own:
+            notes.append(
+                f"{shown} that the latency names: some waits found the message already there "
+                "(the other side was faster), so not every round trip contains the switches "
+                "its label counts."
+            )
+    return TimedUsage(seen, iterations, roles, scope, "; ".join(parts), tuple(notes))
+
+
+def _pval(v: Any) -> str:
+    return ("true" if v else "false") if isinstance(v, bool) else str(v)
+
+
+def params_line(meta: dict[str, Any]) -> str:
+    return " ".join(f"{k}={_pval(v)}" for k, v in meta["params"].items() if v not in ("", None))
+
+
+def clock_line(clk: dict[str, Any]) -> str:
+    """Read cost (overhead) and step of a run's clock, saying what is unknown or guessed."""
+    if clk.get("overhead_ns") is None:
+        over = "overhead unknown (imported)"
+    else:
+        over = f"overhead {fmt(clk['overhead_ns'])} (read cost, not subtracted below)"
+    step = clk.get("step_ns")
+    guessed = step is None and clk.get("resolution_guessed")
+    if guessed:
+        step = clk.get("resolution_ns")
+    if step is None:
+        return f"{over}, step unknown"
+    guess = " (a guess from the data: the smallest step between values)" if guessed else ""
+    return f"{over}, step {fmt(step)}{guess}"
+
+
+def print_run(console: Console, run: Any, details: bool = False) -> None:
+    meta = run.meta
+    clk = meta["clock"]
+    warm = (
+        f"after {meta['warmup']} warm-up iterations"
+        if meta.get("warmup") is not None
+        else "warm-up unknown"
+    )
+    console.print(f"[bold]{meta['benchmark']}[/bold] {params_line(meta)}  —  n={meta['n']} {warm}")
+    console.print(f"clock [bold]{clk['name']}[/bold]: {clock_line(clk)}")
+    summ = run.summary()
+    cols = {c["name"]: c for c in meta["columns"]}
+    # a narrow terminal gets the figures that matter (n, p50 with its interval, the tail, max)
+    # whole, never cut; the rest at WIDE_TABLE columns or more, or in 'show --full'
+    wide = console.width >= WIDE_TABLE
+    t = Table(
+        title=f"run {run.id}",
+        title_justify="left",
+        box=None if not wide else box.HEAVY_HEAD,
+        pad_edge=wide,
+    )
+    t.add_column("column", style="bold", no_wrap=True)
+    if wide:
+        t.add_column("latency")
+    figures = [  # ESS: in the line under the table
+        s for s in STATS if s.kind != "number" and (wide or s.brief or s.key == "max")
+    ]
+    for s in figures:
+        if s.kind == "count":
+            t.add_column(s.label, justify="right", no_wrap=True)
+            t.add_column("unit", no_wrap=True)
+            continue
+        t.add_column(
+            s.label, justify="right", style="bold" if s.key == "p50" else None, no_wrap=True
+        )
+        if s.key == "p50":
+            t.add_column(P50_CI_LABEL, justify="right", no_wrap=True)
+    warnings: list[str] = []
+    withheld: list[tuple[str, dict[str, Any]]] = []
+    narrow_latency: list[str] = []
+    for row in summ.iter_rows(named=True):
+        c = row["column"]
+        colmeta = cols.get(c, {"latency": "one_way_rtt_half"} if c == "rtt/2" else {})
+        unit = pick_unit([row["p50_ns"]])
+        cells = [c, latency_label(colmeta)] if wide else [c]
+        if not wide:
+            narrow_latency.append(f"{c}: {latency_label(colmeta)}")
+        for s in figures:
+            v = value(row, s)
+            if s.kind == "count":
+                cells += [str(row[s.column]), unit[0]]
+                continue
+            cells.append(fmt_bare(v, unit))
+            if s.key == "p50":
+                lo, hi = row[P50_CI_LOW], row[P50_CI_HIGH]
+                cells.append(
+                    f"{fmt_bare(lo, unit)}–{fmt_bare(hi, unit)}" if lo is not None else "—"
+                )
+        t.add_row(*cells)
+        withheld.append((c, row))
+        from ..stats.drift import timer_too_coarse  # lazily: scipy is slow to import
+
+        coarse = timer_too_coarse(row["p50_ns"], run.column_step_ns(c))
+        if coarse is not None:
+            warnings.append(f"{c}: {coarse.message}")
+        if row["min_ns"] < 0:
+            warnings.append(
+                f"{c}: negative values: the two CPUs' clocks disagree; use --clock mono_raw "
+                "or pin both parties to one CPU"
+            )
+    console.print(t)
+    if not wide:
+        console.print(
+            f"[dim]{'; '.join(narrow_latency)}. min, mean, std and p95: in a terminal of "
+            f"{WIDE_TABLE} columns or more, or 'latscope show RUN --full'[/dim]",
+            highlight=False,
+        )
+    notes = withheld_notes(withheld)
+    if notes and details:
+        for line in notes:
+            console.print(f"[dim]{line}[/dim]")
+    elif notes:
+        console.print(f"[dim]{WITHHELD_LEGEND} ('latscope show RUN' says why)[/dim]")
+    # the interval's method family per column (details: latscope show RUN --full)
+    families: dict[str, list[str]] = {}
+    for r in summ.iter_rows(named=True):
+        if r["ci_method"] and r["column"] != "rtt/2":
+            fam = r["ci_method"].split(",")[0].split(" (")[0]
+            ess_txt = f"{r['column']} (ESS {r['ess']:,.0f} of {r['n']:,})"
+            families.setdefault(fam, []).append(ess_txt)
+    if families:
+        parts = [f"{fam}: {', '.join(cols)}" for fam, cols in families.items()]
+        console.print(
+            "[dim]95% CI of p50 by "
+            + "; ".join(parts)
+            + " — ESS: effective sample size after autocorrelation; batch shares where "
+            "samples are autocorrelated, exact order statistics where independent[/dim]"
+        )
+    bench = meta.get("bench", {})
+    batch = bench.get("batch")
+    if batch and clk.get("overhead_ns") is not None:
+        med = summ.filter(summ["column"] == "call")["p50_ns"][0]
+        per = batch["per_call_median_ns"]
+        console.print(
+            f"batch figure: {fmt(per)} per call ({batch['calls_per_batch']} calls × "
+            f"{batch['batches']} batches, median); per-call median minus clock overhead: "
+            f"{fmt(med - clk['overhead_ns'])} (ratio {(med - clk['overhead_ns']) / per:.2f})"
+        )
+    if "placement" in bench:
+        console.print(
+            f"placement: {bench['placement'].replace('_', ' ')} (cpus "
+            f"{','.join(str(c) for c in bench['cpus'])}), {bench['mode']}, "
+            f"{bench['message_bytes']} B messages; rtt/2 is an estimate of the one-way time"
+        )
+    fs = bench.get("filesystem")
+    if fs:
+        console.print(
+            f"file: {bench['path']} on {fs.get('type')} ({fs.get('source')} at "
+            f"{fs.get('mountpoint')}), {bench['size_bytes']} bytes, cache={bench['cache']}"
+        )
+        console.print(f"[dim]{bench.get('note')}[/dim]")
+    for note in run_notes(meta):
+        console.print(f"[dim]note ({note.key}): {note.text}[/dim]")
+    usage = timed_usage(meta)
+    if usage is not None:
+        console.print(usage.line)
+        warnings += usage.notes
+    for w in meta.get("run", {}).get("probe_warnings", []) or []:
+        warnings.append(w)
+    for w in warnings:
+        console.print(f"[yellow]warning:[/yellow] {w}")
+    if details and meta.get("source"):
+        src = meta["source"]
+        console.print(
+            f"[dim]imported {meta['run'].get('created_utc', '')} from {src.get('path')} "
+            f"(sha256 {str(src.get('sha256'))[:16]}…, {src.get('rows')} rows); measured "
+            "elsewhere: environment and clock unknown[/dim]"
+        )
+    elif details:
+        env = meta.get("env") or {}
+        console.print(
+            f"[dim]measured {meta.get('started_utc')} on {env.get('hostname')}: "
+            f"{env.get('cpu_model')}, {env.get('cpus_online')} CPUs, kernel "
+            f"{env.get('release')}, clocksource {env.get('clocksource')}; probe "
+            f"{(meta.get('probe') or {}).get('version')}[/dim]"
+        )
+
+
+def run_label(run: Any) -> str:
+    """A short human name for a run: its --name / tag for imports and named runs, else the
+    benchmark and the parameters the user gave."""
+    meta = run.meta
+    tags = (meta.get("run") or {}).get("tags") or {}
+    if tags.get("name"):
+        return str(tags["name"])
+    if meta.get("benchmark") == "imported":
+        return str(meta.get("name") or (meta.get("params") or {}).get("file") or run.id)
+    given = (meta.get("run") or {}).get("params_given")
+    params = given if given else meta.get("params") or {}
+    ps = " ".join(f"{k}={v}" for k, v in params.items() if v not in ("", None))
+    return f"{meta['benchmark']} {ps}".strip()
+
+
+def unique_labels(runs: list[Any]) -> list[str]:
+    """run_label of each run, with the end of the run id added where two would be equal."""
+    labels = [run_label(r) for r in runs]
+    out = []
+    for r, lab in zip(runs, labels, strict=True):
+        if labels.count(lab) > 1:
+            lab = f"{lab} [{r.id.rsplit('-', 1)[-1]}]"
+        out.append(lab)
+    if len(set(out)) < len(out):  # the same run twice, or equal id endings
+        out = [f"{lab} #{i + 1}" for i, lab in enumerate(out)]
+    return out

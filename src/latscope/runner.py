@@ -1,0 +1,173 @@
+"""Making runs: one benchmark measured by the probe and kept in the store, with its summary
+computed once, when the run is made; reading a kept run back; the store as the lab opens it.
+
+A run enters the store in one transaction (`Store.transaction`): its sample file is written
+into a partial directory, its summary is computed from it (`Run.summary`) and kept beside it as
+summary.parquet with the run's metadata, and one rename makes the run visible (`keep`). The
+store computes no summaries; the lab's `Store` (here) computes the summary of a run kept
+without a current one (by an older latscope) the same way, from its samples.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from collections.abc import Callable, Mapping
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from . import probe
+from . import store as _store
+from ._version import __version__
+from .errors import BadInput
+from .store.index import summary_frame
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from .runs import Run
+
+
+class Store(_store.Store):
+    """The store as the lab opens it: a run kept without a current summary.parquet has its
+    summary computed from its samples (`summary_rows`), as when a run is made."""
+
+    def summarize(self, run: _store.StoredRun) -> pl.DataFrame:
+        from .runs import Run
+
+        return summary_rows(Run(run.dir), run.meta)
+
+
+def open_store(store: str | os.PathLike[str] | _store.Store | None = None) -> _store.Store:
+    """``store`` itself when it is a store, else the lab's `Store` at that path (None: the
+    default location)."""
+    return store if isinstance(store, _store.Store) else Store(store)
+
+
+def summary_rows(run: Run, meta: Mapping[str, Any]) -> pl.DataFrame:
+    """The rows of summary.parquet for ``run`` with its run.json ``meta``: `Run.summary()`
+    with the run's identity and tags (`store.summary_frame`)."""
+    m = dict(meta)
+    m.setdefault("params", run.meta.get("params"))
+    m.setdefault("clock", (run.meta.get("clock") or {}).get("name"))
+    return summary_frame(m, run.summary())
+
+
+def keep(t: _store.Transaction, meta: dict[str, Any], measured: Run | None = None) -> Run:
+    """Commit a run whose sample file is written in ``t``'s partial directory (``measured``:
+    that file, read): its summary computed now, kept with ``meta`` (run.json) by one rename;
+    the run read back, its summary already known."""
+    from .runs import Run
+
+    if measured is None:
+        measured = Run(t.samples_path)
+    summary = measured.summary()
+    final = t.commit(meta, summary=summary_rows(measured, meta))
+    run = Run(final)
+    run._summaries[0.95] = summary
+    return run
+
+
+def command_line() -> str:
+    """The command this process was started with, as a shell would read it."""
+    return " ".join(shlex.quote(a) for a in [os.path.basename(sys.argv[0])] + sys.argv[1:])
+
+
+def _now_utc() -> str:
+    # microseconds: runs made within one second still sort in the order they were made
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def measure(
+    bench: str,
+    params: Mapping[str, Any] | None = None,
+    n: int | None = None,
+    warmup: int | None = None,
+    clock: str | None = None,
+    store: str | os.PathLike[str] | _store.Store | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    tags: Mapping[str, Any] | None = None,
+    env: Mapping[str, Any] | None = None,
+    workers: int | None = None,
+    inject_ns: float | None = None,
+) -> Run:
+    """Run one benchmark in the probe and keep the result in the store.
+
+    ``workers``: worker processes (None: the probe's ``--workers auto``, up to 10 with at least
+    200 iterations each, decided where each benchmark's default n is known; 1: a single
+    process). ``inject_ns``: a known busy-wait added to every timed region (validation, `trust`)."""
+    from .runs import Run  # polars and numpy: not for commands that only list the store
+
+    params = dict(params or {})
+    probe.benchmark(bench)  # unknown benchmark: a clear error before anything is created
+    if n is not None and n <= 0:
+        raise BadInput(f"-n {n}: the number of iterations must be positive")
+    if warmup is not None and warmup < 0:
+        raise BadInput(f"--warmup {warmup}: must be 0 or more")
+    if workers is not None and workers < 1:
+        raise BadInput(f"--repeat {workers}: must be 1 or more")
+    if inject_ns is not None and inject_ns < 0:
+        raise BadInput(f"--inject-ns {inject_ns:g}: must be 0 or more")
+    if workers is not None and n is not None and workers > n:
+        raise BadInput(f"--repeat {workers}: more worker processes than iterations (-n {n})")
+    w: int | str = workers if workers is not None else "auto"
+    st = open_store(store)
+    if env is None:
+        from . import env as envmod
+
+        env = envmod.capture(path=env_path(bench, params))  # cheap: no load sampling
+    with st.transaction(bench) as t:
+        args = probe.probe_args(
+            bench,
+            params,
+            t.samples_path,
+            n=n,
+            warmup=warmup,
+            clock=clock,
+            workers=w,
+            inject_ns=inject_ns,
+        )
+        created = _now_utc()
+        warnings = probe.run_probe(args, progress=progress)
+        measured = Run(t.samples_path)  # the complete sample file, still in the partial directory
+        meta = {
+            "id": t.id,
+            "created_utc": created,
+            "benchmark": bench,
+            "params": measured.meta.get("params"),
+            "params_given": {k: str(v) for k, v in params.items()},
+            "clock": measured.clock.get("name"),
+            "command": command_line(),
+            "probe_command": " ".join(shlex.quote(a) for a in args[1:]),
+            "latscope_version": __version__,
+            "probe_warnings": warnings,
+            "tags": dict(tags or {}),
+            "env": dict(env) if env else None,
+            "status": "complete",
+        }
+        return keep(t, meta, measured)
+
+
+def env_path(bench: str, params: Mapping[str, Any]) -> str | None:
+    """The directory whose filesystem a run's environment records: the value of the
+    benchmark's `path` parameter (file: `dir`), or the probe's default for it ($TMPDIR or
+    /tmp) when not given; None for benchmarks without a path parameter."""
+    for p in probe.benchmark(bench).get("params", []):
+        if p.get("type") == "path":
+            v = params.get(p["name"])
+            return str(v) if v not in (None, "") else os.environ.get("TMPDIR") or "/tmp"
+    return None
+
+
+def load(
+    ref: str | os.PathLike[str], store: str | os.PathLike[str] | _store.Store | None = None
+) -> Run:
+    """A run by id (or unique prefix, or 'last') from the store, or from a path."""
+    from .runs import Run
+
+    p = Path(ref)
+    if p.is_file():
+        return Run(p)
+    return Run(open_store(store).resolve(str(ref)))

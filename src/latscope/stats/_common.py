@@ -1,0 +1,213 @@
+"""Shared plumbing for the analysis modules: input validation, cached derived arrays, results.
+
+Every analysis takes a one-dimensional array of latencies in nanoseconds, in iteration order, and
+optionally an array of iteration start times in seconds. Several analyses need the same expensive
+derived arrays (the sort permutation, the sorted values, rank-based normal scores). ``Prepared``
+computes each of them at most once; ``analyze_column`` passes one ``Prepared`` to every analysis,
+while a caller who only wants one figure can pass a plain array.
+
+Results are frozen dataclasses deriving from ``Result``, whose ``to_dict()`` returns plain Python
+values that ``json.dumps`` accepts (arrays become lists, non-finite floats become ``None``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from scipy import special
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+#: Scale factor turning a MAD into a standard-deviation estimate for normal data.
+MAD_SCALE = 1.4826
+
+
+def jsonable(value: Any) -> Any:
+    """Convert a result value into plain JSON-serialisable Python objects."""
+    if isinstance(value, Result):
+        return value.to_dict()
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, np.ndarray):
+        return [jsonable(v) for v in value.tolist()]
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        f = float(value)
+        return f if math.isfinite(f) else None
+    return value
+
+
+class Result:
+    """Mixin for frozen result dataclasses: ``to_dict()`` gives JSON-serialisable values."""
+
+    def to_dict(self) -> dict[str, Any]:
+        assert dataclasses.is_dataclass(self)
+        return {f.name: jsonable(getattr(self, f.name)) for f in dataclasses.fields(self)}
+
+
+@dataclasses.dataclass(frozen=True)
+class AnalysisWarning(Result):
+    """A reason not to trust a figure. ``code`` is stable and machine-readable; ``message`` is
+    one or two sentences for a person: what is wrong and what to do about it."""
+
+    code: str
+    message: str
+
+
+def as_float_array(x: npt.ArrayLike, name: str = "x") -> FloatArray:
+    """Validate a sample column: one-dimensional, non-empty, all finite. Returns float64."""
+    a = np.asarray(x, dtype=np.float64)
+    if a.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional, got shape {a.shape}")
+    if a.size == 0:
+        raise ValueError(f"{name} is empty: there are no samples to analyse")
+    if not np.isfinite(a).all():
+        bad = int(np.count_nonzero(~np.isfinite(a)))
+        raise ValueError(
+            f"{name} holds {bad} non-finite value(s) (NaN or inf); a failed measurement must be "
+            "an error, never a sample: fix the input"
+        )
+    return np.ascontiguousarray(a)
+
+
+class Prepared:
+    """Validated samples plus lazily computed, cached derived arrays.
+
+    ``order`` is the sort permutation (``x[order]`` is sorted), ``sorted`` the sorted values and
+    ``normal_scores`` the van der Waerden scores ``Phi^-1((midrank - 0.5) / n)``. Tied values get
+    the same score (mid-ranks), so a coarse clock that produces many equal readings does not create
+    spurious autocorrelation through the order in which ties happen to be broken.
+    """
+
+    def __init__(
+        self, x: npt.ArrayLike, t: npt.ArrayLike | None = None, step: float | None = None
+    ) -> None:
+        self.x: FloatArray = as_float_array(x, "x")
+        #: the clock's granularity in the units of x (None: unknown, treat as continuous)
+        self.step: float | None = float(step) if step and step > 0 else None
+        self.n: int = int(self.x.size)
+        self.t: FloatArray | None = None
+        if t is not None:
+            tt = as_float_array(t, "t")
+            if tt.size != self.n:
+                raise ValueError(
+                    f"t has {tt.size} start times but x has {self.n} samples; they must match"
+                )
+            self.t = tt
+
+    @cached_property
+    def order(self) -> IntArray:
+        return np.argsort(self.x).astype(np.int64, copy=False)
+
+    @cached_property
+    def sorted(self) -> FloatArray:
+        if "order" in self.__dict__:
+            return self.x[self.order]
+        return np.sort(self.x)
+
+    @cached_property
+    def normal_scores(self) -> FloatArray:
+        n = self.n
+        xs = self.sorted if "sorted" in self.__dict__ else self.x[self.order]
+        self.__dict__.setdefault("sorted", xs)
+        new = np.empty(n, dtype=bool)
+        new[0] = True
+        np.not_equal(xs[1:], xs[:-1], out=new[1:])
+        starts = np.flatnonzero(new)
+        if starts.size == n:  # no ties: the scores only depend on n, and are antisymmetric
+            half = (n + 1) // 2
+            scores_sorted = np.empty(n)
+            scores_sorted[:half] = special.ndtri((np.arange(half, dtype=np.float64) + 0.5) / n)
+            scores_sorted[n - half :] = -scores_sorted[:half][::-1]
+        else:
+            ends = np.append(starts[1:], n)
+            midrank = (starts + 1 + ends) / 2.0  # 1-based mean rank of each tie group
+            scores_sorted = np.repeat(special.ndtri((midrank - 0.5) / n), ends - starts)
+        scores = np.empty(n, dtype=np.float64)
+        scores[self.order] = scores_sorted
+        return scores
+
+    def quantile(self, p: float) -> float:
+        """Quantile ``p`` (0..1); grouped within the clock's step when it is known (see
+        ``quantile_sorted``)."""
+        return quantile_sorted(self.sorted, p, self.step)
+
+    def release(self, name: str) -> None:
+        """Forget a cached derived array (``"normal_scores"``, ...) to free its memory."""
+        self.__dict__.pop(name, None)
+
+
+def as_prepared(
+    x: npt.ArrayLike | Prepared, t: npt.ArrayLike | None = None, step: float | None = None
+) -> Prepared:
+    """Return ``x`` if it is already ``Prepared`` (``t`` and ``step`` must then be None or the
+    same), else validate and wrap it."""
+    if isinstance(x, Prepared):
+        if (t is not None and x.t is None) or (step is not None and x.step is None):
+            return Prepared(x.x, t if t is not None else x.t, step if step is not None else x.step)
+        return x
+    return Prepared(x, t, step)
+
+
+def subsample(a: FloatArray, max_points: int, rng: np.random.Generator) -> FloatArray:
+    """A uniformly random subset (without replacement, in original order) of at most
+    ``max_points`` values; ``a`` itself when it is small enough."""
+    if a.size <= max_points:
+        return a
+    idx = np.sort(rng.choice(a.size, size=max_points, replace=False))
+    return a[idx]
+
+
+def quantile_sorted(xs: FloatArray, p: float, step: float | None = None) -> float:
+    """Quantile ``p`` (0..1) of already-sorted data.
+
+    Without ``step``: numpy's default "linear" method (Hyndman & Fan type 7), the value at
+    fractional order-statistic position ``p * (n - 1)``.
+
+    With ``step`` (the clock's granularity, data quantised to it): the quantile of the *grouped*
+    distribution, ``grouped_position(xs, p * n, step)``. Each distinct value ``v`` stands for the
+    interval ``[v - step/2, v + step/2]`` (clipped at the midpoint to a neighbouring distinct
+    value closer than a step, so unquantised data stay well defined), its samples spread evenly
+    over it; the grouped CDF rises linearly across that interval, and the quantile is where it
+    reaches ``p``. For the median of ``c`` samples equal to ``v`` with ``below`` samples under
+    ``v``: ``v - step/2 + step * (n/2 - below) / c``. Unlike an order statistic this moves
+    continuously (by ``step / c`` per sample that changes sides) instead of jumping a whole step."""
+    if step is None or not step > 0.0:
+        n = xs.size
+        h = p * (n - 1)
+        lo = int(math.floor(h))
+        hi = min(lo + 1, n - 1)
+        frac = h - lo
+        return float(xs[lo] + frac * (xs[hi] - xs[lo]))
+    return float(grouped_position(xs, np.array([p * xs.size]), step)[0])
+
+
+def grouped_position(xs: FloatArray, pos: npt.ArrayLike, step: float) -> FloatArray:
+    """The grouped-CDF inverse of sorted, quantised data (see ``quantile_sorted``) at count
+    positions ``pos`` (0..n: how many samples lie below the point). ``O(log n)`` per position."""
+    n = xs.size
+    t = np.clip(np.asarray(pos, dtype=np.float64), 0.0, float(n))
+    k = np.clip(np.ceil(t).astype(np.int64) - 1, 0, n - 1)
+    v = xs[k]
+    lo = np.searchsorted(xs, v, side="left")
+    hi = np.searchsorted(xs, v, side="right")
+    half = 0.5 * step
+    left = xs[np.maximum(lo - 1, 0)]
+    right = xs[np.minimum(hi, n - 1)]
+    h_lo = np.where(lo > 0, np.minimum(half, 0.5 * (v - left)), half)
+    h_hi = np.where(hi < n, np.minimum(half, 0.5 * (right - v)), half)
+    frac = (t - lo) / (hi - lo)
+    return v - h_lo + (h_lo + h_hi) * frac

@@ -1,0 +1,492 @@
+"""Drift over the run: windowed medians, change points, trend, warm-up and slowdown warnings.
+
+Windows. The run is cut into consecutive windows of ``w = max(MIN_WINDOW, n // 200)`` samples
+(about 200 windows; at least 50 samples each); the last window also takes the remainder. Each
+window is summarised by its median, which ignores the spikes that ``outliers.py`` deals with.
+
+Change points. A change point is reported only when it is beyond the noise of the window
+medians *given their serial dependence* and large enough to matter:
+
+1. Segmentation: optimal partitioning (the exact minimum that ``ruptures.Pelt`` finds) of the
+   logarithms of the window medians (of the medians themselves if any is <= 0), with the
+   ``"l2"`` cost (a change in mean), segments of at least ``MIN_SEGMENT_WINDOWS`` = 2 windows
+   and a penalty per change point of ``pen = PENALTY_FACTOR * F * sigma^2 * ln(windows)``,
+   ``PENALTY_FACTOR = 3`` (BIC would be 2). On the log scale a change is relative, and the
+   scatter of window medians of a skewed latency distribution is about symmetric.
+2. Noise: ``sigma = 1.4826 MAD`` of the residuals from the current segments' medians, and
+   ``F = (1 + rho) / (1 - rho)`` the long-run variance factor of an AR(1), ``rho`` the lag-1
+   autocorrelation of those residuals (winsorised at 3 sigma, clipped to [0, 0.95]). The first
+   segmentation uses ``sigma = 1.4826 MAD(diff) / sqrt(2)`` and ``F = 1`` (too many change
+   points); then ``sigma``, ``F`` and the segmentation are re-estimated in turn until they
+   repeat (at most ``LRV_ITERATIONS`` = 5 rounds). Adding a change point between segments of
+   ``n1`` and ``n2`` windows pays when ``d^2 / (F sigma^2 (1/n1 + 1/n2)) > 3 ln(windows)``:
+   a z-test of the difference ``d`` with the variance of a mean of dependent windows, at
+   ``|z| > 4`` for 200 windows. Without ``F``, runs whose neighbouring windows were correlated
+   (a warm 50 ns write: 15-20 changes of +-5% in a stationary run) were cut into many levels.
+   ``sigma`` is floored at 0.1% of the overall median and at half a clock step (``step``).
+3. Practical size: while the smallest jump between neighbouring segments (medians of their
+   window medians) is below ``max(PRACTICAL_CHANGE x median, MIN_CHANGE_STEPS x step)`` =
+   ``max(5% of the median, 3 clock steps)``, that change point is dropped and its segments
+   merge.
+4. Each remaining change point is moved to the sample, within ``REFINE_WINDOWS`` = 3 windows,
+   that best splits the samples between its neighbours into two levels (least squares on
+   their logarithms).
+
+Change points are reported as the first iteration (and start time) of the new segment, with
+the medians of the raw samples before and after. Checked by simulation (``tests``): stationary
+log-normal runs whose log is an AR(1) with phi = 0.9 gave a change point or a drift warning in
+0 of 100 runs of 10,000 samples and 0 of 40 of 100,000; Pareto (alpha 1.5) noise in 1 of 100;
+quantised runs (a median of 50 clock steps) in 0 of 100. A 20% step in the same AR(1) noise
+was found, as the only change point, in every run; within two windows of its place in 38 of 40
+runs of 10,000 samples (log sigma 0.2) and all runs of 30,000 and 100,000.
+
+Trend. Theil–Sen slope (``scipy.stats.theilslopes``, 95% interval) of the window medians
+against the window mid times (against the window mid iterations without times), in ns per minute
+and as % of the overall median per minute. The Theil-Sen interval assumes independent window
+medians; its half widths are multiplied by ``sqrt(F)``, ``F`` the long-run variance factor (as
+above) of the residuals from the fitted line.
+
+Warnings (code: meaning):
+
+- ``warmup``: the first window(s) are more than ``WARMUP_THRESHOLD`` (10%) slower than the
+  median of the other windows and more than 4 sigma above it;
+- ``slowdown``: a change point after which the median is at least ``SLOWDOWN_THRESHOLD`` (10%)
+  higher; ``level_shift``: one after which it is that much lower (other than the end of warm-up);
+- ``oscillation``: at least three consecutive changes of at least 5% alternating in direction
+  (load that comes and goes, migration between CPUs, or throttling where the system controls
+  the frequency); it replaces the ``slowdown`` and ``level_shift`` warnings of those changes,
+  so that a run that flips between two or three levels gets one warning, not dozens;
+- ``trend``: no step explains it, but the Theil–Sen interval excludes zero and the fitted drift
+  over the whole run is at least ``TREND_THRESHOLD`` (10%) of the median;
+- ``timer_too_coarse`` (``timer_too_coarse()``): the median is shorter than 10 clock steps.
+
+The advice in these warnings does not know the machine: it names the causes that apply
+anywhere (load on the machine or, in a virtual machine, on its host; growing files or caches)
+and says to repeat the run; what applies to this machine's CPU frequency is said by
+``latscope env --check`` (``env.check``), which knows whether the system controls it.
+
+The warm-up check looks at window granularity only: with 10 million samples a window is 50,000
+samples, and a warm-up shorter than half a window does not move its median.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import numpy.typing as npt
+from scipy import stats
+
+from ..units import fmt
+from ._common import (
+    MAD_SCALE,
+    AnalysisWarning,
+    FloatArray,
+    IntArray,
+    Prepared,
+    Result,
+    as_prepared,
+    quantile_sorted,
+)
+
+MIN_WINDOW = 50
+TARGET_WINDOWS = 200
+MIN_WINDOWS = 4
+MIN_SEGMENT_WINDOWS = 2
+PENALTY_FACTOR = 3.0
+NOISE_FLOOR = 1e-3
+#: Largest lag-1 autocorrelation of the window medians the long-run variance assumes.
+MAX_RHO = 0.95
+#: A change point is refined to the sample within this many windows of its window.
+REFINE_WINDOWS = 3
+#: Rounds of (segment, estimate the long-run variance, segment again).
+LRV_ITERATIONS = 5
+#: A change point must move the median by at least this share of the overall median ...
+PRACTICAL_CHANGE = 0.05
+#: ... and by at least this many clock steps.
+MIN_CHANGE_STEPS = 3
+WARMUP_THRESHOLD = 0.10
+SLOWDOWN_THRESHOLD = 0.10
+OSCILLATION_THRESHOLD = 0.05
+TREND_THRESHOLD = 0.10
+#: The median must be at least this many clock ticks.
+TIMER_TICKS = 10
+
+
+@dataclasses.dataclass(frozen=True)
+class ChangePoint(Result):
+    index: int  # first iteration of the new segment
+    window: int
+    time_s: float | None  # seconds since the first iteration, when times are given
+    median_before: float
+    median_after: float
+    relative_change: float  # median_after / median_before - 1
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Drift(Result):
+    window_size: int
+    window_starts: IntArray
+    window_medians: FloatArray
+    window_times: FloatArray | None  # mid time of each window, s
+    noise: float | None  # robust SD of the window medians around their segments, ns
+    penalty: float | None  # per change point, in the units segmented (log medians if > 0)
+    change_points: tuple[ChangePoint, ...]
+    slope_ns_per_iteration: float | None
+    slope_ns_per_minute: float | None
+    slope_percent_per_minute: float | None
+    slope_ci_ns_per_minute: tuple[float, float] | None
+    warmup_iterations: int
+    warnings: tuple[AnalysisWarning, ...]
+    method: str
+    reason: str | None
+
+
+def timer_too_coarse(median_ns: float, step_ns: float | None) -> AnalysisWarning | None:
+    """A warning when the operation (median) lasts fewer than ``TIMER_TICKS`` clock steps
+    (``step_ns``: the clock's granularity, the smallest increment its values advance by)."""
+    if step_ns is None or not step_ns > 0.0:
+        return None
+    if median_ns >= TIMER_TICKS * step_ns:
+        return None
+    ticks = median_ns / step_ns
+    return AnalysisWarning(
+        "timer_too_coarse",
+        f"The median ({fmt(median_ns)}) is only {ticks:.1f} steps of the clock "
+        f"({fmt(step_ns)} per step); single timings are quantised and biased. Time "
+        f"batches of at least {math.ceil(TIMER_TICKS * step_ns / max(median_ns, 1e-9))} "
+        "calls per sample or use a finer clock.",
+    )
+
+
+def window_medians(x: FloatArray, w: int) -> tuple[IntArray, FloatArray]:
+    """The starts and medians of consecutive windows of ``w`` samples (the last one also takes
+    the remainder)."""
+    n = x.size
+    nw = max(1, n // w)
+    starts = np.arange(nw, dtype=np.int64) * w
+    med = np.empty(nw)
+    if nw > 1:
+        med[:-1] = np.median(x[: (nw - 1) * w].reshape(nw - 1, w), axis=1)
+    med[-1] = np.median(x[(nw - 1) * w :])
+    return starts, med
+
+
+def _where(index: int, t: FloatArray | None) -> str:
+    s = f"iteration {index:,}"
+    if t is not None:
+        s += f" (t = {t[index] - t[0]:.3g} s)"
+    return s
+
+
+def _robust_sd(r: FloatArray) -> float:
+    return MAD_SCALE * float(np.median(np.abs(r - np.median(r))))
+
+
+def _segment_fit(med: FloatArray, bkps: list[int]) -> tuple[FloatArray, list[float]]:
+    """Residuals of the window medians from their segments' medians, and those medians."""
+    edges = [0, *bkps, med.size]
+    res = np.empty_like(med)
+    levels = []
+    for a, b in zip(edges[:-1], edges[1:], strict=True):
+        lv = float(np.median(med[a:b]))
+        levels.append(lv)
+        res[a:b] = med[a:b] - lv
+    return res, levels
+
+
+def _long_run_factor(res: FloatArray) -> float:
+    """``(1 + rho) / (1 - rho)``: the long-run variance of an AR(1) over its variance, with
+    ``rho`` the lag-1 autocorrelation of the residuals winsorised at 3 robust SDs, clipped to
+    ``[0, MAX_RHO]`` (never below 1: a negative correlation is not trusted to help)."""
+    sd = _robust_sd(res)
+    if res.size < 3 or not sd > 0.0:
+        return 1.0
+    r = np.clip(res - np.median(res), -3.0 * sd, 3.0 * sd)
+    r = r - r.mean()
+    den = float(np.dot(r, r))
+    rho = float(np.dot(r[:-1], r[1:])) / den if den > 0.0 else 0.0
+    rho = min(max(rho, 0.0), MAX_RHO)
+    return (1.0 + rho) / (1.0 - rho)
+
+
+def _segment(med: FloatArray, pen: float, min_size: int = MIN_SEGMENT_WINDOWS) -> list[int]:
+    """Optimal partitioning (Jackson et al. 2005; what PELT computes, without its pruning):
+    minimise the sum over segments of the squared deviations from the segment mean plus
+    ``pen`` per change point, segments at least ``min_size`` long. O(windows^2), vectorised;
+    the window medians are few (about 200). Returns the first window of each new segment."""
+    n = med.size
+    y = med - float(np.mean(med))
+    c1 = np.concatenate([[0.0], np.cumsum(y)])
+    c2 = np.concatenate([[0.0], np.cumsum(y * y)])
+    best = np.full(n + 1, np.inf)
+    best[0] = -pen
+    last = np.zeros(n + 1, dtype=np.int64)
+    for t in range(min_size, n + 1):
+        s = np.arange(0, t - min_size + 1)
+        s = s[np.isfinite(best[s])]
+        if s.size == 0:
+            continue
+        m = t - s
+        cost = (c2[t] - c2[s]) - (c1[t] - c1[s]) ** 2 / m
+        tot = best[s] + cost + pen
+        i = int(np.argmin(tot))
+        best[t], last[t] = tot[i], s[i]
+    out: list[int] = []
+    t = n
+    while t > 0:
+        t = int(last[t])
+        if t > 0:
+            out.append(t)
+    return out[::-1]
+
+
+def _refine(x: FloatArray, bounds: list[int], w: int) -> list[int]:
+    """Each change point moved to the sample within ``REFINE_WINDOWS`` windows of it that best
+    splits the samples between its neighbours into two levels (least squares on the
+    logarithms of positive samples, on the values otherwise)."""
+    out = list(bounds)
+    for i in range(1, len(out) - 1):
+        a, b = out[i - 1], bounds[i + 1]
+        seg = x[a:b]
+        y = np.log(seg) if float(seg.min()) > 0.0 else seg
+        y = y - float(np.mean(y))
+        c1 = np.cumsum(y)
+        m = y.size
+        lo = max(1, out[i] - a - REFINE_WINDOWS * w)
+        hi = min(m - 1, out[i] - a + REFINE_WINDOWS * w)
+        if hi <= lo:
+            continue
+        k = np.arange(lo, hi + 1)
+        gain = c1[k - 1] ** 2 / k + c1[k - 1] ** 2 / (m - k)  # between-level sum of squares
+        out[i] = a + int(k[int(np.argmax(gain))])
+    return out
+
+
+def _change_points(
+    med: FloatArray, overall: float, step: float | None, floor: float, factor: float
+) -> tuple[list[int], float, float, float]:
+    """Change points (window indices) that are beyond the dependent noise and large enough to
+    matter; returns (breakpoints, sigma, long-run factor, penalty). See the module docstring."""
+    nw = med.size
+    y, fl, unit = med, floor, 1.0
+    if overall > 0.0 and float(med.min()) > 0.0:  # relative changes: segment the logarithms
+        y, fl, unit = np.log(med), floor / overall, overall
+    sigma = max(_robust_sd(np.diff(y)) / math.sqrt(2.0), fl)
+    lrf, pen = 1.0, factor * sigma**2 * math.log(nw)
+    bkps = _segment(y, pen)
+    seen: set[tuple[int, ...]] = set()
+    for _ in range(LRV_ITERATIONS):
+        res, _ = _segment_fit(y, bkps)
+        sigma = max(_robust_sd(res), fl)
+        lrf = _long_run_factor(res)
+        pen = factor * lrf * sigma**2 * math.log(nw)
+        new = _segment(y, pen)
+        if tuple(new) in seen or new == bkps:
+            bkps = new
+            break
+        seen.add(tuple(bkps))
+        bkps = new
+    # Practical size: drop the smallest change until every one is large enough to matter.
+    need = max(PRACTICAL_CHANGE * abs(overall), MIN_CHANGE_STEPS * step if step else 0.0)
+    while bkps:
+        _, levels = _segment_fit(med, bkps)
+        jumps = np.abs(np.diff(levels))
+        i = int(np.argmin(jumps))
+        if jumps[i] >= need:
+            break
+        del bkps[i]
+    return bkps, sigma * unit, lrf, pen
+
+
+def drift(
+    x: npt.ArrayLike | Prepared,
+    t: npt.ArrayLike | None = None,
+    *,
+    window: int | None = None,
+    penalty_factor: float = PENALTY_FACTOR,
+) -> Drift:
+    """Windowed medians, change points, trend and drift warnings of ``x`` (ns); ``t`` are
+    iteration start times in seconds (optional)."""
+    prep = as_prepared(x, t)
+    n, xv, tv = prep.n, prep.x, prep.t
+    w = int(window) if window is not None else max(MIN_WINDOW, n // TARGET_WINDOWS)
+    w = max(1, min(w, n))
+    starts, med = window_medians(xv, w)
+    nw = med.size
+    ends = np.append(starts[1:], n)
+    times = None
+    if tv is not None:
+        times = 0.5 * (tv[starts] + tv[ends - 1])
+    overall = quantile_sorted(prep.sorted, 0.5)
+    method = (
+        f"medians of {nw} windows of {w}; optimal partitioning of their logarithms (l2, "
+        f"min {MIN_SEGMENT_WINDOWS} windows, penalty {penalty_factor:g} x long-run variance x "
+        f"ln windows), changes of at least {100 * PRACTICAL_CHANGE:g}% and "
+        f"{MIN_CHANGE_STEPS} clock steps; Theil-Sen slope"
+    )
+    if nw < MIN_WINDOWS:
+        return Drift(
+            window_size=w,
+            window_starts=starts,
+            window_medians=med,
+            window_times=times,
+            noise=None,
+            penalty=None,
+            change_points=(),
+            slope_ns_per_iteration=None,
+            slope_ns_per_minute=None,
+            slope_percent_per_minute=None,
+            slope_ci_ns_per_minute=None,
+            warmup_iterations=0,
+            warnings=(),
+            method=method,
+            reason=f"only {nw} windows of {w}; at least {MIN_WINDOWS} are needed",
+        )
+
+    step = prep.step
+    floor = max(NOISE_FLOOR * abs(overall), 0.5 * step if step else 0.0, 1e-12)
+    bkps, sigma, lrv_factor, pen = _change_points(med, overall, step, floor, penalty_factor)
+    bounds = _refine(xv, [0] + [int(starts[b]) for b in bkps] + [n], w)
+    seg_med = [float(np.median(xv[a:b])) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+    cps = tuple(
+        ChangePoint(
+            index=bounds[i + 1],
+            window=b,
+            time_s=float(tv[bounds[i + 1]] - tv[0]) if tv is not None else None,
+            median_before=seg_med[i],
+            median_after=seg_med[i + 1],
+            relative_change=seg_med[i + 1] / seg_med[i] - 1.0 if seg_med[i] != 0 else math.inf,
+        )
+        for i, b in enumerate(bkps)
+    )
+
+    # Trend.
+    xaxis = times if times is not None else (starts + ends - 1) / 2.0
+    slope_it = slope_min = slope_pct = None
+    slope_ci = None
+    ts = stats.theilslopes(med, xaxis, alpha=0.95)
+    # The slope interval assumes independent window medians: widen it by the square root of
+    # the long-run variance factor of the residuals from the fitted line.
+    widen = math.sqrt(_long_run_factor(med - (ts.intercept + ts.slope * xaxis)))
+    low = ts.slope - widen * (ts.slope - ts.low_slope)
+    high = ts.slope + widen * (ts.high_slope - ts.slope)
+    ci_excludes_zero = low > 0 or high < 0
+    if times is not None and times[-1] > times[0]:
+        slope_min = float(ts.slope) * 60.0
+        slope_ci = (float(low) * 60.0, float(high) * 60.0)
+        slope_pct = 100.0 * slope_min / overall if overall != 0 else None
+        slope_it = float(ts.slope) * float(tv[-1] - tv[0]) / (n - 1) if tv is not None else None
+        total_change = float(ts.slope) * float(times[-1] - times[0])
+    else:
+        slope_it = float(ts.slope)
+        total_change = float(ts.slope) * float(xaxis[-1] - xaxis[0])
+
+    warnings: list[AnalysisWarning] = []
+    # Warm-up: leading windows clearly above the rest.
+    rest = float(np.median(med[1:]))
+    warmup = 0
+    if med[0] > rest * (1.0 + WARMUP_THRESHOLD) and med[0] > rest + 4.0 * sigma:
+        k = 1
+        while k < nw - 1 and med[k] > rest * (1.0 + WARMUP_THRESHOLD):
+            k += 1
+        warmup = int(ends[k - 1])
+        ratio = float(np.median(xv[:warmup])) / rest - 1.0
+        warnings.append(
+            AnalysisWarning(
+                "warmup",
+                f"The first {warmup:,} iterations ({100.0 * warmup / n:.1f}% of the run) are "
+                f"{100.0 * ratio:.0f}% slower than the rest: warm-up was not finished. Raise the "
+                f"warm-up to at least {warmup:,} iterations.",
+            )
+        )
+    stepped = False
+    for cp in cps:
+        where = _where(cp.index, tv)
+        if cp.relative_change >= SLOWDOWN_THRESHOLD:
+            stepped = True
+            warnings.append(
+                AnalysisWarning(
+                    "slowdown",
+                    f"The median rose by {100.0 * cp.relative_change:.0f}% at {where} "
+                    f"({fmt(cp.median_before)} -> {fmt(cp.median_after)}): the conditions "
+                    "changed during the run (other load on this machine or its host, growing "
+                    "caches or files, CPU frequency where the system controls it). Repeat the "
+                    "run; 'latscope env --check' says what applies to this machine.",
+                )
+            )
+        elif cp.relative_change <= -SLOWDOWN_THRESHOLD and cp.index > warmup + 2 * w:
+            stepped = True
+            warnings.append(
+                AnalysisWarning(
+                    "level_shift",
+                    f"The median fell by {-100.0 * cp.relative_change:.0f}% at {where} "
+                    f"({fmt(cp.median_before)} -> {fmt(cp.median_after)}): the conditions "
+                    "changed during the run; one median does not describe it. Find out what "
+                    "changed (other load on this machine or its host, caches) and repeat the "
+                    "run.",
+                )
+            )
+    big = [cp.relative_change for cp in cps if abs(cp.relative_change) >= OSCILLATION_THRESHOLD]
+    flips = sum(1 for a, b in zip(big[:-1], big[1:], strict=True) if (a > 0) != (b > 0))
+    if flips >= 2:
+        # One warning for the whole back and forth instead of one per change point.
+        warnings = [w for w in warnings if w.code not in ("slowdown", "level_shift")]
+        levels = [cps[0].median_before] + [cp.median_after for cp in cps]
+        lo, hi = min(levels), max(levels)
+        spread = (
+            f" (segment medians {fmt(lo)} to {fmt(hi)}, "
+            f"{100.0 * (lo / overall - 1.0):+.0f}% to {100.0 * (hi / overall - 1.0):+.0f}% "
+            "of the median)"
+            if overall > 0
+            else ""
+        )
+        warnings.append(
+            AnalysisWarning(
+                "oscillation",
+                f"The median switches between levels {len(big)} times{spread}: something "
+                "else competes for the CPU in bouts (other load on this machine or, in a "
+                "virtual machine, on its host), the process moves between CPUs, or the CPU "
+                "frequency changes where the system controls it. One median describes the "
+                "mixture only; repeat the run, pin it to a CPU (cpu=/cpus=), and see "
+                "'latscope env --check'.",
+            )
+        )
+    if (
+        not stepped
+        and ci_excludes_zero
+        and overall != 0
+        and abs(total_change) >= TREND_THRESHOLD * abs(overall)
+    ):
+        per = (
+            f" ({slope_pct:+.2g}% per minute)"
+            if slope_pct is not None
+            else f" ({fmt(slope_it or 0.0)} per iteration)"
+        )
+        warnings.append(
+            AnalysisWarning(
+                "trend",
+                f"The median drifts by {100.0 * total_change / overall:+.0f}% over the run"
+                f"{per}: the system was not in a steady state. Check for growing files or "
+                "caches and background load (on this machine or its host), and repeat the "
+                "run; 'latscope env --check' says what applies to this machine.",
+            )
+        )
+    return Drift(
+        window_size=w,
+        window_starts=starts,
+        window_medians=med,
+        window_times=times,
+        noise=sigma,
+        penalty=pen,
+        change_points=cps,
+        slope_ns_per_iteration=slope_it,
+        slope_ns_per_minute=slope_min,
+        slope_percent_per_minute=slope_pct,
+        slope_ci_ns_per_minute=slope_ci,
+        warmup_iterations=warmup,
+        warnings=tuple(warnings),
+        method=method,
+        reason=None,
+    )

@@ -1,0 +1,522 @@
+"""Confidence intervals for the median, the headline percentiles and the mean.
+
+The method depends on the serial dependence measured by ``dependence.py`` (on normal scores):
+
+**Independent** (Ljung–Box p >= 0.01 and ESS/n >= 0.5):
+
+- Quantiles (median, p90, p95, p99, p99.9): the exact distribution-free order-statistic
+  interval. The number of samples below the true quantile ``xi_p`` is Binomial(n, p), so
+  ``[X_(l), X_(u)]`` with ``l = Binom.ppf(alpha/2)`` and ``u = Binom.ppf(1 - alpha/2) + 1``
+  (1-based) covers ``xi_p`` with probability at least ``level`` for any continuous distribution
+  (``scipy.stats.binom``). No normality, no symmetry.
+- Mean: BCa bootstrap (bias-corrected and accelerated, acceleration from the jackknife). For
+  speed the resampling units are contiguous batches of ``ceil(n / 1000)`` samples (single
+  samples when ``n <= 1000``): for independent data a batch is a sum of independent values, so
+  resampling batches reproduces the variance and skewness of the mean at ``O(n + B * 1000)``
+  cost instead of ``O(n * B)``.
+
+**Dependent** (otherwise): non-overlapping batches, ``b`` of them, each about ``n / b`` long.
+
+- Quantiles: a Woodruff interval with a batch-means variance. The share of samples at or below
+  the estimate ``q`` is computed per batch; its long-run standard error is
+  ``se = sd(batch shares) / sqrt(b)``, and ``[Q(p - t se), Q(p + t se)]`` is the interval, with
+  ``t`` the Student quantile with ``b - 1`` degrees of freedom and ``Q`` the (grouped) quantile
+  function. The share of a quantised sample is the part of its step-wide interval below ``q``
+  (the grouped CDF), so the shares vary smoothly with ``q``. ``O(n)`` per quantile.
+- Mean: batch means with the same batches, Student t with ``b - 1`` degrees of freedom.
+- Batches: as many as fit ``BATCH_TAUS`` (20) autocorrelation times ``tau`` (from
+  ``dependence.py``, Geyer's estimate on normal scores) or the Politis–White block length,
+  whichever is longer, into the run, between ``MIN_BATCHES`` (4) and ``MAX_BATCHES`` (100).
+  Why batches rather than a block bootstrap: on a noisy VM the level switches between regimes
+  that last hundreds to thousands of iterations. A block bootstrap needs many blocks, each far
+  longer than a regime, and with blocks shorter than the regimes it reproduces only the noise
+  within them: its median interval covered the true median 65% of the time on such data at
+  n = 5,000. With a handful of long batches the t quantile (3.18 with 3 df) pays for the little
+  that a short run knows about its own variation, and the interval stays honest (about 93%;
+  ``bench/coverage_intervals.py``). When the run holds fewer than ``MIN_BATCHES`` batches of
+  the length wanted, the interval carries a caveat (``short_run`` warning): batches shorter
+  than the dependence make it too narrow.
+
+**Quantised clocks.** With the clock's ``step`` known, estimates are grouped quantiles
+(``_common.quantile_sorted``), the order-statistic endpoints are read from the grouped
+distribution at count positions ``l - 1/2`` and ``u - 1/2``, and the batch shares are grouped
+too. The grouped estimate assumes that the samples of one value spread evenly over its step,
+which the data cannot confirm within a step, so each interval is widened by a margin ``m`` on
+both sides. Let ``c0`` be the count of the step holding the estimate, ``c-`` and ``c+`` those of
+the steps either side. When both neighbours hold at least ``RESOLVED_NEIGHBOUR_SHARE`` (half) of
+``c0``, the clock resolves the distribution there; a density that is locally linear plus
+quadratic moves the quantile by at most about ``step (|c+ - c-| / 16 + |c+ + c- - 2 c0| / 32) /
+c0``, which is ``m`` (negligible for a distribution many steps wide). Otherwise (most samples in
+one or two steps: a 170 ns call on a 10 ns clock) the shape within the step is unknown and ``m``
+is half a step: the interval is at least one step wide and says so in its method. A zero-width
+interval such as "170.3–170.3 ns" cannot occur.
+
+A tail percentile with fewer than ``summary.MIN_BEYOND`` samples beyond it gets no interval
+(``low = high = None``) and a ``reason``. Every interval carries its ``method`` and the ``ess``
+of the column. Resampling (the BCa mean) uses ``numpy.random.default_rng(seed)``: same seed, same
+numbers; the dependent methods use no random numbers.
+
+``block_bootstrap_quantiles`` (non-overlapping block bootstrap, Carlstein 1986, with a counting
+trick: per block, the number of samples at or below each point of a rank grid around the
+estimate is tabulated once, and every resample is a multinomial weighting of the blocks, i.e. one
+matrix product) is kept for ``compare.py``'s bootstrap of differences.
+
+Caveats: batch means assume batches long enough to be nearly independent; when a run holds
+only a few regimes (n = 5,000 with regimes of ~400 iterations) the intervals are wide, as they
+should be, and still a few percent short of their level. With fewer than ~100 samples per batch
+Woodruff's interval is coarse. Order-statistic and Woodruff endpoints are quantiles of the data,
+so for very small samples the estimate can sit a hair outside its interval.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from scipy import stats
+
+from ._common import (
+    FloatArray,
+    IntArray,
+    Prepared,
+    Result,
+    as_prepared,
+    grouped_position,
+)
+from .dependence import Dependence, dependence
+from .summary import MIN_BEYOND, count_beyond, percentile_side, too_few_beyond
+
+DEFAULT_LEVEL = 0.95
+#: Bootstrap resamples (BCa mean; compare.py).
+N_BOOT = 2000
+#: At most this many blocks (block length grows with n beyond 1000 x block).
+MAX_BLOCKS = 1000
+#: At least this many blocks, or the block bootstrap is not worth its name.
+MIN_BLOCKS = 20
+#: Rank-grid points per bootstrapped quantile.
+GRID_POINTS = 256
+#: Width of the rank grid in bootstrap standard deviations either side of the estimate.
+GRID_HALF_WIDTH_SD = 8.0
+#: Headline percentiles that get intervals besides the median.
+HEADLINE: tuple[tuple[str, float], ...] = (
+    ("p90", 0.90),
+    ("p95", 0.95),
+    ("p99", 0.99),
+    ("p99.9", 0.999),
+)
+#: Fewer samples than this: no intervals at all.
+MIN_SAMPLES = 5
+#: The clock resolves the distribution at an estimate when both neighbouring steps hold at least
+#: this share of the estimate's step's samples (see the module docstring).
+RESOLVED_NEIGHBOUR_SHARE = 0.5
+#: Dependent data: batches should be at least this many autocorrelation times long ...
+BATCH_TAUS = 20.0
+#: ... but there are never fewer batches than this (t with 3 degrees of freedom) ...
+MIN_BATCHES = 4
+#: ... nor more than this.
+MAX_BATCHES = 100
+
+
+@dataclasses.dataclass(frozen=True)
+class Interval(Result):
+    name: str
+    estimate: float
+    low: float | None
+    high: float | None
+    level: float
+    method: str
+    ess: float
+    n_beyond: int | None  # for percentiles: samples beyond the estimate (see summary.py)
+    reason: str | None  # why there is no interval, or a caveat about it
+
+
+@dataclasses.dataclass(frozen=True)
+class Intervals(Result):
+    median: Interval
+    mean: Interval
+    percentiles: tuple[Interval, ...]
+    level: float
+    independent: bool
+    block_length: int | None  # batch length (dependent data); None for the independent methods
+    n_blocks: int | None  # number of batches
+    ess: float
+    rule: str
+    seed: int
+
+    def percentile(self, name: str) -> Interval:
+        if name in ("p50", "median"):
+            return self.median
+        for iv in self.percentiles:
+            if iv.name == name:
+                return iv
+        raise KeyError(name)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = super().to_dict()
+        d["percentiles"] = {iv.name: iv.to_dict() for iv in self.percentiles}
+        return d
+
+
+# --- independent data -----------------------------------------------------------------------
+
+
+def order_statistic_interval(
+    sorted_x: npt.ArrayLike, p: float, level: float = DEFAULT_LEVEL, step: float | None = None
+) -> tuple[float | None, float | None, float]:
+    """Exact distribution-free interval for quantile ``p`` of i.i.d. data from sorted samples.
+
+    Returns ``(low, high, coverage)``; ``low``/``high`` is None when the order statistic needed
+    does not exist (too few samples), ``coverage`` is the exact binomial coverage achieved
+    (>= level when both ends exist). With ``step``, the order statistics ``X_(l)`` and ``X_(u)``
+    are read from the grouped distribution, at count positions ``l - 1/2`` and ``u - 1/2``."""
+    xs = np.asarray(sorted_x, dtype=np.float64)
+    n = xs.size
+    alpha = 1.0 - level
+    lo_k = int(stats.binom.ppf(alpha / 2.0, n, p))  # 1-based order statistic, 0 = none
+    hi_k = int(stats.binom.ppf(1.0 - alpha / 2.0, n, p)) + 1  # 1-based, n + 1 = none
+    coverage = float(stats.binom.cdf(hi_k - 1, n, p) - stats.binom.cdf(lo_k - 1, n, p))
+    if step is not None:
+        lo_v, hi_v = grouped_position(xs, [lo_k - 0.5, hi_k - 0.5], step)
+        low = float(lo_v) if lo_k >= 1 else None
+        high = float(hi_v) if hi_k <= n else None
+        return low, high, coverage
+    low = float(xs[lo_k - 1]) if lo_k >= 1 else None
+    high = float(xs[hi_k - 1]) if hi_k <= n else None
+    return low, high, coverage
+
+
+def _bca_mean(
+    prep: Prepared, level: float, n_boot: int, rng: np.random.Generator
+) -> tuple[float, float, str]:
+    n = prep.n
+    ell = max(1, math.ceil(n / MAX_BLOCKS))
+    nb = math.ceil(n / ell)
+    sums, lens = _block_sums(prep.x, ell, nb)
+    weights = multinomial_weights(nb, n_boot, rng)
+    reps = (weights @ sums) / (weights @ lens)
+    theta = float(prep.x.mean())
+    # BCa: bias correction from the share of replicates below the estimate, acceleration from
+    # the delete-one-batch jackknife.
+    share = (np.count_nonzero(reps < theta) + 0.5 * np.count_nonzero(reps == theta)) / n_boot
+    share = min(max(share, 1.0 / (2 * n_boot)), 1.0 - 1.0 / (2 * n_boot))
+    z0 = float(stats.norm.ppf(share))
+    total, count = float(sums.sum()), float(lens.sum())
+    jack = (total - sums) / np.maximum(count - lens, 1.0)
+    dev = jack.mean() - jack
+    denom = 6.0 * float(np.sum(dev**2)) ** 1.5
+    accel = float(np.sum(dev**3)) / denom if denom > 0 else 0.0
+    alpha = 1.0 - level
+    qs = []
+    for z_a in (stats.norm.ppf(alpha / 2.0), stats.norm.ppf(1.0 - alpha / 2.0)):
+        adj = z0 + (z0 + z_a) / (1.0 - accel * (z0 + z_a))
+        qs.append(float(stats.norm.cdf(adj)))
+    low, high = np.quantile(reps, qs)
+    unit = f" of {nb} batches of {ell}" if ell > 1 else ""
+    return float(low), float(high), f"BCa bootstrap{unit} ({n_boot} resamples)"
+
+
+# --- dependent data -------------------------------------------------------------------------
+
+
+def block_plan(n: int, block_length: float) -> tuple[int, int, str | None]:
+    """Block length actually used and number of blocks (the last may be shorter), plus a caveat
+    when the run is too short for the dependence measured."""
+    ell = max(1, math.ceil(block_length), math.ceil(n ** (1.0 / 3.0)), math.ceil(n / MAX_BLOCKS))
+    caveat = None
+    if n // ell < MIN_BLOCKS:
+        wanted = ell
+        ell = max(1, n // MIN_BLOCKS)
+        if ell < wanted:
+            caveat = (
+                f"dependence reaches further than the run allows (wanted blocks of {wanted}, "
+                f"used {ell}); the interval may be too narrow: measure more iterations"
+            )
+    return ell, math.ceil(n / ell), caveat
+
+
+def _block_sums(x: FloatArray, ell: int, nb: int) -> tuple[FloatArray, FloatArray]:
+    n = x.size
+    full = n // ell
+    sums = np.empty(nb)
+    lens = np.full(nb, float(ell))
+    sums[:full] = x[: full * ell].reshape(full, ell).sum(axis=1)
+    if nb > full:
+        sums[full] = x[full * ell :].sum()
+        lens[full] = n - full * ell
+    return sums, lens
+
+
+def multinomial_weights(nb: int, n_boot: int, rng: np.random.Generator) -> FloatArray:
+    """How many times each block appears in each resample: shape (n_boot, nb)."""
+    picks = rng.integers(0, nb, size=(n_boot, nb))
+    picks += np.arange(n_boot, dtype=picks.dtype)[:, None] * nb
+    return np.bincount(picks.ravel(), minlength=n_boot * nb).reshape(n_boot, nb).astype(float)
+
+
+def block_bootstrap_quantiles(
+    prep: Prepared,
+    probs: tuple[float, ...],
+    ell: int,
+    weights: FloatArray,
+) -> FloatArray:
+    """Bootstrap replicates of quantiles under the non-overlapping block bootstrap.
+
+    ``weights[b, j]`` is how often block ``j`` (samples ``j*ell .. (j+1)*ell - 1``) appears in
+    resample ``b``. Returns an array of shape ``(n_boot, len(probs))``. See the module docstring
+    for the counting trick."""
+    n = prep.n
+    order, xs = prep.order, prep.sorted
+    n_boot, nb = weights.shape
+    lens = np.full(nb, float(ell))
+    lens[-1] = n - ell * (nb - 1)
+    n_star = weights @ lens
+    out = np.empty((n_boot, len(probs)))
+    for qi, p in enumerate(probs):
+        k_hat = min(n - 1, max(0, int(p * (n - 1))))
+        # Spread (in ranks) of the resampled count at the estimate: sets the grid range.
+        below = np.bincount(order[: k_hat + 1] // ell, minlength=nb).astype(float)
+        dev = below - lens * (k_hat + 1) / n
+        sd = math.sqrt(float(np.sum((dev - dev.mean()) ** 2)))
+        half = int(math.ceil(GRID_HALF_WIDTH_SD * sd)) + 2
+        k_lo, k_hi = max(0, k_hat - half), min(n - 1, k_hat + half)
+        step = max(1, math.ceil((k_hi - k_lo) / (GRID_POINTS - 1)))
+        g = (k_hi - k_lo) // step + 1
+        k_last = k_lo + (g - 1) * step
+        base = np.bincount(order[: k_lo + 1] // ell, minlength=nb).astype(float)
+        ranks = np.arange(k_lo + 1, k_last + 1)
+        gi = (ranks - k_lo + step - 1) // step  # first grid point counting this rank
+        hist = np.bincount(
+            (order[k_lo + 1 : k_last + 1] // ell) * g + gi, minlength=nb * g
+        ).reshape(nb, g)
+        cum = base[:, None] + np.cumsum(hist, axis=1)  # cum[j, i]: block j, rank <= grid i
+        counts = weights @ cum  # (n_boot, g)
+        target = p * n_star
+        reached = counts >= target[:, None]
+        first = np.argmax(reached, axis=1)
+        first[~reached.any(axis=1)] = g - 1
+        # The crossing lies in (grid[first-1], grid[first]]: exact when step == 1, otherwise
+        # interpolated assuming the counts grow evenly over the ranks in between.
+        prev = np.maximum(first - 1, 0)
+        c_prev = counts[np.arange(n_boot), prev]
+        c_at = counts[np.arange(n_boot), first]
+        frac = np.clip((target - c_prev) / np.maximum(c_at - c_prev, 1e-12), 0.0, 1.0)
+        j = np.clip(np.ceil(frac * step - 1e-9), 1, step).astype(np.int64)
+        rank = np.where(first == 0, k_lo, k_lo + prev * step + j)
+        out[:, qi] = xs[np.clip(rank, 0, n - 1)]
+    return out
+
+
+def batch_plan(n: int, dep: Dependence) -> tuple[int, int, str | None]:
+    """Batch length and number of batches for dependent data (see the module docstring), plus a
+    caveat when the run is too short for the dependence measured."""
+    wanted = max(1, math.ceil(max(BATCH_TAUS * dep.tau, dep.block_length)))
+    b = min(MAX_BATCHES, n // wanted)
+    caveat = None
+    if b < MIN_BATCHES:
+        b = min(MIN_BATCHES, n)
+        caveat = (
+            f"dependence reaches further than the run allows (wanted batches of {wanted:,}, "
+            f"used {n // b:,}); the interval may be too narrow: measure more iterations"
+        )
+    elif dep.tau_truncated:
+        caveat = (
+            "the autocorrelation had not died out at lag n/4 (a level shift or drift?), so the "
+            "batches may be shorter than the dependence"
+        )
+    return n // b, b, caveat
+
+
+def _batch_bounds(n: int, b: int) -> IntArray:
+    return np.linspace(0, n, b + 1).round().astype(np.int64)
+
+
+def grouped_cdf_share(x: FloatArray, q: float, step: float | None) -> FloatArray:
+    """Each sample's share at or below ``q``: 0 or 1 for continuous data; with a clock step, the
+    part of the sample's step-wide interval ``[x - step/2, x + step/2]`` that lies below ``q``
+    (the grouped CDF of ``_common.quantile_sorted``)."""
+    if step is None:
+        return (x <= q).astype(np.float64)
+    return np.clip((q - x) / step + 0.5, 0.0, 1.0)
+
+
+def batch_quantile_interval(
+    prep: Prepared, p: float, est: float, level: float, bounds: IntArray
+) -> tuple[float, float]:
+    """Woodruff interval for quantile ``p`` with a batch-means variance: the share of samples at
+    or below the estimate is averaged per batch, its standard error is ``sd(batch shares) /
+    sqrt(b)``, and ``p -+ t_{b-1} * se`` is mapped back through the (grouped) quantile
+    function."""
+    b = bounds.size - 1
+    share = grouped_cdf_share(prep.x, est, prep.step)
+    sums = np.add.reduceat(share, bounds[:-1])
+    means = sums / np.diff(bounds)
+    se = float(np.std(means, ddof=1)) / math.sqrt(b)
+    h = float(stats.t.ppf(0.5 + level / 2.0, b - 1)) * se
+    lo_p, hi_p = max(0.0, p - h), min(1.0, p + h)
+    return prep.quantile(lo_p), prep.quantile(hi_p)
+
+
+def quantisation_margin(xs: FloatArray, est: float, step: float | None) -> float:
+    """How far the grouped estimate ``est`` may sit from the truth because it assumes the samples
+    of one value spread evenly over its step (see the module docstring). 0 without a step."""
+    if step is None:
+        return 0.0
+    n = xs.size
+    i = int(np.searchsorted(xs, est))
+    cands = [xs[j] for j in (i - 1, i) if 0 <= j < n]
+    v = float(min(cands, key=lambda c: abs(c - est)))
+    cuts = np.searchsorted(xs, v + step * np.array([-1.5, -0.5, 0.5, 1.5]))
+    c_minus, c0, c_plus = (float(c) for c in np.diff(cuts))
+    if c0 <= 0.0 or min(c_minus, c_plus) < RESOLVED_NEIGHBOUR_SHARE * c0:
+        return 0.5 * step
+    slope = abs(c_plus - c_minus) / 16.0
+    curvature = abs(c_plus + c_minus - 2.0 * c0) / 32.0
+    return min(0.5 * step, step * (slope + curvature) / c0)
+
+
+def widen_for_step(
+    xs: FloatArray, est: float, low: float, high: float, step: float | None
+) -> tuple[float, float, str]:
+    """``[low - m, high + m]`` with ``m = quantisation_margin``; and a note for the method."""
+    m = quantisation_margin(xs, est, step)
+    if step is None or m <= 0.0:
+        return low, high, ""
+    if m >= 0.5 * step - 1e-12:
+        return low - m, high + m, "; widened by half a clock step each side (step unresolved)"
+    if m < 0.05 * step:
+        return low - m, high + m, ""
+    return low - m, high + m, f"; widened by {m:.2g} ns each side (even spread within the step)"
+
+
+def _batch_means_mean(prep: Prepared, bounds: IntArray, level: float) -> tuple[float, float, str]:
+    b = bounds.size - 1
+    sums = np.add.reduceat(prep.x, bounds[:-1])
+    means = sums / np.diff(bounds)
+    se = float(np.std(means, ddof=1)) / math.sqrt(b)
+    tq = float(stats.t.ppf(0.5 + level / 2.0, b - 1))
+    m = float(prep.x.mean())
+    ell = prep.n // b
+    return m - tq * se, m + tq * se, f"batch means, {b} batches of {ell:,} (t, {b - 1} df)"
+
+
+# --- public entry point ---------------------------------------------------------------------
+
+
+def confidence_intervals(
+    x: npt.ArrayLike | Prepared,
+    *,
+    level: float = DEFAULT_LEVEL,
+    seed: int = 0,
+    dep: Dependence | None = None,
+    n_boot: int = N_BOOT,
+    percentiles: tuple[tuple[str, float], ...] = HEADLINE,
+    step: float | None = None,
+) -> Intervals:
+    """Confidence intervals for the median, the ``percentiles`` (name, probability in 0..1;
+    default p90, p95, p99, p99.9) and the mean of ``x`` (ns).
+
+    ``dep`` is the column's ``Dependence`` (computed when not given). The method is chosen by
+    the independence rule documented in ``dependence.py``; see the module docstring."""
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must lie strictly between 0 and 1, got {level}")
+    prep = as_prepared(x, step=step)
+    n = prep.n
+    if dep is None:
+        dep = dependence(prep)
+    rng = np.random.default_rng(seed)
+    xs = prep.sorted
+    mean = float(prep.x.mean())
+    ess = dep.ess
+    names = (("median", 0.5),) + tuple(percentiles)
+
+    if n < MIN_SAMPLES:
+        why = f"only {n} samples; at least {MIN_SAMPLES} are needed for an interval"
+        ivs = [
+            Interval(nm, prep.quantile(p), None, None, level, "none", ess, None, why)
+            for nm, p in names
+        ]
+        mean_iv = Interval("mean", mean, None, None, level, "none", ess, None, why)
+        return Intervals(
+            ivs[0], mean_iv, tuple(ivs[1:]), level, dep.independent, None, None, ess, dep.rule, seed
+        )
+
+    step = prep.step
+    estimates = {nm: prep.quantile(p) for nm, p in names}
+    beyond = {nm: count_beyond(xs, estimates[nm], percentile_side(100 * p)) for nm, p in names}
+    # The tail rule is for tail percentiles; the median only needs its order statistics.
+    enough = {nm: nm == "median" or beyond[nm] >= MIN_BEYOND for nm, _ in names}
+    usable = [(nm, p) for nm, p in names if enough[nm]]
+
+    results: dict[str, Interval] = {}
+    for nm, p in names:
+        if not enough[nm]:
+            why = too_few_beyond(nm, p, beyond[nm], percentile_side(100 * p))
+            results[nm] = Interval(
+                nm, estimates[nm], None, None, level, "none", ess, beyond[nm], why
+            )
+
+    block_length: int | None = None
+    n_blocks: int | None = None
+    if dep.independent:
+        for nm, p in usable:
+            low, high, cov = order_statistic_interval(xs, p, level, step)
+            reason = None
+            method = f"order statistics (exact binomial, coverage {cov:.3f})"
+            if step is not None:
+                method = (
+                    f"order statistics, grouped within the {step:.4g} ns step "
+                    f"(binomial coverage {cov:.3f})"
+                )
+            if low is None or high is None:
+                reason = "too few samples for an order-statistic interval at this level"
+                low = high = None
+                method = "order statistics"
+            else:
+                low, high, note = widen_for_step(xs, estimates[nm], low, high, step)
+                method += note
+            results[nm] = Interval(
+                nm,
+                estimates[nm],
+                low,
+                high,
+                level,
+                method,
+                ess,
+                beyond[nm],
+                reason,
+            )
+        m_low, m_high, m_method = _bca_mean(prep, level, n_boot, rng)
+        mean_iv = Interval("mean", mean, m_low, m_high, level, m_method, ess, None, None)
+    else:
+        ell, nb, caveat = batch_plan(n, dep)
+        block_length, n_blocks = ell, nb
+        bounds = _batch_bounds(n, nb)
+        grouped = f", grouped within the {step:.4g} ns step" if step is not None else ""
+        for nm, p in usable:
+            low, high = batch_quantile_interval(prep, p, estimates[nm], level, bounds)
+            low, high, note = widen_for_step(xs, estimates[nm], low, high, step)
+            method = (
+                f"batch shares, {nb} batches of {ell:,} (Woodruff, t with {nb - 1} df{grouped})"
+                + note
+            )
+            results[nm] = Interval(
+                nm, estimates[nm], low, high, level, method, ess, beyond[nm], caveat
+            )
+        m_low, m_high, m_method = _batch_means_mean(prep, bounds, level)
+        mean_iv = Interval("mean", mean, m_low, m_high, level, m_method, ess, None, caveat)
+
+    return Intervals(
+        median=results["median"],
+        mean=mean_iv,
+        percentiles=tuple(results[nm] for nm, _ in percentiles),
+        level=level,
+        independent=dep.independent,
+        block_length=block_length,
+        n_blocks=n_blocks,
+        ess=ess,
+        rule=dep.rule,
+        seed=seed,
+    )

@@ -1,0 +1,219 @@
+"""One figure of one benchmark over time, across the runs in the store.
+
+The rows come from the runs' summary.parquet files, read together by DuckDB (no sample is
+read); damaged or foreign entries are reported and skipped (`Store.scan`).  The plot shows the
+figure against the runs' creation time, one series per distinct parameter set, with the
+confidence interval of the median as error bars (the other figures have no interval).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import BadInput
+from ..files import atomic_write
+from ..summary import STATS, Stat, withheld_reason
+from ..summary import stat as find_stat
+from ..summary import value as stat_value
+from .core import Store
+from .layout import Skipped
+
+_SIZE_MUL = {"": 1, "B": 1, "k": 1024, "K": 1024, "KiB": 1024, "M": 1 << 20, "MiB": 1 << 20}
+_SIZE_MUL.update({"G": 1 << 30, "GiB": 1 << 30})
+
+
+@dataclass
+class History:
+    bench: str
+    column: str
+    stat: str
+    rows: list[dict[str, Any]]  # summary.parquet rows, oldest first
+    skipped: list[Skipped]
+    columns: list[str]  # the columns the runs have
+    env_notes: list[str]
+
+    @property
+    def figure(self) -> Stat:
+        return find_stat(self.stat)
+
+    @property
+    def is_time(self) -> bool:
+        return self.figure.is_time
+
+    def value(self, row: dict[str, Any]) -> float | None:
+        """The figure of one run; None when withheld (tail rule) or unknown."""
+        return stat_value(row, self.figure)
+
+    def withheld(self, row: dict[str, Any]) -> str | None:
+        """Why the figure of one run is withheld, or None."""
+        return withheld_reason(row, self.figure)
+
+
+def _norm(v: Any) -> str:
+    """A parameter value as text, sizes in bytes, so that 4k and 4096 match."""
+    import re
+
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    s = str(v)
+    m = re.fullmatch(r"(\d+)(|B|k|K|KiB|M|MiB|G|GiB)", s)
+    if m:
+        return str(int(m.group(1)) * _SIZE_MUL[m.group(2)])
+    return {"yes": "true", "no": "false", "none": "-1", "": ""}.get(s, s)
+
+
+def _matches(row: dict[str, Any], filters: dict[str, str]) -> bool:
+    try:
+        params = json.loads(row.get("params") or "{}")
+        given = json.loads(row.get("params_given") or "{}")
+    except json.JSONDecodeError:
+        return False
+    for k, want in filters.items():
+        have = params.get(k, given.get(k))
+        if have is None or _norm(have) != _norm(want):
+            return False
+    return True
+
+
+def query(
+    store: Store,
+    bench: str,
+    column: str | None = None,
+    stat: str = "p50",
+    filters: dict[str, str] | None = None,
+) -> History:
+    if stat not in [s.key for s in STATS]:
+        raise BadInput(f"--stat {stat}: choose one of {', '.join(s.key for s in STATS)}")
+    scan = store.scan()
+    skipped = list(scan.skipped)
+    runs = [r for r in scan.runs if r.meta.get("benchmark") == bench]
+    if not runs:
+        known = sorted({str(r.meta.get("benchmark")) for r in scan.runs})
+        raise BadInput(
+            f"no runs of '{bench}' in the store {store.root}"
+            + (f" (it has: {', '.join(known)})" if known else "")
+        )
+    rows = store.summaries(runs, skipped, where="benchmark = ?", args=[bench])
+    columns: list[str] = []
+    for r in sorted(rows, key=lambda r: r["column_index"]):
+        if r["column"] not in columns:
+            columns.append(r["column"])
+    if column is None:
+        firsts = [r["column"] for r in rows if r["column_index"] == 0]
+        column = firsts[-1] if firsts else (columns[0] if columns else "")
+    if column not in columns:
+        raise BadInput(f"--column {column}: the runs of {bench} have {', '.join(columns)}")
+    picked = [r for r in rows if r["column"] == column and _matches(r, filters or {})]
+    if not picked:
+        raise BadInput(
+            f"no run of {bench} matches " + " ".join(f"{k}={v}" for k, v in (filters or {}).items())
+        )
+    return History(bench, column, stat, picked, skipped, columns, _env_notes(runs, picked))
+
+
+def _env_notes(runs: list[Any], rows: list[dict[str, Any]]) -> list[str]:
+    """Environment differences between the runs shown (env.compatible against the first)."""
+    from ..env import compatible
+
+    by_id = {r.id: r.meta.get("env") for r in runs}
+    envs = [(row["run_id"], by_id.get(row["run_id"])) for row in rows]
+    envs = [(i, e) for i, e in envs if isinstance(e, dict)]
+    if len(envs) < 2:
+        return []
+    first_id, first = envs[0]
+    notes: dict[str, str] = {}
+    for rid, e in envs[1:]:
+        for d in compatible(first, e):
+            notes.setdefault(d, rid)
+    return [f"{d} (first seen in {rid}, against {first_id})" for d, rid in notes.items()]
+
+
+def differing_params(rows: list[dict[str, Any]]) -> list[str]:
+    """Parameter names whose values differ between the rows (to label series)."""
+    vals: dict[str, set[str]] = {}
+    for r in rows:
+        for k, v in json.loads(r.get("params") or "{}").items():
+            vals.setdefault(k, set()).add(json.dumps(v))
+    keys = {k for k, v in vals.items() if len(v) > 1}
+    for r in rows:  # a key missing from some rows differs too
+        keys |= set(vals) - set(json.loads(r.get("params") or "{}"))
+    return sorted(keys)
+
+
+def series_label(row: dict[str, Any], keys: list[str]) -> str:
+    p = json.loads(row.get("params") or "{}")
+    return " ".join(f"{k}={p.get(k, '?')}" for k in keys) or "all runs"
+
+
+def plot(h: History, target: str | os.PathLike[str]) -> Path:
+    """The figure over time as an image (format from the file name, e.g. .png, .svg)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from ..units import pick_unit
+
+    target = Path(target)
+    if target.is_dir():
+        raise BadInput(f"--plot {target}: is a directory; give a file name such as history.png")
+    if not target.parent.exists():
+        raise BadInput(f"--plot {target}: {target.parent} does not exist")
+    ext = target.suffix.lower().lstrip(".")
+    if ext not in plt.gcf().canvas.get_supported_filetypes():
+        plt.close("all")
+        raise BadInput(f"--plot {target}: unknown image format '{ext}' (use .png, .svg or .pdf)")
+    plt.close("all")
+    vals = [h.value(r) for r in h.rows]
+    unit = pick_unit(vals) if h.is_time else ("", 1.0)
+    keys = differing_params(h.rows)
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for r in h.rows:
+        groups.setdefault(series_label(r, keys), []).append(r)
+    fig, ax = plt.subplots(figsize=(9, 4.8))
+    for label, rs in groups.items():
+        xs = [r["created_utc"] for r in rs]
+        ys = [(h.value(r) or float("nan")) / unit[1] for r in rs]
+        yerr = None
+        if h.stat == "p50":
+            lo = [
+                max(0.0, y - r["p50_ci_low_ns"] / unit[1]) if r["p50_ci_low_ns"] is not None else 0
+                for y, r in zip(ys, rs, strict=True)
+            ]
+            hi = [
+                max(0.0, r["p50_ci_high_ns"] / unit[1] - y)
+                if r["p50_ci_high_ns"] is not None
+                else 0
+                for y, r in zip(ys, rs, strict=True)
+            ]
+            yerr = [lo, hi]
+        ax.errorbar(xs, ys, yerr=yerr, fmt="o-", capsize=3, label=label, markersize=4)
+    ax.set_title(f"{h.bench} {h.column}: {h.stat} over time ({len(h.rows)} runs)")
+    ax.set_ylabel(f"{h.stat} ({unit[0]})" if h.is_time else h.stat)
+    ax.set_xlabel("run created (UTC)")
+    if h.stat == "p50":
+        ax.text(
+            0.01,
+            0.01,
+            "error bars: 95% CI of each run's median (within-run)",
+            transform=ax.transAxes,
+            fontsize=8,
+            color="0.4",
+        )
+    if len(groups) > 1 or keys:
+        ax.legend(fontsize=8)
+    ax.grid(True, alpha=0.3)
+    fig.autofmt_xdate()
+    fig.tight_layout()
+    try:
+        with atomic_write(target) as f:
+            fig.savefig(f, dpi=120, format=ext)
+    except OSError as e:
+        raise BadInput(f"--plot {target}: cannot write: {e.strerror}") from None
+    finally:
+        plt.close(fig)
+    return target

@@ -1,0 +1,89 @@
+"""The store's layout: the names of its files and directories, and what `Store.scan()`
+finds (complete runs, partial runs, entries it skips).
+
+    STORE/runs/<run id>/run.json        what was run, when, where (metadata, environment)
+    STORE/runs/<run id>/samples.lss     the probe's sample file, untouched
+    STORE/runs/<run id>/summary.parquet the figures of the summary (index.py)
+    STORE/runs/.partial-<run id>/       a run being measured; renamed when complete
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+RUN_FILE = "run.json"
+SAMPLES_FILE = "samples.lss"
+SUMMARY_FILE = "summary.parquet"
+OWNER_FILE = "owner.json"
+PARTIAL_PREFIX = ".partial-"
+REMOVING_PREFIX = ".removing-"
+
+
+def default_location() -> Path:
+    env = os.environ.get("LATSCOPE_STORE")
+    if env:
+        return Path(env).expanduser()
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(Path.home(), ".local", "share")
+    return Path(base) / "latscope"
+
+
+@dataclass
+class Skipped:
+    path: Path
+    why: str
+
+    def line(self) -> str:
+        return f"skipped {self.path}: {self.why}"
+
+
+@dataclass
+class StoredRun:
+    """A complete run found by `Store.scan()`: its directory and its run.json."""
+
+    dir: Path
+    meta: dict[str, Any]
+
+    @property
+    def id(self) -> str:
+        return str(self.meta["id"])
+
+
+@dataclass
+class Partial:
+    """A run directory that was never committed: still being measured, or left by a run that
+    was killed (or by an interrupted `rm`)."""
+
+    path: Path
+    run_id: str
+    benchmark: str | None
+    state: str  # "running" | "killed" | "removing" | "unknown"
+    pid: int | None
+    created_utc: str | None
+
+    @property
+    def status(self) -> str:
+        if self.state == "running":
+            return f"partial (running, pid {self.pid})"
+        if self.state == "removing":
+            return "partial (left by an interrupted rm)"
+        if self.state == "unknown":
+            return "partial (owner on another host or just starting)"
+        return "partial (killed)"
+
+
+@dataclass
+class Scan:
+    runs: list[StoredRun] = field(default_factory=list)
+    partials: list[Partial] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+
+
+def bench_of_id(run_id: str) -> str | None:
+    """The benchmark named in a run id (YYYYmmdd-HHMMSS-<bench>-<hex>)."""
+    parts = run_id.split("-")
+    if len(parts) < 4:
+        return None
+    return "-".join(parts[2:-1]) or None

@@ -1,0 +1,288 @@
+"""The comparison of a suite's scenarios (see running.py for the method): one row per
+scenario and column, and the table the terminal shows."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..notes import grouped_notes
+from ..repeat import Between, Rep, between, pct
+from ..scenarios import Scenario
+from ..units import fmt_bare, pick_unit
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
+    from ..runs import Run
+    from ..stats.compare import Comparison
+from .running import SuiteRun
+
+# ------------------------------------------------------------------------------- comparing
+
+
+@dataclass
+class Row:
+    scenario: str
+    benchmark: str
+    column: str
+    between: Between
+    baseline: str | None = None  # the scenario compared against (None: this is a baseline)
+    comparison: Comparison | None = None
+    note: str | None = None  # why no comparison
+
+    def to_dict(self) -> dict[str, Any]:
+        b = self.between
+        c = self.comparison
+        return {
+            "scenario": self.scenario,
+            "benchmark": self.benchmark,
+            "column": self.column,
+            "repetitions": b.r,
+            "run_ids": [x.run_id for x in b.reps],
+            "repetition_medians_ns": [x.p50 for x in b.reps],
+            "median_of_medians_ns": b.median_of_medians,
+            "within_run_ci_rel": b.within_rel,
+            "between_runs_range_ns": [b.lowest, b.highest],
+            "between_runs_cv": b.cv,
+            "interval_over_repetitions_ns": list(b.interval) if b.interval else None,
+            "interval_method": b.method,
+            "baseline": self.baseline,
+            "comparison": None
+            if c is None
+            else {
+                "median_ratio": c.median_ratio.estimate,
+                "median_ratio_ci": [c.median_ratio.low, c.median_ratio.high],
+                "verdict": c.verdict,
+                "explanation": c.explanation,
+                "method": c.median_ratio.method,
+                "noise_threshold": c.noise,
+            },
+            "note": self.note,
+        }
+
+
+def _columns(sc: Scenario, run: Run) -> list[str]:
+    """The scenario's `columns`, else every timed column (derived ones such as rtt/2 only
+    when asked for)."""
+    if sc.columns:
+        return list(sc.columns)
+    return list(run.columns)
+
+
+def _levels(runs: list[Run], col: str) -> tuple[np.ndarray, list[int], float | None]:
+    """A scenario's pooled samples of one column, its segments (one per repetition, or the
+    worker processes of its only repetition) and the column's clock step."""
+    vals = [r.values(col) for r in runs]
+    step = runs[0].column_step_ns(col)
+    if len(runs) == 1:
+        return vals[0], runs[0].segments, step
+    return np.concatenate(vals), [v.size for v in vals], step
+
+
+def compare_rows(sr: SuiteRun) -> list[Row]:
+    """One row per (scenario, column) with finished runs, in the suite's scenario order."""
+    from ..stats.compare import DEFAULT_NOISE, compare
+    from ..variation import known_variation
+
+    rows: list[Row] = []
+    pooled: dict[tuple[str, str], tuple[np.ndarray, list[int], float | None]] = {}
+    first_run: dict[str, Run] = {}
+    first_of: dict[tuple[str, str], Row] = {}
+    for sc in sr.suite.scenarios:
+        runs = sr.runs_of(sc.name)
+        if not runs:
+            continue
+        for col in _columns(sc, runs[0]):
+            reps = []
+            for run in runs:
+                s = run.summary()
+                hit = s.filter(s["column"] == col)
+                if hit.height:
+                    d = hit.row(0, named=True)
+                    reps.append(Rep(run.id, d["p50_ns"], d["p50_ci_low_ns"], d["p50_ci_high_ns"]))
+            if not reps:
+                continue
+            row = Row(sc.name, sc.benchmark, col, between(col, reps))
+            key = (sc.benchmark, col)
+            pooled[(sc.name, col)] = _levels(runs, col)
+            first_run[sc.name] = runs[0]
+            base = first_of.get(key)
+            if base is None:
+                first_of[key] = row
+            else:
+                row.baseline = base.scenario
+                own = [x.run.id for x in sr.results if x.run is not None]
+                known = [
+                    known_variation(sr.store, first_run[name], col, own)
+                    for name in (base.scenario, sc.name)
+                ]
+                cvs = [k.process_cv for k in known if k is not None and k.process_cv is not None]
+                noises = [k.noise for k in known if k is not None and k.noise is not None]
+                (xa, sa, ta), (xb, sb, tb) = pooled[(base.scenario, col)], pooled[(sc.name, col)]
+                try:
+                    row.comparison = compare(
+                        xa,
+                        xb,
+                        segments_a=sa,
+                        segments_b=sb,
+                        step_a=ta,
+                        step_b=tb,
+                        between_cv=max(cvs) if cvs else None,
+                        noise=DEFAULT_NOISE,
+                        run_noise=min(max(noises), 0.99) if noises else 0.0,
+                        seed=sr.seed,
+                    )
+                except ValueError as e:
+                    row.note = str(e)
+            rows.append(row)
+    return rows
+
+
+def _pct(x: float | None) -> str:
+    return pct(x, "±")
+
+
+@dataclass(frozen=True)
+class RowText:
+    """A comparison row's figures as text: the terminal table and the report show the same."""
+
+    unit: tuple[str, float]
+    median: str  # median of the repetition medians, with its unit
+    within: str  # typical within-run half width, ±%
+    medians: str  # the repetition medians
+    cv: str  # CV of the repetition medians († when they disagree)
+    interval: str  # the interval over repetitions
+    ratio: str  # ratio to the baseline [CI], "baseline", or "—"
+    verdict: str  # the comparison's verdict, or why there is none
+    tone: str  # the verdict, when there is one (faster, slower, same, inconclusive)
+
+
+def row_text(r: Row, baselines: set[str | None]) -> RowText:
+    b, c = r.between, r.comparison
+    unit = pick_unit([b.median_of_medians])
+    tone = ""
+    if r.baseline is None:
+        ratio, verdict = ("baseline" if r.scenario in baselines else ""), ""
+    elif c is None:
+        ratio, verdict = "—", r.note or ""
+    else:
+        mr = c.median_ratio
+        ratio = f"{mr.estimate:.3g} [{mr.low:.3g}–{mr.high:.3g}]"
+        verdict = tone = c.verdict
+    return RowText(
+        unit=unit,
+        median=f"{fmt_bare(b.median_of_medians, unit)} {unit[0]}",
+        within=_pct(b.within_rel),
+        medians=" ".join(fmt_bare(x.p50, unit) for x in b.reps) + f" {unit[0]}",
+        cv="—" if b.cv is None else pct(b.cv) + (" †" if b.note else ""),
+        interval=f"{fmt_bare(b.interval[0], unit, 3)}–{fmt_bare(b.interval[1], unit, 3)} {unit[0]}"
+        if b.interval
+        else "—",
+        ratio=ratio,
+        verdict=verdict,
+        tone=tone,
+    )
+
+
+def comparison_table(rows: list[Row], title: str | None = None) -> Table:
+    """The suite's comparison as a rich table (columns explained by `print_comparison`)."""
+    from rich import box
+    from rich.table import Table
+
+    t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    reps = any(r.between.r > 1 for r in rows)  # between-run columns only when there are reps
+    baselines = {r.baseline for r in rows if r.baseline}
+    t.add_column("scenario", no_wrap=True)
+    t.add_column("column", no_wrap=True)
+    t.add_column("R", justify="right", no_wrap=True, min_width=1)
+    t.add_column(
+        "median of\nmedians" if reps else "median", justify="right", style="bold", no_wrap=True
+    )
+    t.add_column("within-\nrun CI", justify="right", no_wrap=True)
+    if reps:
+        t.add_column("between\nruns: CV", justify="right", no_wrap=True)
+        t.add_column("95% interval\nover reps", justify="right", no_wrap=True)
+    if baselines:
+        t.add_column("ratio to baseline\n[95% CI]", justify="right", no_wrap=True)
+        t.add_column("verdict", no_wrap=True)
+    last = None
+    for r in rows:
+        x = row_text(r, baselines)
+        style = {"faster": "green", "slower": "red"}.get(x.tone)
+        cells = [r.scenario if r.scenario != last else "", r.column, str(r.between.r)]
+        cells += [x.median, x.within]
+        if reps:
+            cells += [x.cv, x.interval]
+        if baselines:
+            cells += [x.ratio, f"[{style}]{x.verdict}[/{style}]" if style else x.verdict]
+        t.add_row(*cells)
+        last = r.scenario
+    return t
+
+
+def baselines_line(rows: list[Row]) -> str:
+    """Which scenario each benchmark (and column) is compared against."""
+    by_bench: dict[str, dict[str, list[str]]] = {}
+    for r in rows:
+        if r.baseline:
+            by_bench.setdefault(r.benchmark, {}).setdefault(r.baseline, [])
+            if r.column not in by_bench[r.benchmark][r.baseline]:
+                by_bench[r.benchmark][r.baseline].append(r.column)
+    parts = []
+    for bench, bases in by_bench.items():
+        if len(bases) == 1:
+            parts.append(f"{bench}: {next(iter(bases))}")
+        else:
+            parts.append(
+                f"{bench}: " + ", ".join(f"{b} ({', '.join(cols)})" for b, cols in bases.items())
+            )
+    return "; ".join(parts)
+
+
+def print_comparison(console: Console, sr: SuiteRun, rows: list[Row]) -> None:
+    console.print(
+        comparison_table(rows, title=f"suite {sr.suite.name} — run {sr.suite_run} (seed {sr.seed})")
+    )
+    base = baselines_line(rows)
+    if base:
+        console.print(
+            f"baselines (ratio = scenario / baseline, same column): {base}", highlight=False
+        )
+    reps = any(r.between.r > 1 for r in rows)
+    parts = []
+    if reps:
+        parts.append(
+            "median of medians: over the repetitions. within-run CI: typical half width of a "
+            "repetition's 95% interval for its median. between: CV of the repetition medians. "
+            "interval over reps: Student t on the log repetition medians (R >= 3), covers "
+            "within- and between-run variation."
+        )
+    else:
+        parts.append(
+            "one repetition each: within-run CI is the half width of the run's 95% interval "
+            "for its median (over its worker processes); repeat (--repeat R) to see the "
+            "run-to-run variation."
+        )
+    if base:
+        parts.append(
+            "ratio: of the medians, 95% interval from the repetitions (Welch t on the log "
+            "repetition medians, never narrower than the block bootstrap of the pooled samples); "
+            "verdict: slower/faster when the interval excludes 1 and the change exceeds the "
+            "noise threshold (±2%, or the A/A range 'latscope trust' measured), same when the "
+            "interval lies within it, else inconclusive."
+        )
+    console.print(f"[dim]{' '.join(parts)}[/dim]")
+    for names, n in grouped_notes((sc.name, sc.benchmark, sc.params) for sc in sr.suite.scenarios):
+        console.print(f"[dim]note ({n.key}) — {names}: {n.text}[/dim]", highlight=False)
+    noted = [f"{r.scenario}:{r.column}" for r in rows if r.between.note]
+    if noted:
+        console.print(
+            f"[yellow]†[/yellow] in {len(noted)} of {len(rows)} rows the repetition medians "
+            "differ by more than their within-run intervals allow: run-to-run variation "
+            "dominates there, so one run's interval understates the uncertainty; quote the "
+            "interval over repetitions, and repeat more rather than measuring longer."
+        )

@@ -1,0 +1,73 @@
+"""The suite's record: plan, seed, every step's outcome and the comparison, kept as
+`STORE/suites/<suite run id>.json`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    pass
+from ..files import write_text
+from .comparison import Row
+from .running import SuiteRun
+
+# ------------------------------------------------------------------------------- the record
+
+
+def record(sr: SuiteRun, rows: list[Row]) -> dict[str, Any]:
+    """The suite's record (JSON-ready): plan, seed, every step's outcome, the comparison."""
+    s = sr.suite
+    return {
+        "format": "latscope-suite-run",
+        "format_version": 1,
+        "suite": s.name,
+        "suite_run": sr.suite_run,
+        "file": str(s.path),
+        "builtin": s.builtin,
+        "description": s.description,
+        "seed": sr.seed,
+        "interleave": s.interleave,
+        "started_utc": sr.started_utc,
+        "finished_utc": sr.finished_utc,
+        "interrupted": sr.interrupted,
+        "store": str(sr.store.root),
+        "scenarios": [
+            {
+                "name": sc.name,
+                "benchmark": sc.benchmark,
+                "params": sc.params,
+                "n": sc.n,
+                "warmup": sc.warmup,
+                "clock": sc.clock,
+                "repeat": sc.repeat,
+                "note": sc.note,
+            }
+            for sc in s.scenarios
+        ],
+        "not_in_catalogue": [
+            {"name": k.name, "benchmark": k.benchmark, "why": k.why} for k in s.skipped
+        ],
+        "skipped_here": sr.skipped_scenarios(),
+        "steps": [
+            {
+                "index": r.step.index,
+                "scenario": r.step.scenario.name,
+                "repetition": r.step.repetition,
+                "status": r.status,
+                "run_id": r.run.id if r.run else None,
+                "why": r.why,
+            }
+            for r in sr.results
+        ],
+        "comparison": [r.to_dict() for r in rows],
+    }
+
+
+def write_record(sr: SuiteRun, rows: list[Row]) -> Path:
+    d = sr.store.root / "suites"
+    d.mkdir(parents=True, exist_ok=True)
+    target = d / f"{sr.suite_run}.json"
+    write_text(target, json.dumps(record(sr, rows), indent=1, default=str))
+    return target

@@ -1,0 +1,232 @@
+"""The suite's report as a document (report/document.py): the plan and its outcome, the
+comparison, figures of the scenarios side by side, the order of the runs, and the full
+analysis of each scenario's representative repetition."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..notes import grouped_notes
+from ..units import fmt_bare, pick_unit
+
+if TYPE_CHECKING:
+    from ..runs import Run
+from .comparison import Row, row_text
+from .running import SuiteRun, _now
+
+# ------------------------------------------------------------------------------- the report
+
+
+def representative(sr: SuiteRun, scenario: str) -> Run | None:
+    """The repetition whose first-column median is the median of the repetition medians (the
+    lower middle one for an even count)."""
+    runs = sr.runs_of(scenario)
+    if not runs:
+        return None
+    meds = [float(r.summary()["p50_ns"][0]) for r in runs]
+    order = sorted(range(len(runs)), key=lambda i: meds[i])
+    return runs[order[(len(runs) - 1) // 2]]
+
+
+def document(sr: SuiteRun, rows: list[Row], *, details: bool = True, figures: bool = True) -> Any:
+    """The suite's report as a document (report/document.py), rendered by report.write_html and
+    report.write_markdown: the plan and its outcome, the comparison table, per benchmark a
+    figure of its scenarios side by side, the order the runs were made in, and per scenario
+    the full analysis (report/run.py) of its representative repetition."""
+    from .. import plots, report
+    from .._version import __version__
+    from ..report.document import Alert, Cell, Document, Heading, Image, KeyValues, Table, Text
+
+    s = sr.suite
+    ok = [r for r in sr.results if r.status == "ok"]
+    doc = Document(
+        f"latscope suite {s.name} — {sr.suite_run}",
+        f"generated {_now().replace('T', ' ').rstrip('Z')} UTC by latscope {__version__}",
+    )
+    doc.add(
+        KeyValues(
+            "Suite",
+            [
+                ("file", f"{s.path}" + (" (built in)" if s.builtin else "")),
+                ("suite run", sr.suite_run),
+                ("order", f"{s.interleave}, seed {sr.seed} (latscope suite ... --seed {sr.seed})"),
+                ("started / finished (UTC)", f"{sr.started_utc} / {sr.finished_utc}"),
+                ("runs", f"{len(ok)} of {len(sr.steps)} kept in {sr.store.root}"),
+            ],
+        )
+    )
+    if s.description:
+        doc.add(Text(s.description.strip()))
+    doc.add(
+        Text(
+            "Every scenario ran in each round once, in a fresh random order (interleave = "
+            "rounds), so drift over the session falls on all scenarios alike instead of "
+            "passing for a difference between them."
+            if s.interleave == "rounds"
+            else "All (scenario × repetition) runs ran in one random order (interleave = shuffle).",
+            "note",
+        )
+    )
+    for k in s.skipped:
+        doc.add(Alert(f"{k.name} not run: {k.why}", code="not-in-catalogue", severity="info"))
+    for name, why in sr.skipped_scenarios().items():
+        doc.add(Alert(f"{name} skipped here: {why}", code="not-permitted"))
+    for r in sr.failed:
+        doc.add(
+            Alert(
+                f"{r.step.scenario.name} repetition {r.step.repetition} failed: {r.why}",
+                code="failed",
+            )
+        )
+    if sr.interrupted:
+        doc.add(Alert("The suite was interrupted; the figures cover the runs that finished."))
+    doc.add(
+        Table(
+            "Scenarios",
+            ["scenario", "benchmark", "parameters", "n", "warm-up", "R", "note"],
+            [
+                [
+                    sc.name,
+                    sc.benchmark,
+                    " ".join(f"{k}={v}" for k, v in sc.params.items()),
+                    str(sc.n or "default"),
+                    str(sc.warmup if sc.warmup is not None else "default"),
+                    str(sc.repeat),
+                    sc.note or "",
+                ]
+                for sc in s.scenarios
+            ],
+            align="lllrrrl",
+            small={6},
+        )
+    )
+    for names, n in grouped_notes((sc.name, sc.benchmark, sc.params) for sc in s.scenarios):
+        doc.add(Alert(f"{names}: {n.text}", code=n.key, severity="info"))
+
+    doc.add(Heading("Comparison", 2, "comparison"))
+    baselines = {r.baseline for r in rows if r.baseline}
+    trows: list[list[Any]] = []
+    for r in rows:
+        x = row_text(r, baselines)
+        tone = {"faster": "good", "slower": "bad", "inconclusive": "warn"}.get(x.tone, "")
+        trows.append(
+            [
+                r.scenario,
+                r.column,
+                str(r.between.r),
+                Cell(x.median, "bold"),
+                x.within,
+                x.medians,
+                x.cv,
+                x.interval,
+                r.baseline or "",
+                x.ratio,
+                Cell(x.verdict, tone) if x.tone else x.verdict,
+            ]
+        )
+    doc.add(
+        Table(
+            "Scenarios compared (per column)",
+            [
+                "scenario",
+                "column",
+                "R",
+                "median of medians",
+                "within-run CI",
+                "repetition medians",
+                "between runs: CV",
+                "95% interval over reps",
+                "baseline",
+                "ratio to baseline [95% CI]",
+                "verdict",
+            ],
+            trows,
+            align="llrrrrrrlrl",
+            note="Median of medians: over the repetitions. Within-run CI: typical half width of "
+            "a repetition's 95% interval for its median. Between runs: coefficient of variation "
+            "of the repetition medians (†: they differ by more than their within-run intervals "
+            "allow). Interval over reps: Student t on the logarithms of the repetition medians "
+            "(R ≥ 3); it covers within- and between-run variation. Ratio: of the medians of each "
+            "scenario against its baseline (the suite's first scenario with the same "
+            "benchmark), its interval from the repetitions: Welch t on the log repetition "
+            "medians, never narrower than the block bootstrap of the pooled samples. Verdict: "
+            "slower/faster when the interval excludes 1 and the change exceeds the noise "
+            "threshold (±2%, or the A/A range 'latscope trust' measured), same when the "
+            "interval lies within it, else inconclusive.",
+        )
+    )
+    if figures:
+        by_bench: dict[str, list[Row]] = {}
+        for r in rows:
+            by_bench.setdefault(r.benchmark, []).append(r)
+        for bench, brs in by_bench.items():
+            series = []
+            for r in brs:
+                runs = sr.runs_of(r.scenario)
+                vals = np.concatenate([x.values(r.column) for x in runs])
+                series.append(plots.Series(r.scenario, r.column, vals, r.between.interval))
+
+            def fig(series: list[Any] = series, bench: str = bench) -> Any:
+                return plots.scenarios(series, title=bench)
+
+            doc.add(
+                Image(
+                    f"suite-{bench}",
+                    f"{bench}: the scenarios side by side, per column — median of all "
+                    "repetitions' samples with the 95% interval over repetitions (left), box "
+                    "plots on a log axis (right)",
+                    fig,
+                )
+            )
+
+    doc.add(Heading("Order of the runs", 2, "order"))
+    order_rows = []
+    for r in sr.results:
+        first = ""
+        if r.run is not None:
+            d = r.run.summary().row(0, named=True)
+            first = (
+                f"{d['column']} {fmt_bare(d['p50_ns'], pick_unit([d['p50_ns']]))} "
+                + (pick_unit([d["p50_ns"]])[0])
+            )
+        tone = {"ok": "", "skipped": "warn", "failed": "bad"}[r.status]
+        order_rows.append(
+            [
+                str(r.step.index + 1),
+                r.step.scenario.name,
+                f"{r.step.repetition}/{r.step.scenario.repeat}",
+                r.run.id if r.run else "",
+                Cell(r.status if r.status == "ok" else f"{r.status}: {r.why}", tone),
+                first,
+            ]
+        )
+    doc.add(
+        Table(
+            "Runs in the order they were made",
+            ["#", "scenario", "repetition", "run id", "status", "p50 (first column)"],
+            order_rows,
+            align="rllllr",
+        )
+    )
+    if details:
+        doc.add(Heading("Scenarios in detail", 2, "details"))
+        doc.add(
+            Text(
+                "For each scenario, the full analysis of its representative repetition: the one "
+                "whose median (of the first column) is the median of the repetition medians.",
+                "note",
+            )
+        )
+        for i, sc in enumerate(s.scenarios):
+            run = representative(sr, sc.name)
+            if run is None:
+                continue
+            others = [x.id for x in sr.runs_of(sc.name) if x.id != run.id]
+            ra = report.analyse(run, sc.name, seed=sr.seed)
+            blocks = report.run_blocks(ra, figures=False, anchor=f"scenario-{i + 1}")
+            if others:
+                blocks.insert(2, Text(f"other repetitions: {', '.join(others)}", "dim"))
+            doc.extend(blocks)
+    return doc

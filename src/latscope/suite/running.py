@@ -1,0 +1,216 @@
+"""Running a suite: every (scenario x repetition) run in the planned, interleaved order, then
+the comparison of the scenarios (docs/suites.md).
+
+Each run is an ordinary run in the store, tagged with the suite's name, the suite run id, the
+scenario, the repetition and its position in the order.  A scenario the probe refuses here
+(exit 3: not permitted or unsupported, e.g. cache=drop without root) is reported and its
+remaining repetitions skipped; a failed measurement (exit 1) is reported and the suite goes
+on.  Ctrl-C (or SIGTERM) stops after the current probe has cleaned up; the runs that finished
+stay in the store.  The suite's record (plan, seed, outcome of every step, comparison) is kept
+as `STORE/suites/<suite run id>.json`.
+
+The comparison (comparison.py), per scenario and column:
+
+- the median of the repetition medians, the typical within-run interval, the spread between
+  repetitions and the interval over repetitions (`repeat.between`);
+- against the suite's first scenario with the same benchmark (the baseline; same column):
+  `stats.compare` with the repetitions as the upper level: the pooled samples of all
+  repetitions of each side with one segment per repetition, so the interval of the ratio of
+  medians is the hull of Welch's t interval on the log repetition medians and the block
+  bootstrap of the pooled samples (with one repetition per side, the segments are that run's
+  worker processes instead). Never from the pooled samples alone: the samples of a run, however
+  many, do not show how much a second run differs. The noise threshold is raised to the A/A
+  range that `latscope trust` measured for the scenario, where there is a record.
+"""
+
+from __future__ import annotations
+
+import secrets
+import signal
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from ..errors import Interrupted, LatscopeError, Unsupported
+from ..scenarios import Scenario, Step, Suite
+from ..units import fmt_bare, pick_unit
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from ..runs import Run
+    from ..store import Store
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def new_suite_run_id(name: str) -> str:
+    safe = "".join(c if c.isalnum() or c in "_." else "_" for c in name)
+    return f"{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-{safe}-s{secrets.token_hex(2)}"
+
+
+@dataclass
+class StepResult:
+    step: Step
+    status: str  # "ok" | "skipped" | "failed"
+    run: Run | None = None
+    why: str | None = None
+
+
+@dataclass
+class SuiteRun:
+    suite: Suite
+    suite_run: str
+    seed: int
+    steps: list[Step]
+    store: Store
+    results: list[StepResult] = field(default_factory=list)
+    started_utc: str = field(default_factory=_now)
+    finished_utc: str | None = None
+    interrupted: bool = False
+
+    def runs_of(self, scenario: str) -> list[Run]:
+        return [
+            r.run for r in self.results if r.run is not None and r.step.scenario.name == scenario
+        ]
+
+    @property
+    def failed(self) -> list[StepResult]:
+        return [r for r in self.results if r.status == "failed"]
+
+    def skipped_scenarios(self) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for r in self.results:
+            if r.status == "skipped" and r.why:
+                out.setdefault(r.step.scenario.name, r.why)
+        return out
+
+
+@contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM takes the same path as Ctrl-C: the probe cleans up, kept runs stay."""
+
+    def handler(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        old = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+# ------------------------------------------------------------------------------- running
+
+
+def execute(
+    suite: Suite,
+    steps: list[Step],
+    seed: int,
+    store: Store,
+    console: Console,
+    err_console: Console,
+    quiet: bool = False,
+) -> SuiteRun:
+    """Run the steps in order (see the module docs for what is skipped and what stops)."""
+    from contextlib import ExitStack
+
+    from .. import progress
+    from ..runner import measure
+
+    sr = SuiteRun(suite, new_suite_run_id(suite.name), seed, steps, store)
+    store.ensure()
+    total = len(steps)
+    refused: dict[str, str] = {}
+    with ExitStack() as stack:
+        stack.enter_context(sigterm_as_interrupt())
+        prog = None
+        if not quiet and err_console.is_terminal:
+            prog = stack.enter_context(progress.bar(err_console, note=True))
+        out = prog.console if prog else console
+        overall = prog.add_task("[bold]all runs", total=total, note="") if prog else None
+        tasks = {}
+        if prog:
+            width = max(len(s.name) for s in suite.scenarios)
+            for s in suite.scenarios:
+                tasks[s.name] = prog.add_task(s.name.ljust(width), total=s.repeat, note="")
+        done_runs = 0
+        done_reps: dict[str, int] = {}
+        for step in steps:
+            sc = step.scenario
+            if sc.name in refused:
+                sr.results.append(StepResult(step, "skipped", why=refused[sc.name]))
+                done_runs += 1
+                if prog:
+                    prog.update(overall, completed=done_runs)
+                continue
+
+            def cb(
+                done: int, tot: int, sc: Scenario = sc, step: Step = step, base: int = done_runs
+            ) -> None:
+                if prog is None:
+                    return
+                frac = done / tot if tot else 0.0
+                prog.update(
+                    tasks[sc.name],
+                    completed=done_reps.get(sc.name, 0) + frac,
+                    note=f"rep {step.repetition}/{sc.repeat}",
+                )
+                prog.update(overall, completed=base + frac, note=f"{step.index + 1}/{total}")
+
+            tags = {
+                "suite": suite.name,
+                "suite_run": sr.suite_run,
+                "suite_file": str(suite.path),
+                "suite_seed": seed,
+                "scenario": sc.name,
+                "repetition": step.repetition,
+                "repeat": sc.repeat,
+                "order": step.index,
+            }
+            head = f"[{step.index + 1}/{total}] {sc.name} rep {step.repetition}/{sc.repeat}"
+            try:
+                run = measure(
+                    sc.benchmark,
+                    sc.params,
+                    n=sc.n,
+                    warmup=sc.warmup,
+                    clock=sc.clock,
+                    store=store,
+                    progress=cb if prog else None,
+                    tags=tags,
+                )
+            except (Interrupted, KeyboardInterrupt):
+                sr.interrupted = True
+                break
+            except Unsupported as e:
+                refused[sc.name] = e.message
+                sr.results.append(StepResult(step, "skipped", why=e.message))
+                out.print(f"{head}: [yellow]skipped[/yellow] (not possible here): {e.message}")
+            except LatscopeError as e:
+                sr.results.append(StepResult(step, "failed", why=e.message))
+                out.print(f"{head}: [red]failed[/red]: {e.message}")
+            else:
+                sr.results.append(StepResult(step, "ok", run=run))
+                s = run.summary().row(0, named=True)
+                unit = pick_unit([s["p50_ns"]])
+                out.print(
+                    f"{head}: run {run.id}  {s['column']} p50 {fmt_bare(s['p50_ns'], unit)} "
+                    f"{unit[0]}"
+                )
+            done_runs += 1
+            done_reps[sc.name] = done_reps.get(sc.name, 0) + 1
+            if prog:
+                prog.update(tasks[sc.name], completed=done_reps[sc.name])
+                prog.update(overall, completed=done_runs)
+    sr.finished_utc = _now()
+    return sr

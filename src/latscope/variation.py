@@ -1,0 +1,162 @@
+"""What is known about the variation between runs of a scenario: the records ``latscope
+trust`` keeps (trust.py), else the scenario's history in the store. ``latscope compare`` and
+suites read it through ``known_variation``.
+
+A *scenario* is a benchmark with its (resolved) parameters and clock; its key is
+``scenario_key``. A trust record holds, per column, ``run_cv`` (the between-run variation),
+``process_cv`` (between single processes) and ``noise`` (``AA_RANGE * run_cv``, the range
+within which 95% of A/A ratios of two runs fall); see trust.py for how they are measured.
+
+The record is kept as ``STORE/trust/<benchmark>-<hash of the key>.json`` (written atomically).
+Without a record, ``known_variation`` falls back to the history of the scenario: the runs in
+the store with the same key, several worker processes and no injection (the last
+``HISTORY_RUNS``, leaving out the runs being compared), whose worker-median CVs give
+``process_cv`` and, with at least ``HISTORY_RUNS_FOR_NOISE`` of them, whose typical medians'
+CV gives ``noise`` as above. Workers run one after another within a second or two, so they
+can share a state of the host that the next run no longer finds: the spread of separate runs
+is the between-run variation a comparison of two runs must clear.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from scipy import stats
+
+from .errors import BadInput
+from .files import write_text
+from .runs import Run
+
+if TYPE_CHECKING:
+    from .store import Store
+
+FORMAT = "latscope-trust"
+FORMAT_VERSION = 1
+TRUST_DIR = "trust"
+HISTORY_RUNS = 20
+#: Earlier runs of a scenario needed before their spread sets compare's noise threshold.
+HISTORY_RUNS_FOR_NOISE = 3
+#: The A/A range of two runs' ratio: z(0.975) * sqrt(2) coefficients of variation.
+AA_RANGE = float(stats.norm.ppf(0.975)) * math.sqrt(2.0)
+
+
+def scenario_key(benchmark: str, params: Mapping[str, Any] | None, clock: str | None) -> str:
+    """The key of a scenario: benchmark, resolved parameters (sorted) and clock."""
+    p = " ".join(f"{k}={v}" for k, v in sorted((params or {}).items()))
+    return f"{benchmark} {p} clock={clock or '?'}".replace("  ", " ")
+
+
+def key_of_run(run: Run) -> str:
+    return scenario_key(run.benchmark, run.meta.get("params"), run.clock.get("name"))
+
+
+def record_path(store: Store, key: str) -> Path:
+    bench = "".join(c if c.isalnum() or c in "_-" else "_" for c in key.split(" ", 1)[0])
+    h = hashlib.sha256(key.encode()).hexdigest()[:16]
+    return store.root / TRUST_DIR / f"{bench}-{h}.json"
+
+
+def read_record(store: Store, key: str) -> dict[str, Any] | None:
+    """The trust record of a scenario, or None (absent, damaged or of another scenario)."""
+    p = record_path(store, key)
+    try:
+        rec = json.loads(p.read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(rec, dict) or rec.get("format") != FORMAT or rec.get("key") != key:
+        return None
+    if not isinstance(rec.get("columns"), dict):
+        return None
+    return rec
+
+
+def write_record(store: Store, rec: dict[str, Any]) -> Path:
+    p = record_path(store, rec["key"])
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        write_text(p, json.dumps(rec, indent=1))
+    except OSError as e:
+        raise BadInput(f"cannot write the trust record {p}: {e.strerror}") from None
+    return p
+
+
+# ------------------------------------------------------------------------------- variation
+
+
+@dataclass(frozen=True)
+class Variation:
+    """What is known about the variation between runs of a scenario, for one column."""
+
+    process_cv: float | None  # CV of single-process medians
+    noise: float | None  # A/A range of two runs' ratio (trust record only)
+    source: str  # where it comes from, for the user
+
+
+def _cv(x: Sequence[float]) -> float | None:
+    a = np.asarray([v for v in x if v > 0], dtype=float)
+    if a.size < 2:
+        return None
+    return float(a.std(ddof=1) / a.mean())
+
+
+def _num(v: Any) -> float | None:
+    return float(v) if isinstance(v, (int, float)) and math.isfinite(v) and v >= 0 else None
+
+
+def known_variation(
+    store: Store | None, run: Run, column: str, exclude: Sequence[str] = ()
+) -> Variation | None:
+    """The trust record's figures for the run's scenario, else its history (module docs),
+    leaving out the runs in ``exclude`` (those being compared) and ``run`` itself."""
+    if store is None or run.imported:
+        return None
+    key = key_of_run(run)
+    rec = read_record(store, key)
+    col = (rec or {}).get("columns", {}).get(column)
+    if isinstance(col, dict) and _num(col.get("process_cv")) is not None:
+        return Variation(
+            _num(col.get("process_cv")),
+            _num(col.get("noise")),
+            f"latscope trust of {rec.get('created_utc', '?')[:10]} ({rec.get('pairs')} pairs)",
+        )
+    return _from_history(store, key, column, {*exclude, run.id})
+
+
+def _from_history(store: Store, key: str, column: str, exclude: set[str]) -> Variation | None:
+    from .stats.between import segment_medians, typical_median
+
+    metas = [
+        m
+        for m in store.list_meta()
+        if m.get("id") not in exclude
+        and scenario_key(m.get("benchmark", "?"), m.get("params"), m.get("clock")) == key
+    ][-HISTORY_RUNS:]
+    cvs = []
+    typical = []
+    for m in metas:
+        try:
+            run = Run(store.runs_dir / m["id"])
+            if len(run.segments) < 2 or run.inject_ns or column not in run.all_columns:
+                continue
+            x, step = run.values(column), run.column_step_ns(column)
+            cv = _cv(segment_medians(x, run.segments, step).medians)
+            med = typical_median(x, run.segments, step)
+        except Exception:  # a damaged run in the history is skipped, never fatal
+            continue
+        if cv is not None:
+            cvs.append(cv)
+            typical.append(med)
+    if len(cvs) < 2:
+        return None
+    run_cv = _cv(typical) if len(typical) >= HISTORY_RUNS_FOR_NOISE else None
+    src = f"history: {len(cvs)} earlier runs of this scenario"
+    if run_cv is not None:
+        src += f", whose medians vary by {100 * run_cv:.2g}% (CV)"
+    return Variation(float(np.median(cvs)), AA_RANGE * run_cv if run_cv is not None else None, src)
