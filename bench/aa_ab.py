@@ -143,7 +143,7 @@ def limits(store: Path, bench: str) -> dict | None:
     """
     import numpy as np
 
-    from latscope.analysis.between import segment_medians, typical_median
+    from latscope.stats.between import segment_medians, typical_median
     from latscope.runs import Run
 
     meds, slow, workers = [], 0, 0
