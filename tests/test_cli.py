@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -125,14 +124,16 @@ def test_api(store: Path) -> None:
     assert "pipe" in names
 
 
-def test_ctrl_c_leaves_nothing(store: Path, tmp_path: Path) -> None:
-    env = {**os.environ, "LATSCOPE_STORE": str(store)}
-    p = subprocess.Popen(
-        [sys.executable, "-m", "latscope.cli", "run", "pipe", "-n", "50000000", "--quiet"],
+def test_ctrl_c_leaves_nothing(cli, store: Path, tmp_path: Path) -> None:
+    # a process of its own: Ctrl-C goes to its process group, the probe is its child
+    p = cli.popen(
+        "run",
+        "pipe",
+        "-n",
+        "50000000",
+        "--quiet",
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        text=True,
-        env=env,
         start_new_session=True,
     )
     # wait until the probe and its peer are running
