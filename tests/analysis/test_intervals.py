@@ -4,8 +4,7 @@ from scipy import stats
 
 from latscope.analysis import Prepared, confidence_intervals, dependence, order_statistic_interval
 from latscope.analysis.intervals import BATCH_TAUS, MAX_BATCHES
-
-from ._synth import (
+from synth import (
     STEP,
     lognormal_ar1,
     quantise,

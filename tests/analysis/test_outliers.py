@@ -3,8 +3,7 @@ import pytest
 
 from latscope.analysis import outliers, spike_periodicity
 from latscope.analysis.outliers import decluster
-
-from ._synth import bursts, lognormal_ar1, periodic_positions
+from synth import bursts, lognormal_ar1, periodic_positions
 
 STEP = 10.0  # ns, a clock step like this VM's TSC
 
