@@ -13,7 +13,7 @@ from scipy import signal
 
 from latscope import samples
 from latscope.runs import Run
-from latscope.store import SAMPLES_FILE, Store
+from latscope.store import SAMPLES_FILE, Store, summary_frame
 
 
 def lognormal(n: int, median_ns: float, sigma: float = 0.3, seed: int = 0) -> np.ndarray:
@@ -34,10 +34,12 @@ def make_run(
     segments: list[int] | None = None,
     params: dict[str, Any] | None = None,
     header: dict[str, Any] | None = None,
+    created_utc: str = "2026-01-01T00:00:01Z",
 ) -> Run:
     """A complete run in ``store`` with the given duration columns (ns, equal lengths);
     ``segments``: samples per worker process (the header's ``workers``); ``header``: entries
-    added to (or replacing) the sample file's header."""
+    added to (or replacing) the sample file's header; ``created_utc``: when the store says it
+    was made (runs are listed in this order)."""
     n = len(next(iter(columns.values())))
     ticks = {
         name: np.rint(np.asarray(v) / ns_per_tick).astype(np.int64) for name, v in columns.items()
@@ -84,23 +86,22 @@ def make_run(
     st = Store(store)
     run_id, partial = st.begin(bench)
     samples.write(partial / SAMPLES_FILE, header, ticks)
-    final = st.commit(
-        run_id,
-        partial,
-        {
-            "id": run_id,
-            "created_utc": "2026-01-01T00:00:01Z",
-            "benchmark": bench,
-            "params": header["params"],
-            "params_given": {},
-            "clock": "mono_raw",
-            "latscope_version": "test",
-            "probe_warnings": [],
-            "tags": {},
-            "env": run_env,
-            "status": "complete",
-        },
-    )
+    meta = {
+        "id": run_id,
+        "created_utc": created_utc,
+        "benchmark": bench,
+        "params": header["params"],
+        "params_given": {},
+        "clock": "mono_raw",
+        "latscope_version": "test",
+        "probe_warnings": [],
+        "tags": {},
+        "env": run_env,
+        "status": "complete",
+    }
+    # the summary is made with the run, as the runner does
+    summary = summary_frame(meta, Run(partial / SAMPLES_FILE).summary())
+    final = st.commit(run_id, partial, meta, summary=summary)
     run = Run(final)
     assert run.n == n
     return run

@@ -16,6 +16,7 @@ import latscope
 from conftest import children
 from latscope.errors import BadInput
 from latscope.store import Store
+from synth import lognormal, make_run
 
 
 def one_error_line(r: subprocess.CompletedProcess[str], code: int, words: str) -> None:
@@ -101,8 +102,8 @@ def test_show_a_truncated_or_foreign_file(cli, tmp_path: Path) -> None:
     one_error_line(cli("show", str(f)), 2, "not a latscope sample file")
 
 
-def test_export_refuses_a_directory(cli, tmp_path: Path) -> None:
-    assert cli("run", "syscall", "-n", "100").returncode == 0
+def test_export_refuses_a_directory(cli, store: Path, tmp_path: Path) -> None:
+    make_run(store, {"call": lognormal(100, 100.0)})
     one_error_line(cli("export", "last", "--csv", str(tmp_path)), 2, "is a directory")
 
 

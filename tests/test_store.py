@@ -3,6 +3,7 @@ fatal), summary.parquet queried with DuckDB, `ls`, `rm`, `history`."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -14,8 +15,8 @@ import polars as pl
 import pytest
 
 from conftest import procs_mentioning
-from latscope.runs import measure
 from latscope.store import SUMMARY_FILE, Store
+from synth import lognormal, make_run
 
 SUITE = """
 name = "{name}"
@@ -134,8 +135,25 @@ def test_rm_partial_keeps_a_run_still_being_measured(store: Path) -> None:
     st.abandon(partial)
 
 
+_made = itertools.count()
+
+
 def _runs(store: Path, k: int, **params: str) -> list[str]:
-    return [measure("syscall", params, n=500, warmup=10, store=store).id for _ in range(k)]
+    """k synthetic syscall runs of 500 samples, made one after the other (one second apart);
+    their parameters as the probe resolves them (op=getppid unless given)."""
+    out = []
+    for _ in range(k):
+        i = next(_made)
+        out.append(
+            make_run(
+                store,
+                {"call": lognormal(500, 100.0, seed=i)},
+                bench="syscall",
+                params={"op": "getppid", **params},
+                created_utc=f"2026-01-01T00:{i // 60 % 60:02d}:{i % 60:02d}Z",
+            ).id
+        )
+    return out
 
 
 def test_damaged_and_foreign_entries_are_reported_and_skipped(cli, store: Path) -> None:
