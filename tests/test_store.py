@@ -51,6 +51,7 @@ def test_two_suites_into_one_store_at_once(cli, store: Path, tmp_path: Path) -> 
             "--quiet",
             "--html",
             str(tmp_path / f"{f.stem}.html"),
+            "--no-figures",
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )

@@ -233,6 +233,7 @@ def test_suite_runs_tags_and_compares(cli, store: Path, tmp_path: Path) -> None:
     for w in ("median of", "ratio to baseline", "verdict", "sys-read0", "baselines", "report:"):
         assert w in out, w
     assert html.is_file() and html.read_text().startswith("<!DOCTYPE html")
+    assert "<img" in html.read_text()  # the one suite report drawn with its figures
     assert (tmp_path / "md" / "report.md").is_file()
     runs = Store(store).list_meta()
     assert len(runs) == 6
@@ -275,8 +276,10 @@ def test_not_permitted_scenario_is_skipped_and_the_suite_goes_on(
         'n = 300\nrepeat = 2\n[[scenario]]\nname = "cold"\nbenchmark = "file"\n'
         'params = { cache = "drop" }\n[[scenario]]\nname = "sys"\nbenchmark = "syscall"\n',
     )
-    r = cli("suite", str(f), "--html", str(tmp_path / "r.html"), env={"LATSCOPE_PROBE": str(fake)})
+    html = tmp_path / "r.html"
+    r = cli("suite", str(f), "--html", str(html), "--no-figures", env={"LATSCOPE_PROBE": str(fake)})
     assert r.returncode == 0, r.stdout + r.stderr
+    assert "<table" in html.read_text() and "<img" not in html.read_text()  # tables only
     assert "skipped" in r.stdout and "needs root" in r.stdout
     metas = Store(store).list_meta()
     assert [m["tags"]["scenario"] for m in metas] == ["sys", "sys"]
@@ -427,7 +430,7 @@ params = {{ cpus = "0,0" }}
 n = 50
 """
     f = write(tmp_path, text)
-    r = cli("suite", str(f), "--seed", "1", "--md", str(tmp_path / "md"))
+    r = cli("suite", str(f), "--seed", "1", "--md", str(tmp_path / "md"), "--no-figures")
     assert r.returncode == 0, r.stderr
     out = " ".join(r.stdout.split())
     assert "note (spin-one-cpu) — spin-1cpu:" in out and "note (file-fadvise) — fad:" in out
