@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import is_root, run_probe
+from conftest import is_root, run_probe, unexpected_stderr
 from latscope import samples
 
 
@@ -36,7 +36,7 @@ def measure(
         args += ["-p", p]
     r = run_probe(probe, *args)
     assert r.returncode == 0, r.stderr
-    assert r.stderr == ""
+    assert unexpected_stderr(r.stderr) == [], r.stderr
     sf = samples.load(out)
     # structure every benchmark shares
     h = sf.header
