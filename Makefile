@@ -38,7 +38,7 @@ probe-test: system-deps
 	ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 build/san/test-probe
 
 pytest: $(STAMP) probe-test
-	LATSCOPE_SAN_PROBE=$(CURDIR)/build/san/latscope-probe $(VENV)/bin/python -m pytest -q tests
+	LATSCOPE_SAN_PROBE=$(CURDIR)/build/san/latscope-probe $(VENV)/bin/python -m pytest -q -rs -n 2 --dist loadfile tests
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests bench
