@@ -161,9 +161,9 @@ class CLI:
     module-level rich consoles write to the captured streams; argparse's SystemExit gives its
     code and an uncaught exception a traceback on stderr and status 1, as in a process.
 
-    ``cli.subprocess(*args)`` and ``cli.popen(*args)`` start ``python -m latscope.cli`` instead, for
-    what only a process of its own shows: a signal to it or its process group, being killed,
-    two writers at once."""
+    ``cli.popen(*args, **popen_kwargs)`` starts ``python -m latscope.cli`` instead, for what
+    only a process of its own shows: a signal to it or its process group, being killed, two
+    writers at once."""
 
     def __init__(self, store: Path) -> None:
         self.store = store
@@ -211,23 +211,6 @@ class CLI:
     @staticmethod
     def argv(*args: str) -> list[str]:
         return [sys.executable, "-m", "latscope.cli", *args]
-
-    def subprocess(
-        self,
-        *args: str,
-        timeout: float = 300,
-        env: Mapping[str, str] | None = None,
-        cwd: str | os.PathLike[str] | None = None,
-    ) -> subprocess.CompletedProcess[str]:
-        """`latscope ARGS` as a process of its own, run to its end."""
-        return subprocess.run(
-            self.argv(*args),
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            env=self.env(env),
-            cwd=cwd,
-        )
 
     def popen(
         self, *args: str, env: Mapping[str, str] | None = None, **kwargs: Any

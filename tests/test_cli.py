@@ -35,6 +35,16 @@ def test_list(cli) -> None:
         assert name in r.stdout
 
 
+def test_the_in_process_runner_gives_what_a_process_gives(cli) -> None:
+    """The `cli` fixture runs latscope in the test process: it returns the output, errors and
+    exit status a latscope process gives (a table, a version, a usage error, the help)."""
+    for args in (("list",), ("--version",), ("--frobnicate",), ()):
+        here = cli(*args)
+        p = cli.popen(*args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        out, err = p.communicate(timeout=120)
+        assert (here.returncode, here.stdout, here.stderr) == (p.returncode, out, err), args
+
+
 def test_run_show_export(cli, store: Path, tmp_path: Path) -> None:
     r = cli("run", "syscall", "-n", "3000", "-p", "op=read0")
     assert r.returncode == 0, r.stderr
