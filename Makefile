@@ -41,7 +41,7 @@ probe-test: system-deps $(MESON_DEP)
 	ASAN_OPTIONS=detect_leaks=0 $(MESON_RUN) test -C $(SAN_DIR) --print-errorlogs
 
 pytest: $(STAMP) probe-test
-	LATSCOPE_SAN_PROBE=$(CURDIR)/$(SAN_DIR)/latscope-probe $(VENV)/bin/python -m pytest -q tests
+	LATSCOPE_SAN_PROBE=$(CURDIR)/$(SAN_DIR)/latscope-probe $(VENV)/bin/python -m pytest -q -rs -n 2 --dist loadfile tests
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests bench

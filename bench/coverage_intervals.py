@@ -3,7 +3,7 @@
 Three processes, each quantised to a 10.015 ns clock step (as on a VM's TSC) and analysed with
 that step: a log-normal whose log scale is an AR(1) with phi = 0.8; independent log-normal
 latencies with 1% 10x spikes; and a level that switches between three values in regimes lasting
-hundreds to thousands of iterations (``tests/analysis/_synth.py`` defines them and their exact
+hundreds to thousands of iterations (``tests/synth.py`` defines them and their exact
 stationary medians). For each process at n = 5,000 and n = 100,000 it counts how often the 95%
 interval of ``confidence_intervals`` covers the true median, and prints the coverage with its
 95% binomial (Clopper-Pearson) interval and the median interval width. A statistics check, not a
@@ -24,7 +24,8 @@ from scipy import stats
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
 
-from analysis._synth import (  # noqa: E402
+from latscope.stats import Prepared, confidence_intervals  # noqa: E402
+from synth import (  # noqa: E402
     STEP,
     lognormal_ar1,
     quantise,
@@ -33,7 +34,6 @@ from analysis._synth import (  # noqa: E402
     spiky,
     spiky_median,
 )
-from latscope.stats import Prepared, confidence_intervals  # noqa: E402
 
 PROCESSES = {
     "AR(1) phi 0.8": (lambda n, rng: lognormal_ar1(n, rng, phi=0.8), lambda: 1200.0),

@@ -1,13 +1,26 @@
-"""Shared fixtures: the probe binary, a private store, and a CLI runner."""
+"""Shared fixtures: the probe binary, a private store, and a CLI runner (in this process, or
+a process of its own where only that shows the behaviour)."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
+import signal
 import subprocess
 import sys
+import traceback
+import warnings
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+# One BLAS thread per test process: the tests' arrays are small, and BLAS threads spinning
+# against each other (or against tests in parallel) cost more than they give. Set before
+# numpy is first imported.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
 def _installed_probe() -> str:
@@ -32,24 +45,193 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return d
 
 
+COLUMNS = 200
+
+
+class CLITimeout(BaseException):
+    """An in-process command ran out of time (a BaseException, so that no `except Exception`
+    in the command can swallow it)."""
+
+
+def _module_consoles() -> list[Any]:
+    """The rich consoles latscope's modules keep at module level (the CLI's `console` and
+    `err_console`, wherever the package keeps them)."""
+    from rich.console import Console
+
+    found: dict[int, Any] = {}
+    for name, mod in list(sys.modules.items()):
+        if mod is not None and (name == "latscope" or name.startswith("latscope.")):
+            for v in list(vars(mod).values()):
+                if isinstance(v, Console):
+                    found[id(v)] = v
+    return list(found.values())
+
+
+@contextlib.contextmanager
+def _consoles_on(out: io.StringIO, err: io.StringIO, width: int) -> Iterator[None]:
+    """Module-level consoles write to the captured streams, `width` columns wide, without
+    colour, as they would in a fresh `latscope` process with COLUMNS=width and pipes; their
+    own settings come back afterwards."""
+    keys = ("_file", "_width", "_color_system")
+    saved = []
+    for c in _module_consoles():
+        saved.append((c, {k: vars(c)[k] for k in keys if k in vars(c)}))
+        c.file = err if c.stderr else out
+        c.width = width
+        c._color_system = None  # a pipe: no colour codes (fixed when the console was made)
+    try:
+        yield
+    finally:
+        for c, attrs in saved:
+            vars(c).update(attrs)
+
+
+@contextlib.contextmanager
+def _signals_kept(timeout: float, what: str) -> Iterator[None]:
+    """Every signal handler and the signal mask as they were (the CLI may install its own,
+    e.g. SIGTERM during a suite); meanwhile SIGALRM ends the call after `timeout` seconds."""
+    fixed = {signal.SIGKILL, signal.SIGSTOP}
+    handlers = {s: signal.getsignal(s) for s in signal.valid_signals() if s not in fixed}
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, [])
+
+    def expired(signum: int, frame: Any) -> None:
+        raise CLITimeout(f"{what} did not finish within {timeout:g} s")
+
+    signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, timeout)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        for s, h in handlers.items():
+            if h is not None and signal.getsignal(s) is not h:
+                signal.signal(s, h)
+
+
+@contextlib.contextmanager
+def _environment(env: Mapping[str, str], cwd: str | os.PathLike[str] | None) -> Iterator[None]:
+    """os.environ, the working directory and sys.argv for one call, restored afterwards."""
+    old_env, old_cwd, old_argv = dict(os.environ), os.getcwd(), sys.argv
+    os.environ.update(env)
+    if cwd is not None:
+        os.chdir(cwd)
+    try:
+        yield
+    finally:
+        sys.argv = old_argv
+        os.chdir(old_cwd)
+        os.environ.clear()
+        os.environ.update(old_env)
+
+
+@contextlib.contextmanager
+def _warnings_to(err: io.StringIO) -> Iterator[None]:
+    """Warnings printed to the captured stderr, filtered as a plain interpreter does (so a
+    warning a user would see fails a test that wants stderr clean)."""
+
+    def show(message: Any, category: Any, filename: str, lineno: int, *_: Any) -> None:
+        err.write(warnings.formatwarning(message, category, filename, lineno))
+
+    with warnings.catch_warnings():
+        warnings.resetwarnings()
+        warnings.simplefilter("default")
+        for cat in (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning):
+            warnings.simplefilter("ignore", cat)
+        warnings.showwarning = show
+        yield
+
+
+def _exit_code(code: object, err: io.StringIO) -> int:
+    """The status an interpreter exits with for `SystemExit(code)`."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    err.write(f"{code}\n")
+    return 1
+
+
 class CLI:
+    """`latscope ARGS` against the test's private store (LATSCOPE_STORE), with COLUMNS=200.
+
+    ``cli(*args)`` calls ``latscope.cli.main`` in this process and returns what
+    ``subprocess.run`` would: exit status, stdout and stderr. For the call the environment,
+    working directory (``cwd=``), sys.argv and signal handlers are set and restored after; the
+    module-level rich consoles write to the captured streams; argparse's SystemExit gives its
+    code and an uncaught exception a traceback on stderr and status 1, as in a process.
+
+    ``cli.popen(*args, **popen_kwargs)`` starts ``python -m latscope.cli`` instead, for what
+    only a process of its own shows: a signal to it or its process group, being killed, two
+    writers at once."""
+
     def __init__(self, store: Path) -> None:
         self.store = store
 
-    def __call__(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-        env = {**os.environ, "LATSCOPE_STORE": str(self.store), "COLUMNS": "200"}
-        return subprocess.run(
-            [sys.executable, "-m", "latscope.cli", *args],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            env=env,
-        )
+    def env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+        """The environment of a `latscope` process: ours, the store, COLUMNS, `extra`."""
+        return {
+            **os.environ,
+            "LATSCOPE_STORE": str(self.store),
+            "COLUMNS": str(COLUMNS),
+            **(extra or {}),
+        }
+
+    def __call__(
+        self,
+        *args: str,
+        timeout: float = 300,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+    ) -> subprocess.CompletedProcess[str]:
+        from latscope.cli import main
+
+        out, err = io.StringIO(), io.StringIO()
+        what = "latscope " + " ".join(args)
+        call_env = {"LATSCOPE_STORE": str(self.store), "COLUMNS": str(COLUMNS), **(env or {})}
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(_environment(call_env, cwd))
+            sys.argv = ["latscope", *args]
+            stack.enter_context(contextlib.redirect_stdout(out))
+            stack.enter_context(contextlib.redirect_stderr(err))
+            stack.enter_context(_consoles_on(out, err, int(call_env["COLUMNS"])))
+            stack.enter_context(_warnings_to(err))
+            stack.enter_context(_signals_kept(timeout, what))
+            try:
+                rc = _exit_code(main(list(args)), err)
+            except SystemExit as e:
+                rc = _exit_code(e.code, err)
+            except CLITimeout as e:
+                pytest.fail(str(e))
+            except Exception:
+                traceback.print_exc(file=err)
+                rc = 1
+        return subprocess.CompletedProcess(["latscope", *args], rc, out.getvalue(), err.getvalue())
+
+    @staticmethod
+    def argv(*args: str) -> list[str]:
+        return [sys.executable, "-m", "latscope.cli", *args]
+
+    def popen(
+        self, *args: str, env: Mapping[str, str] | None = None, **kwargs: Any
+    ) -> subprocess.Popen[str]:
+        """`latscope ARGS` started as a process of its own (kwargs go to Popen)."""
+        return subprocess.Popen(self.argv(*args), text=True, env=self.env(env), **kwargs)
 
 
 @pytest.fixture()
 def cli(store: Path) -> CLI:
     return CLI(store)
+
+
+PREEMPTED = "latscope-probe: warning: the measuring threads were preempted"
+
+
+def unexpected_stderr(stderr: str) -> list[str]:
+    """The probe's stderr lines but its warning that other work preempted the measuring
+    threads: on a busy machine (tests in parallel, other load) the probe rightly says so, and
+    that says nothing against the probe."""
+    return [ln for ln in stderr.splitlines() if not ln.startswith(PREEMPTED)]
 
 
 def run_probe(probe: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:

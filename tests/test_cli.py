@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -17,6 +16,7 @@ import latscope
 from conftest import children
 from latscope.errors import BadInput
 from latscope.store import Store
+from synth import lognormal, make_run
 
 
 def one_error_line(r: subprocess.CompletedProcess[str], code: int, words: str) -> None:
@@ -33,6 +33,16 @@ def test_list(cli) -> None:
     assert r.returncode == 0, r.stderr
     for name in ("syscall", "file", "pipe", "cache=warm", "clocks:"):
         assert name in r.stdout
+
+
+def test_the_in_process_runner_gives_what_a_process_gives(cli) -> None:
+    """The `cli` fixture runs latscope in the test process: it returns the output, errors and
+    exit status a latscope process gives (a table, a version, a usage error, the help)."""
+    for args in (("list",), ("--version",), ("--frobnicate",), ()):
+        here = cli(*args)
+        p = cli.popen(*args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        out, err = p.communicate(timeout=120)
+        assert (here.returncode, here.stdout, here.stderr) == (p.returncode, out, err), args
 
 
 def test_run_show_export(cli, store: Path, tmp_path: Path) -> None:
@@ -102,8 +112,8 @@ def test_show_a_truncated_or_foreign_file(cli, tmp_path: Path) -> None:
     one_error_line(cli("show", str(f)), 2, "not a latscope sample file")
 
 
-def test_export_refuses_a_directory(cli, tmp_path: Path) -> None:
-    assert cli("run", "syscall", "-n", "100").returncode == 0
+def test_export_refuses_a_directory(cli, store: Path, tmp_path: Path) -> None:
+    make_run(store, {"call": lognormal(100, 100.0)})
     one_error_line(cli("export", "last", "--csv", str(tmp_path)), 2, "is a directory")
 
 
@@ -125,14 +135,16 @@ def test_api(store: Path) -> None:
     assert "pipe" in names
 
 
-def test_ctrl_c_leaves_nothing(store: Path, tmp_path: Path) -> None:
-    env = {**os.environ, "LATSCOPE_STORE": str(store)}
-    p = subprocess.Popen(
-        [sys.executable, "-m", "latscope.cli", "run", "pipe", "-n", "50000000", "--quiet"],
+def test_ctrl_c_leaves_nothing(cli, store: Path, tmp_path: Path) -> None:
+    # a process of its own: Ctrl-C goes to its process group, the probe is its child
+    p = cli.popen(
+        "run",
+        "pipe",
+        "-n",
+        "50000000",
+        "--quiet",
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        text=True,
-        env=env,
         start_new_session=True,
     )
     # wait until the probe and its peer are running

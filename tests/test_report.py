@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import CLI
 from latscope.store import Store
 from synth import lognormal, make_run
 
@@ -34,7 +35,13 @@ def assert_self_contained(text: str) -> None:
         assert base64.b64decode(m.group(1).split(",", 1)[1]).startswith(PNG)
 
 
-def test_html_report_of_two_runs(cli, store: Path, tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def figures_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The one HTML report drawn with its figures (the others are tables only: figures are
+    most of a report's time): two synthetic runs of two columns, the second compared with the
+    first. Its content is checked below, its images in a browser."""
+    d = tmp_path_factory.mktemp("figures")
+    store = d / "store"
     rng = np.random.default_rng(0)
     spiky = lognormal(4000, 1000.0, seed=1)
     spiky[::50] *= 30.0
@@ -46,10 +53,14 @@ def test_html_report_of_two_runs(cli, store: Path, tmp_path: Path) -> None:
             "read": rng.lognormal(np.log(90.0), 0.3, 4000),
         },
     )
-    out = tmp_path / "r.html"
-    r = cli("report", a.id, b.id, "--html", str(out))
+    out = d / "r.html"
+    r = CLI(store)("report", a.id, b.id, "--html", str(out))
     assert r.returncode == 0, r.stderr
-    text = out.read_text()
+    return out
+
+
+def test_html_report_of_two_runs(figures_report: Path) -> None:
+    text = figures_report.read_text()
     assert_self_contained(text)
     for word in (
         "Summary of open",
@@ -78,7 +89,7 @@ def test_html_report_of_two_runs(cli, store: Path, tmp_path: Path) -> None:
     assert text.count("<table") >= 20
     assert text.count("<img") >= 10
     assert 'class="alert' in text  # the spikes and the tail give warnings
-    assert not list(tmp_path.glob(".*tmp*"))
+    assert not list(figures_report.parent.glob(".*tmp*"))
 
 
 def test_markdown_report(cli, store: Path, tmp_path: Path) -> None:
@@ -173,27 +184,58 @@ def _imported_run(cli, store: Path, tmp_path: Path) -> str:
     return r.stdout.strip()
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (CI installs it)")
-@pytest.mark.parametrize("source", ["pipe", "imported"])
-def test_report_in_headless_chromium(cli, store: Path, tmp_path: Path, source: str) -> None:
-    rid = _pipe_run(cli, store) if source == "pipe" else _imported_run(cli, store, tmp_path)
-    html = tmp_path / f"{source}.html"
-    r = cli("report", rid, "--html", str(html))
-    assert r.returncode == 0, r.stderr
-    text = html.read_text()
-    assert_self_contained(text)
-
-    # 1. the page as it is: loads, no console messages at all (it has no scripts)
-    dom = _chromium(["--dump-dom", html.as_uri()], tmp_path / "profile1")
+def _page_loads(html: Path, profile: Path) -> str:
+    """The page as it is, in Chromium: it loads with no console messages at all (it has no
+    scripts); returns its DOM."""
+    dom = _chromium(["--dump-dom", html.as_uri()], profile)
     assert dom.returncode == 0, dom.stderr[-2000:]
     assert "Uncaught" not in dom.stderr and "CONSOLE" not in dom.stderr, dom.stderr[-2000:]
-    n_tables = dom.stdout.count("<table")
-    n_images = dom.stdout.count("<img")
-    assert n_tables >= 8 and n_images >= 4, (n_tables, n_images)
-    assert "Summary of" in dom.stdout and "Clock" in dom.stdout
+    return dom.stdout
 
-    # 2. every image decodes in the browser: a copy with a small probe script
-    probe = tmp_path / f"{source}-probe.html"
+
+def _screenshot(html: Path, shot: Path, profile: Path) -> None:
+    """It renders: a screenshot."""
+    s = _chromium(
+        ["--hide-scrollbars", "--window-size=1280,2000", f"--screenshot={shot}", html.as_uri()],
+        profile,
+    )
+    assert s.returncode == 0, s.stderr[-2000:]
+    assert shot.read_bytes().startswith(PNG) and shot.stat().st_size > 20_000
+
+
+needs_chromium = pytest.mark.skipif(
+    CHROMIUM is None, reason="chromium is not installed (scripts/system-deps test installs it)"
+)
+
+
+@needs_chromium
+@pytest.mark.parametrize("source", ["pipe", "imported"])
+def test_report_in_headless_chromium(cli, store: Path, tmp_path: Path, source: str) -> None:
+    """A real run's report and an imported run's (tables only) in a real browser."""
+    rid = _pipe_run(cli, store) if source == "pipe" else _imported_run(cli, store, tmp_path)
+    html = tmp_path / f"{source}.html"
+    r = cli("report", rid, "--html", str(html), "--no-figures")
+    assert r.returncode == 0, r.stderr
+    assert_self_contained(html.read_text())
+    dom = _page_loads(html, tmp_path / "profile1")
+    assert dom.count("<table") >= 8, dom.count("<table")
+    assert "Summary of" in dom and "Clock" in dom
+    _screenshot(html, tmp_path / f"{source}.png", tmp_path / "profile2")
+
+
+@needs_chromium
+def test_report_figures_in_headless_chromium(figures_report: Path, tmp_path: Path) -> None:
+    """The report drawn with its figures in a real browser: every image decodes."""
+    text = figures_report.read_text()
+    assert_self_contained(text)
+    dom = _page_loads(figures_report, tmp_path / "profile1")
+    n_tables = dom.count("<table")
+    n_images = dom.count("<img")
+    assert n_tables >= 8 and n_images >= 4, (n_tables, n_images)
+    assert "Summary of" in dom and "Clock" in dom
+
+    # every image decodes in the browser: a copy with a small probe script
+    probe = tmp_path / "figures-probe.html"
     probe.write_text(text.replace("</body>", IMAGE_PROBE, 1))
     dom2 = _chromium(
         ["--virtual-time-budget=10000", "--dump-dom", probe.as_uri()], tmp_path / "profile2"
@@ -201,12 +243,4 @@ def test_report_in_headless_chromium(cli, store: Path, tmp_path: Path, source: s
     m = re.search(r'data-images="(\d+)/(\d+)"', dom2.stdout)
     assert m, dom2.stdout[:500]
     assert m.group(1) == m.group(2) == str(n_images)
-
-    # 3. it renders: a screenshot
-    shot = tmp_path / f"{source}.png"
-    s = _chromium(
-        ["--hide-scrollbars", "--window-size=1280,2000", f"--screenshot={shot}", html.as_uri()],
-        tmp_path / "profile3",
-    )
-    assert s.returncode == 0, s.stderr[-2000:]
-    assert shot.read_bytes().startswith(PNG) and shot.stat().st_size > 20_000
+    _screenshot(figures_report, tmp_path / "figures.png", tmp_path / "profile3")

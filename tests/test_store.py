@@ -3,11 +3,11 @@ fatal), summary.parquet queried with DuckDB, `ls`, `rm`, `history`."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -15,8 +15,8 @@ import polars as pl
 import pytest
 
 from conftest import procs_mentioning
-from latscope.runner import measure
 from latscope.store import SUMMARY_FILE, Store
+from synth import lognormal, make_run
 
 SUITE = """
 name = "{name}"
@@ -37,32 +37,23 @@ n = 800
 """
 
 
-def _env(store: Path) -> dict[str, str]:
-    return {**os.environ, "LATSCOPE_STORE": str(store), "COLUMNS": "200"}
-
-
-def test_two_suites_into_one_store_at_once(store: Path, tmp_path: Path) -> None:
+def test_two_suites_into_one_store_at_once(cli, store: Path, tmp_path: Path) -> None:
     files = []
     for name in ("alpha", "beta"):
         f = tmp_path / f"{name}.toml"
         f.write_text(SUITE.format(name=name))
         files.append(f)
+    # two processes of their own: two writers of one store at the same time
     procs = [
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "latscope.cli",
-                "suite",
-                str(f),
-                "--quiet",
-                "--html",
-                str(tmp_path / f"{f.stem}.html"),
-            ],
+        cli.popen(
+            "suite",
+            str(f),
+            "--quiet",
+            "--html",
+            str(tmp_path / f"{f.stem}.html"),
+            "--no-figures",
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            text=True,
-            env=_env(store),
         )
         for f in files
     ]
@@ -77,29 +68,28 @@ def test_two_suites_into_one_store_at_once(store: Path, tmp_path: Path) -> None:
         by_suite[r.meta["tags"]["suite"]] += 1
         assert (r.dir / SUMMARY_FILE).is_file()
     assert by_suite == {"alpha": 9, "beta": 9}
-    ls = subprocess.run(
-        [sys.executable, "-m", "latscope.cli", "ls", "--json"],
-        capture_output=True,
-        text=True,
-        env=_env(store),
-    )
+    ls = cli("ls", "--json")
     assert ls.returncode == 0, ls.stderr
     listed = json.loads(ls.stdout)
     assert {r["id"] for r in listed["runs"]} == {r.id for r in scan.runs}
     assert listed["partial"] == [] and listed["skipped"] == []
 
 
-def test_suite_killed_halfway(store: Path, tmp_path: Path) -> None:
+def test_suite_killed_halfway(cli, store: Path, tmp_path: Path) -> None:
     f = tmp_path / "long.toml"
     f.write_text(
         'repeat = 2\n[[scenario]]\nname = "s"\nbenchmark = "syscall"\nn = 2000\n'
         '[[scenario]]\nname = "p"\nbenchmark = "pipe"\nn = 50000000\n'
     )
-    p = subprocess.Popen(
-        [sys.executable, "-m", "latscope.cli", "suite", str(f), "--seed", "4", "--quiet"],
+    # a process of its own, killed with its process group (the probe and its peer)
+    p = cli.popen(
+        "suite",
+        str(f),
+        "--seed",
+        "4",
+        "--quiet",
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        env=_env(store),
         start_new_session=True,
     )
     deadline = time.time() + 60
@@ -122,28 +112,15 @@ def test_suite_killed_halfway(store: Path, tmp_path: Path) -> None:
     while time.time() < deadline and procs_mentioning(str(store)):
         time.sleep(0.1)
     assert not procs_mentioning(str(store))
-    env = _env(store)
-    ls = subprocess.run(
-        [sys.executable, "-m", "latscope.cli", "ls"], capture_output=True, text=True, env=env
-    )
+    ls = cli("ls")
     assert ls.returncode == 0, ls.stderr
     assert "partial (killed)" in ls.stdout and "Traceback" not in ls.stderr
     scan = Store(store).scan()
     assert [x.state for x in scan.partials] == ["killed"]
     assert all(r.meta["benchmark"] == "syscall" for r in scan.runs)
-    js = subprocess.run(
-        [sys.executable, "-m", "latscope.cli", "ls", "--json"],
-        capture_output=True,
-        text=True,
-        env=env,
-    )
+    js = cli("ls", "--json")
     assert json.loads(js.stdout)["partial"][0]["status"] == "partial (killed)"
-    rm = subprocess.run(
-        [sys.executable, "-m", "latscope.cli", "rm", "--partial"],
-        capture_output=True,
-        text=True,
-        env=env,
-    )
+    rm = cli("rm", "--partial")
     assert rm.returncode == 0, rm.stderr
     assert "removed .partial-" in rm.stdout
     assert not [d for d in (store / "runs").iterdir() if d.name.startswith(".")]
@@ -159,8 +136,25 @@ def test_rm_partial_keeps_a_run_still_being_measured(store: Path) -> None:
     st.abandon(partial)
 
 
+_made = itertools.count()
+
+
 def _runs(store: Path, k: int, **params: str) -> list[str]:
-    return [measure("syscall", params, n=500, warmup=10, store=store).id for _ in range(k)]
+    """k synthetic syscall runs of 500 samples, made one after the other (one second apart);
+    their parameters as the probe resolves them (op=getppid unless given)."""
+    out = []
+    for _ in range(k):
+        i = next(_made)
+        out.append(
+            make_run(
+                store,
+                {"call": lognormal(500, 100.0, seed=i)},
+                bench="syscall",
+                params={"op": "getppid", **params},
+                created_utc=f"2026-01-01T00:{i // 60 % 60:02d}:{i % 60:02d}Z",
+            ).id
+        )
+    return out
 
 
 def test_damaged_and_foreign_entries_are_reported_and_skipped(cli, store: Path) -> None:

@@ -8,7 +8,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -203,12 +202,7 @@ def test_builtin_suites_validate(cli, name: str) -> None:
 
 def test_builtin_names_resolve_before_paths(cli, tmp_path: Path) -> None:
     (tmp_path / "quick").write_text("not toml [")
-    r = subprocess.run(
-        [sys.executable, "-m", "latscope.cli", "suite", "quick", "--dry-run"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-    )
+    r = cli("suite", "quick", "--dry-run", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
 
 
@@ -239,6 +233,7 @@ def test_suite_runs_tags_and_compares(cli, store: Path, tmp_path: Path) -> None:
     for w in ("median of", "ratio to baseline", "verdict", "sys-read0", "baselines", "report:"):
         assert w in out, w
     assert html.is_file() and html.read_text().startswith("<!DOCTYPE html")
+    assert "<img" in html.read_text()  # the one suite report drawn with its figures
     assert (tmp_path / "md" / "report.md").is_file()
     runs = Store(store).list_meta()
     assert len(runs) == 6
@@ -263,7 +258,7 @@ def test_suite_runs_tags_and_compares(cli, store: Path, tmp_path: Path) -> None:
 
 
 def test_not_permitted_scenario_is_skipped_and_the_suite_goes_on(
-    store: Path, tmp_path: Path, probe: str
+    cli, store: Path, tmp_path: Path, probe: str
 ) -> None:
     """A probe that refuses cache=drop the way it does without root (exit 3, one line)."""
     fake = tmp_path / "probe.sh"
@@ -281,15 +276,10 @@ def test_not_permitted_scenario_is_skipped_and_the_suite_goes_on(
         'n = 300\nrepeat = 2\n[[scenario]]\nname = "cold"\nbenchmark = "file"\n'
         'params = { cache = "drop" }\n[[scenario]]\nname = "sys"\nbenchmark = "syscall"\n',
     )
-    env = {**os.environ, "LATSCOPE_STORE": str(store), "LATSCOPE_PROBE": str(fake)}
-    r = subprocess.run(
-        [sys.executable, "-m", "latscope.cli", "suite", str(f), "--html", str(tmp_path / "r.html")],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
+    html = tmp_path / "r.html"
+    r = cli("suite", str(f), "--html", str(html), "--no-figures", env={"LATSCOPE_PROBE": str(fake)})
     assert r.returncode == 0, r.stdout + r.stderr
+    assert "<table" in html.read_text() and "<img" not in html.read_text()  # tables only
     assert "skipped" in r.stdout and "needs root" in r.stdout
     metas = Store(store).list_meta()
     assert [m["tags"]["scenario"] for m in metas] == ["sys", "sys"]
@@ -300,19 +290,21 @@ def test_not_permitted_scenario_is_skipped_and_the_suite_goes_on(
     assert not [d for d in (store / "runs").iterdir() if d.name.startswith(".")]
 
 
-def test_ctrl_c_stops_the_suite_and_keeps_finished_runs(store: Path, tmp_path: Path) -> None:
+def test_ctrl_c_stops_the_suite_and_keeps_finished_runs(cli, store: Path, tmp_path: Path) -> None:
     f = write(
         tmp_path,
         'repeat = 3\n[[scenario]]\nname = "s"\nbenchmark = "syscall"\nn = 2000\n'
         '[[scenario]]\nname = "p"\nbenchmark = "pipe"\nn = 50000000\n',
     )
-    env = {**os.environ, "LATSCOPE_STORE": str(store)}
-    p = subprocess.Popen(
-        [sys.executable, "-m", "latscope.cli", "suite", str(f), "--seed", "1", "--quiet"],
+    # a process of its own: Ctrl-C goes to its process group
+    p = cli.popen(
+        "suite",
+        str(f),
+        "--seed",
+        "1",
+        "--quiet",
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        text=True,
-        env=env,
         start_new_session=True,
     )
     deadline = time.time() + 60
@@ -438,7 +430,7 @@ params = {{ cpus = "0,0" }}
 n = 50
 """
     f = write(tmp_path, text)
-    r = cli("suite", str(f), "--seed", "1", "--md", str(tmp_path / "md"))
+    r = cli("suite", str(f), "--seed", "1", "--md", str(tmp_path / "md"), "--no-figures")
     assert r.returncode == 0, r.stderr
     out = " ".join(r.stdout.split())
     assert "note (spin-one-cpu) — spin-1cpu:" in out and "note (file-fadvise) — fad:" in out

@@ -3,8 +3,7 @@ import json
 import numpy as np
 
 from latscope.stats import ColumnAnalysis, analyze_column
-
-from ._synth import lognormal_ar1, periodic_positions
+from synth import lognormal_ar1, periodic_positions
 
 
 def synthetic(n: int = 60_000, seed: int = 61):

@@ -2,8 +2,7 @@ import numpy as np
 import pytest
 
 from latscope.stats import compare
-
-from ._synth import lognormal_ar1
+from synth import lognormal_ar1
 
 
 def simulated_run(

@@ -2,8 +2,7 @@ import numpy as np
 import pytest
 
 from latscope.stats import autocorrelation, dependence
-
-from ._synth import ar1
+from synth import ar1
 
 
 def test_iid_is_independent_and_ess_is_n():

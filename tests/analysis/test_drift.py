@@ -2,8 +2,7 @@ import numpy as np
 import pytest
 
 from latscope.stats import Prepared, drift, timer_too_coarse
-
-from ._synth import lognormal_ar1
+from synth import lognormal_ar1
 
 
 def codes(d):

@@ -4,8 +4,7 @@ from scipy import stats
 
 from latscope.stats import Prepared, confidence_intervals, dependence, order_statistic_interval
 from latscope.stats.intervals import BATCH_TAUS, MAX_BATCHES
-
-from ._synth import (
+from synth import (
     STEP,
     lognormal_ar1,
     quantise,

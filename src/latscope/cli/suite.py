@@ -51,6 +51,7 @@ def add_parsers(sub: Any) -> None:
         help="HTML report (default: STORE/reports/<suite run id>.html)",
     )
     p.add_argument("--md", metavar="DIR", help="also write a Markdown report into DIR")
+    p.add_argument("--no-figures", action="store_true", help="reports with tables only (faster)")
     p.add_argument("--dry-run", action="store_true", help="print the plan; run nothing")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     store_arg(p)
@@ -147,7 +148,7 @@ def _write_reports(sr: Any, rows: list[Any], args: argparse.Namespace, console: 
     html = Path(args.html) if args.html else sr.store.reports_dir / f"{sr.suite_run}.html"
     if not args.html:
         html.parent.mkdir(parents=True, exist_ok=True)
-    doc = document(sr, rows)
+    doc = document(sr, rows, figures=not args.no_figures)
     console.print(f"report: {report.write_html(doc, html)}")
     if args.md:
         console.print(f"report (Markdown): {report.write_markdown(doc, args.md)}")
