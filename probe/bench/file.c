@@ -130,6 +130,18 @@ static const char *file_dir(const char *dir, char *tmpdir, size_t len) {
     return tmpdir;
 }
 
+/* One timed read() of the whole file from its start (the caller seeks), in clock ticks. */
+static inline int64_t timed_read(int fd, char *rbuf, long long size) {
+    uint64_t a = clk_start();
+    inject_delay();
+    ssize_t r = read(fd, rbuf, (size_t)size);
+    uint64_t b = clk_end();
+    if (r != (ssize_t)size)
+        die(EXIT_FAIL, "the timed read() returned %zd of %lld bytes: %s", r, size,
+            r < 0 ? strerror(errno) : "short read");
+    return (int64_t)(b - a);
+}
+
 static void run_file(struct runctx *ctx) {
     const char *fname = param(ctx, "file")->s;
     const char *cache = param(ctx, "cache")->s;
@@ -232,14 +244,7 @@ static void run_file(struct runctx *ctx) {
         uint64_t it_start = a;
         ssize_t r;
         if (rw) {
-            a = clk_start();
-            inject_delay();
-            r = read(fd, rbuf, (size_t)size);
-            b = clk_end();
-            if (r != (ssize_t)size)
-                die(EXIT_FAIL, "the timed read() returned %zd of %lld bytes: %s", r, size,
-                    r < 0 ? strerror(errno) : "short read");
-            d_read = (int64_t)(b - a);
+            d_read = timed_read(fd, rbuf, size);
             if (lseek(fd, 0, SEEK_SET) != 0) die(EXIT_FAIL, "lseek failed: %s", strerror(errno));
         }
         a = clk_start();
@@ -260,14 +265,7 @@ static void run_file(struct runctx *ctx) {
         }
         if (!rw) {
             if (lseek(fd, 0, SEEK_SET) != 0) die(EXIT_FAIL, "lseek failed: %s", strerror(errno));
-            a = clk_start();
-            inject_delay();
-            r = read(fd, rbuf, (size_t)size);
-            b = clk_end();
-            if (r != (ssize_t)size)
-                die(EXIT_FAIL, "the timed read() returned %zd of %lld bytes: %s", r, size,
-                    r < 0 ? strerror(errno) : "short read");
-            d_read = (int64_t)(b - a);
+            d_read = timed_read(fd, rbuf, size);
         }
         a = clk_start();
         inject_delay();

@@ -111,23 +111,27 @@ static void vmsg(const char *kind, const char *fmt, va_list ap) {
     fflush(stderr);
 }
 
-void die(int code, const char *fmt, ...) {
+/* What every fatal error does before the process ends: claim the death, say it in one line,
+ * run the clean-up list. */
+static void dying(const char *fmt, va_list ap) {
     claim_death();
+    vmsg("error", fmt, ap);
+    cleanup_run();
+}
+
+void die(int code, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vmsg("error", fmt, ap);
+    dying(fmt, ap);
     va_end(ap);
-    cleanup_run();
     exit(code);
 }
 
 void die_async(int code, const char *fmt, ...) {
-    claim_death();
     va_list ap;
     va_start(ap, fmt);
-    vmsg("error", fmt, ap);
+    dying(fmt, ap);
     va_end(ap);
-    cleanup_run();
     _exit(code);
 }
 

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from latscope.stats import outliers, spike_periodicity
-from latscope.stats.outliers import decluster
+from latscope.stats.periodicity import decluster
 from synth import bursts, lognormal_ar1, periodic_positions
 
 STEP = 10.0  # ns, a clock step like this VM's TSC
