@@ -66,13 +66,11 @@ def make_run(
         "bench": {},
         "env": env
         or {
-            "sysname": "Linux",
-            "release": "6.1.0",
-            "machine": "x86_64",
+            "schema": 2,
             "hostname": "test",
-            "cpu_model": "Test CPU",
-            "cpus_online": 2,
-            "clocksource": "tsc",
+            "kernel": {"sysname": "Linux", "release": "6.1.0", "machine": "x86_64"},
+            "cpu": {"model": "Test CPU", "online_count": 2},
+            "clocksource": {"current": "tsc"},
         },
         "started_utc": "2026-01-01T00:00:00Z",
         "finished_utc": "2026-01-01T00:00:01Z",

@@ -1,12 +1,18 @@
-"""Tests of latscope.env against fake /proc and /sys trees (and one capture of this machine)."""
+"""Tests of latscope.env against fake /proc and /sys trees (and one capture of this machine).
+
+The facts the probe records (host, kernel, CPU model, clock source in use, filesystem) are
+not read by the lab: with a fake tree, a test gives them as the probe's record (`probe_env`),
+as a run does with its sample file's header."""
 
 import gzip
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from conftest import run_probe
 from latscope.env import (
     Finding,
     capture,
@@ -34,6 +40,38 @@ MOUNTINFO = """\
 42 28 0:40 / /scratch rw,relatime shared:22 - ext4 /dev/sdd1 rw
 43 28 0:41 / /scratch rw,nosuid shared:23 - tmpfs tmpfs rw,size=1024k
 """
+
+
+def probe_env(
+    release: str = "6.8.0-test",
+    model: str = MODEL,
+    clocksource: str | None = "tsc",
+    filesystem: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """The probe's record of the good tree's machine (the sample file header's ``env``)."""
+    return {
+        "schema": 2,
+        "hostname": "bench1",
+        "kernel": {"sysname": "Linux", "release": release, "version": "#1", "machine": "x86_64"},
+        "cpu": {"model": model, "online_count": 4},
+        "clocksource": {"current": clocksource},
+        "process": {"pid": 1, "uid": 0, "euid": 0},
+        "filesystem": filesystem,
+    }
+
+
+# The filesystems of MOUNTINFO as the probe records them (its choice of the mount of a path is
+# tested in probe/tests/test_platform.c, on the same table).
+XFS = {
+    "path": "/mnt/my disk/data/run.bin",
+    "fstype": "xfs",
+    "source": "/dev/sdc1",
+    "mount_point": "/mnt/my disk",
+    "mount_options": "rw,noatime",
+    "super_options": "rw,attr2,inode64",
+}
+ROOT_FS = dict(XFS, path="/home/u/f", fstype="ext4", source="/dev/sda1", mount_point="/")
+TMPFS = dict(XFS, path="/scratch/f", fstype="tmpfs", source="tmpfs", mount_point="/scratch")
 
 
 def write_tree(base: Path, files: dict[str, str | bytes]) -> str:
@@ -135,7 +173,7 @@ def test_parse_cpulist() -> None:
 
 
 def test_fields_of_good_tree(tmp_path: Path) -> None:
-    e = capture(root=tree(tmp_path))
+    e = capture(root=tree(tmp_path), probe_env=probe_env())
     assert e["kernel"]["release"] == "6.8.0-test"
     assert e["kernel"]["machine"] == "x86_64"
     assert e["kernel"]["cmdline"].startswith("BOOT_IMAGE=")
@@ -172,6 +210,7 @@ def test_fields_of_good_tree(tmp_path: Path) -> None:
     assert e["memory_total_bytes"] == 16314552 * 1024
     assert e["seccomp"] == {"mode": 0, "filters": 0, "no_new_privs": 0}
     assert e["cpu_busy"] is None and e["filesystem"] is None
+    assert e["process"] == {"pid": 1, "uid": 0, "euid": 0} and e["schema"] == 2
     json.dumps(e)
 
 
@@ -201,24 +240,14 @@ def test_cpu_count_falls_back_to_core_ids(tmp_path: Path) -> None:
     assert e["cpu"]["smt"] is False  # from smt/active = 0
 
 
-def test_mountinfo_longest_prefix_and_escapes(tmp_path: Path) -> None:
+def test_filesystem_is_the_probes_record(tmp_path: Path) -> None:
     root = tree(tmp_path)
-    fs = capture(path="/mnt/my disk/data/run.bin", root=root)["filesystem"]
-    assert fs == {
-        "path": "/mnt/my disk/data/run.bin",
-        "fstype": "xfs",
-        "source": "/dev/sdc1",
-        "mount_point": "/mnt/my disk",
-        "mount_options": "rw,noatime",
-        "super_options": "rw,attr2,inode64",
-    }
-    # a sibling whose name merely starts with the mount point is not inside it
-    assert capture(path="/mnt/my diskette/x", root=root)["filesystem"]["mount_point"] == "/mnt"
-    assert capture(path="/mnt", root=root)["filesystem"]["fstype"] == "ext4"
-    assert capture(path="/home/u/f", root=root)["filesystem"]["mount_point"] == "/"
-    # two mounts on one point: the later one lies on top
-    assert capture(path="/scratch/f", root=root)["filesystem"]["fstype"] == "tmpfs"
-    assert "filesystem" in codes(check(capture(path="/scratch/f", root=root)), "info")
+    fs = capture(path="/mnt/my disk/data/run.bin", root=root, probe_env=probe_env(filesystem=XFS))
+    assert fs["filesystem"] == {**XFS, "statfs_magic": None}
+    # the lab never reads mountinfo for it: without the probe's record the filesystem is unknown
+    assert capture(path="/scratch/f", root=root)["filesystem"]["fstype"] is None
+    e = capture(path="/scratch/f", root=root, probe_env=probe_env(filesystem=TMPFS))
+    assert "filesystem" in codes(check(e), "info")
 
 
 def test_parse_mountinfo_optional_fields_and_junk() -> None:
@@ -286,7 +315,9 @@ def test_kernel_config_hz(tmp_path: Path) -> None:
 
 
 def test_kernel_config_from_boot(tmp_path: Path) -> None:
-    e = capture(root=tree(tmp_path, {"boot/config-6.8.0-test": "CONFIG_HZ=250\n"}))
+    e = capture(
+        root=tree(tmp_path, {"boot/config-6.8.0-test": "CONFIG_HZ=250\n"}), probe_env=probe_env()
+    )
     assert e["kernel"]["config_hz"] == 250
     assert e["kernel"]["config_source"] == "/boot/config-6.8.0-test"
 
@@ -351,7 +382,7 @@ def test_check_tolerates_partial_dicts() -> None:
 
 
 def test_all_good_tree_has_no_warnings(tmp_path: Path) -> None:
-    e = capture(path="/home/u/data", root=tree(tmp_path))
+    e = capture(path="/home/u/data", root=tree(tmp_path), probe_env=probe_env(filesystem=ROOT_FS))
     assert [f for f in check(e) if f.severity == "warning"] == []
 
 
@@ -477,11 +508,8 @@ def test_hypervisor_flag_warns(tmp_path: Path) -> None:
 
 
 def test_wsl_and_dockerenv(tmp_path: Path) -> None:
-    root = tree(
-        tmp_path,
-        {".dockerenv": "", "proc/sys/kernel/osrelease": "5.15.153.1-microsoft-standard-WSL2\n"},
-    )
-    e = capture(root=root)
+    root = tree(tmp_path, {".dockerenv": ""})
+    e = capture(root=root, probe_env=probe_env(release="5.15.153.1-microsoft-standard-WSL2"))
     assert e["virtualization"]["wsl"] is True
     assert e["virtualization"]["vm"] is True
     assert e["virtualization"]["container_hints"] == ["/.dockerenv"]
@@ -491,12 +519,13 @@ def test_wsl_and_dockerenv(tmp_path: Path) -> None:
 def test_load_clocksource_tsc_few_cpus_seccomp(tmp_path: Path) -> None:
     files = good_files(ncpu=1)
     files["proc/loadavg"] = "0.90 0.50 0.20 3/300 1\n"
-    files["sys/devices/system/clocksource/clocksource0/current_clocksource"] = "hpet\n"
     files["proc/cpuinfo"] = cpuinfo(1, flags="fpu tsc")
     files["proc/self/status"] = "Seccomp:\t2\nSeccomp_filters:\t1\n"
     files["sys/devices/system/cpu/isolated"] = "\n"
     files["proc/cmdline"] = "root=/dev/sda1 mitigations=off\n"
-    findings = check(capture(root=write_tree(tmp_path, files)))
+    findings = check(
+        capture(root=write_tree(tmp_path, files), probe_env=probe_env(clocksource="hpet"))
+    )
     assert codes(findings, "warning") == {
         "load",
         "clocksource",
@@ -586,6 +615,7 @@ def test_render_shows_fields_and_advice(tmp_path: Path) -> None:
     e = capture(
         path="/mnt/my disk/f",
         root=tree(tmp_path, {"sys/devices/system/cpu/cpu0/cpufreq/scaling_governor": "powersave"}),
+        probe_env=probe_env(filesystem=XFS),
     )
     out = io.StringIO()
     Console(file=out, width=200).print(render(e, check(e)))
@@ -598,19 +628,20 @@ def test_render_shows_fields_and_advice(tmp_path: Path) -> None:
 
 
 def test_compatible(tmp_path: Path) -> None:
-    a = capture(path="/home/u/f", root=tree(tmp_path / "a"))
+    a = capture(
+        path="/home/u/f", root=tree(tmp_path / "a"), probe_env=probe_env(filesystem=ROOT_FS)
+    )
     assert compatible(a, a) == []
     b = capture(
         path="/scratch/f",
         root=tree(
             tmp_path / "b",
             {
-                "sys/devices/system/clocksource/clocksource0/current_clocksource": "hpet",
                 "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor": "powersave",
                 "proc/cpuinfo": cpuinfo(4, model="AMD EPYC 7763", flags=FLAGS + " hypervisor"),
-                "proc/sys/kernel/osrelease": "6.9.1",
             },
         ),
+        probe_env=probe_env("6.9.1", "AMD EPYC 7763", "hpet", TMPFS),
     )
     diffs = compatible(a, b)
     text = " ".join(diffs)
@@ -644,11 +675,10 @@ def test_vm_without_cpufreq_gets_no_frequency_advice(tmp_path: Path) -> None:
     files = good_files()
     files = {k: v for k, v in files.items() if "/cpufreq/" not in k and "intel_pstate" not in k}
     files["proc/cpuinfo"] = cpuinfo(4, flags=FLAGS + " hypervisor")
-    files["sys/devices/system/clocksource/clocksource0/current_clocksource"] = "kvm-clock\n"
     files["sys/devices/system/clocksource/clocksource0/available_clocksource"] = (
         "kvm-clock tsc acpi_pm\n"
     )
-    e = capture(root=write_tree(tmp_path, files))
+    e = capture(root=write_tree(tmp_path, files), probe_env=probe_env(clocksource="kvm-clock"))
     assert frequency_control(e) is False
     findings = check(e)
     text = " ".join(f"{f.message} {f.advice}" for f in findings if f.code != "frequency-host")
@@ -670,7 +700,7 @@ def test_bare_metal_with_governor_has_frequency_control(tmp_path: Path) -> None:
 def test_clock_source_and_probe_clock_are_named(tmp_path: Path) -> None:
     from rich.console import Console
 
-    e = capture(root=tree(tmp_path))
+    e = capture(root=tree(tmp_path), probe_env=probe_env())
     assert e["clocksource"]["current"] == "tsc" and e["probe_clock"] is None  # fake root
     e["probe_clock"] = {"name": "tsc", "description": "time-stamp counter"}
     (clock,) = [f for f in check(e) if f.code == "clock"]
@@ -679,3 +709,104 @@ def test_clock_source_and_probe_clock_are_named(tmp_path: Path) -> None:
     Console(file=out, width=200).print(render(e, check(e)))
     text = out.getvalue()
     assert "Clock source" in text and "Probe clock" in text and "tsc (default" in text
+
+
+# ---- the probe's record: one environment, one schema ------------------------------------
+
+# Where the probe's facts were recorded before the schema was shared: the flat header names,
+# and the file benchmark's filesystem in "bench".
+OLD_NAMES = {"cpu_model", "cpus_online", "sysname", "release", "version", "machine", "pid"}
+
+
+def paths(d: Any, prefix: str = "") -> set[str]:
+    """Every key path of a nested dict ("cpu.model")."""
+    out: set[str] = set()
+    if isinstance(d, dict):
+        for k, v in d.items():
+            out.add(prefix + k)
+            out |= paths(v, prefix + k + ".")
+    return out
+
+
+def test_a_run_keeps_each_probe_fact_once(tmp_path: Path) -> None:
+    from latscope.env import PROBE_FACTS
+    from latscope.runner import measure
+
+    d = tmp_path / "target"
+    d.mkdir()
+    run = measure("file", {"dir": str(d)}, n=20, warmup=1, store=tmp_path / "store")
+    header, stored = run.meta["env"], run.meta["run"]["env"]
+    assert stored["schema"] == header["schema"] == 2 and run.env == stored
+    # the probe's facts: in run.json as the probe recorded them, under one name each
+    for section, fields in PROBE_FACTS.items():
+        if fields is None:
+            assert stored[section] == header[section]
+            continue
+        for f in fields:
+            assert stored[section][f] == header[section][f], (section, f)
+    assert not OLD_NAMES & set(stored) and not OLD_NAMES & set(header)
+    assert isinstance(stored["clocksource"], dict) and stored["clocksource"]["current"]
+    assert stored["filesystem"]["path"] == str(d.resolve()) and stored["filesystem"]["fstype"]
+    assert "filesystem" not in run.meta["bench"]  # recorded once, in the environment
+    leaves = {p.rsplit(".", 1)[-1] for p in paths(stored)}
+    assert not {"cpu_model", "cpus_online", "mountpoint"} & leaves
+    # the lab's part beside it
+    assert stored["kernel"]["cmdline"] is not None and stored["load"] is not None
+    assert "available" in stored["clocksource"] and "logical" in stored["cpu"]
+    assert compatible(stored, stored) == []
+
+
+def test_a_sample_file_alone_has_its_environment(probe: str, tmp_path: Path) -> None:
+    """A sample file from another machine (no run.json): its environment is the probe's
+    record, in the schema; so is an older probe's flat record."""
+    from latscope import samples
+    from latscope.runs import Run
+
+    out = tmp_path / "elsewhere.lss"
+    r = run_probe(probe, "file", "-p", f"dir={tmp_path}", "-n", "20", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    env = Run(out).env
+    assert env is not None and env["schema"] == 2
+    assert env["kernel"]["release"] and env["kernel"]["machine"] and env["cpu"]["model"]
+    assert env["clocksource"]["current"] and env["hostname"]
+    assert env["filesystem"]["mount_point"] and env["filesystem"]["fstype"]
+    assert compatible(env, env) == [] and render(env) is not None
+
+    old = samples.load(out).header
+    old["env"] = {
+        "sysname": "Linux",
+        "release": "5.10.0",
+        "machine": "aarch64",
+        "hostname": "far",
+        "cpu_model": "Old CPU",
+        "cpus_online": 8,
+        "clocksource": "arch_sys_counter",
+        "pid": 7,
+        "uid": 0,
+        "euid": 0,
+    }
+    old["bench"]["filesystem"] = {"type": "xfs", "source": "/dev/x", "mountpoint": "/data"}
+    sf = samples.load(out)
+    p = samples.write(tmp_path / "old.lss", old, {c: sf.ticks[c] for c in sf.ticks})
+    env_old = Run(p).env
+    assert env_old is not None
+    assert env_old["kernel"]["release"] == "5.10.0" and env_old["cpu"]["model"] == "Old CPU"
+    assert env_old["cpu"]["online_count"] == 8 and env_old["hostname"] == "far"
+    assert env_old["clocksource"]["current"] == "arch_sys_counter"
+    assert env_old["filesystem"]["fstype"] == "xfs"
+    assert env_old["filesystem"]["mount_point"] == "/data"
+    text = " ".join(compatible(env, env_old))
+    for word in ("CPU", "architecture", "kernel", "clock source", "filesystem"):
+        assert f"Different {word}" in text
+
+
+def test_runs_kept_before_the_schema_was_shared_still_compare() -> None:
+    """run.json of an older latscope: the lab's capture (schema 1), whose names the schema
+    kept; it is read as it is and compares with a new one."""
+    from latscope.env import of_run
+
+    old = {"schema": 1, "kernel": {"release": "6.1"}, "cpu": {"model": "A"}, "hostname": "h"}
+    new = {"schema": 2, "kernel": {"release": "6.2"}, "cpu": {"model": "A"}, "hostname": "h"}
+    assert of_run({"env": old}, {"env": {"cpu_model": "ignored"}}) == old
+    assert compatible(old, new) == ["Different kernel: 6.1 vs 6.2."]
+    assert of_run({"env": None}, {}) is None  # an imported CSV records none

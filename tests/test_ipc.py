@@ -660,7 +660,9 @@ def test_workers_split_and_count_on(ipc_probe: str, tmp_path: Path, tmpdir_env: 
     ws = h["workers"]
     assert [w["n"] for w in ws] == [334, 334, 333]
     assert all(w["warmup"] == 7 for w in ws)
-    assert len({w["pid"] for w in ws}) == 3 and h["env"]["pid"] not in {w["pid"] for w in ws}
+    assert len({w["pid"] for w in ws}) == 3 and h["env"]["process"]["pid"] not in {
+        w["pid"] for w in ws
+    }
     assert all(set(w["timed_rusage"]) == {"initiator", "responder"} for w in ws)
     assert (np.diff(sf.ticks["t_start"]) > 0).all()
     assert (sf.ticks["oneway"] > 0).all()

@@ -56,7 +56,7 @@ def measure(
     assert h["columns"][0]["name"] == "t_start"
     for key in ("probe", "params", "env", "started_utc", "finished_utc", "argv", "bench"):
         assert key in h, key
-    assert h["env"]["release"] and h["env"]["cpu_model"]
+    assert h["env"]["kernel"]["release"] and h["env"]["cpu"]["model"]
     for c in sf.duration_columns:
         assert sf.ticks[c].shape == (n,)
         assert (sf.ticks[c] > 0).all(), c
@@ -118,8 +118,8 @@ def test_file_variants(
     d.mkdir()
     sf = measure(probe, tmp_path, "file", f"dir={d}", *params, n=50, warmup=3)
     assert sf.duration_columns == cols
-    fs = sf.header["bench"]["filesystem"]
-    assert fs["type"] and fs["mountpoint"]
+    fs = sf.header["env"]["filesystem"]
+    assert fs["fstype"] and fs["mount_point"] and fs["path"] == os.path.realpath(d)
     assert list(d.iterdir()) == []  # the test file is removed
 
 
@@ -137,7 +137,7 @@ def test_file_default_dir_is_private_and_removed(
 @pytest.mark.skipif(not os.path.isdir("/dev/shm"), reason="no /dev/shm on this system")
 def test_file_on_tmpfs(probe: str, tmp_path: Path) -> None:
     sf = measure(probe, tmp_path, "file", "dir=/dev/shm", n=20, warmup=2)
-    assert sf.header["bench"]["filesystem"]["type"] == "tmpfs"
+    assert sf.header["env"]["filesystem"]["fstype"] == "tmpfs"
     # tmpfs has O_DIRECT since Linux 6.6; before, the probe must refuse it with one line
     r = run_probe(
         probe,

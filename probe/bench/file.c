@@ -295,23 +295,14 @@ static void run_file(struct runctx *ctx) {
     free(wbuf);
     free(rbuf);
 
-    struct fsinfo fi;
-    int have = plat_fsinfo(dir, &fi) == 0;
+    plat_fsinfo(dir, &ctx->fs); /* the environment's "filesystem" */
+    ctx->have_fs = 1;
     struct jbuf *j = &ctx->meta;
     jb_init(j);
     jb_obj(j, NULL);
     jb_str(j, "dir", dir);
     jb_bool(j, "dir_is_private_temporary", !*param(ctx, "dir")->s);
     jb_str(j, "path", path);
-    jb_obj(j, "filesystem");
-    jb_str(j, "type", have ? fi.fstype : NULL);
-    jb_str(j, "source", have ? fi.source : NULL);
-    jb_str(j, "mountpoint", have ? fi.mountpoint : NULL);
-    jb_str(j, "options", have ? fi.options : NULL);
-    char magic[32];
-    snprintf(magic, sizeof magic, "0x%llx", fi.magic);
-    jb_str(j, "statfs_magic", magic);
-    jb_end_obj(j);
     jb_int(j, "size_bytes", size);
     jb_str(j, "cache", cache);
     jb_int(j, "open_flags", flags);
@@ -353,8 +344,8 @@ const struct bench bench_file = {
     /* a cold page cache blocks and may fault in the timed calls; a warm one should not */
     .display = {.roles = {"main"},
                 .faults_expected = {"cache", NULL, "warm", NULL},
-                .lines = {"file: {bench.path} on {bench.filesystem.type} "
-                          "({bench.filesystem.source} at {bench.filesystem.mountpoint}), "
+                .lines = {"file: {bench.path} on {env.filesystem.fstype} "
+                          "({env.filesystem.source} at {env.filesystem.mount_point}), "
                           "{bench.size_bytes} bytes, cache={bench.cache}"},
                 .dim_lines = {"{bench.note}"}},
 };

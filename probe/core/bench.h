@@ -146,6 +146,8 @@ struct runctx {
     struct role_usage roles[2];
     int preempt_expected; /* involuntary switches are part of the mechanism (spinning on one
                            * CPU, unpinned spinning) */
+    int have_fs;          /* the benchmark worked in a directory (file): its file system, */
+    struct fsinfo fs;     /* recorded as the environment's "filesystem" */
     /* set by main: */
     int faults_expected;  /* the timed calls themselves may fault (display.faults_expected) */
     int nworkers;
@@ -223,6 +225,9 @@ int sfile_write_raw(const char *path, const char *header_json, int ncols, int64_
                     uint64_t nrows);
 uint32_t crc32_update(uint32_t crc, const void *data, size_t len);
 void iso_utc_now(char *buf, size_t len);
+/* The environment's schema version (docs/store.md), and its JSON under key (NULL: bare). */
+#define ENV_SCHEMA 2
+void env_json(struct jbuf *j, const char *key, const struct fsinfo *fs);
 
 /* --workers auto: as many workers as give each at least AUTO_MIN_PER_WORKER iterations, at
  * most AUTO_WORKERS (the lab's default: between-run variation in every run) */

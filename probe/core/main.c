@@ -21,6 +21,7 @@ static void usage(FILE *f) {
             "usage: latscope-probe BENCH [-p key=value ...] [-n N] [--warmup W] [--clock C]\n"
             "                      [--workers W] [--inject-ns N] -o FILE\n"
             "       latscope-probe BENCH --check [-p key=value ...] [-n N] [--workers W] ...\n"
+            "       latscope-probe --env [DIR]\n"
             "       latscope-probe --list | --clocks | --version | --help\n"
             "\n"
             "Runs one benchmark with one set of parameters and writes every sample to FILE\n"
@@ -42,6 +43,8 @@ static void usage(FILE *f) {
             "                    region (default 0), so a known difference can be injected\n"
             "  --check           check the parameters as a run would, print them resolved (JSON)\n"
             "                    and exit 0, or exit 2 or 3 with one line; nothing is measured\n"
+            "  --env [DIR]       print the environment a sample file records (JSON), with the\n"
+            "                    file system of DIR when given\n"
             "\n"
             "exit codes: 0 ok, 1 measurement failed, 2 bad input, 3 unsupported or not\n"
             "permitted here, 130 interrupted.  Errors are one line on stderr.\n"
@@ -294,6 +297,19 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(a1, "--clocks")) {
         print_clocks();
+        return 0;
+    }
+    if (!strcmp(a1, "--env")) {
+        if (argc > 3) die(EXIT_BADINPUT, "--env takes at most one directory");
+        struct fsinfo fs;
+        if (argc == 3 && access(argv[2], F_OK) != 0)
+            die(EXIT_BADINPUT, "--env %s: %s", argv[2], strerror(errno));
+        if (argc == 3) plat_fsinfo(argv[2], &fs);
+        struct jbuf j;
+        jb_init(&j);
+        env_json(&j, NULL, argc == 3 ? &fs : NULL);
+        printf("%s\n", j.s);
+        jb_free(&j);
         return 0;
     }
     struct options o;

@@ -68,24 +68,53 @@ static void iso_utc(char *buf, size_t len) {
     strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-/* What the lab's environment capture cannot see from outside: this process's view. */
-static void env_basics(struct jbuf *j) {
+static const char *or_null(const char *s) { return s && *s ? s : NULL; }
+
+/* The environment as this process sees it, in the schema of docs/store.md ("The
+ * environment"): the facts the probe records, under the names the lab uses for them; the lab
+ * adds the rest.  fs: the directory the benchmark worked in, or NULL. */
+void env_json(struct jbuf *j, const char *key, const struct fsinfo *fs) {
     struct utsname u;
+    int have_u = uname(&u) == 0;
     char buf[512];
-    jb_obj(j, "env");
-    if (uname(&u) == 0) {
-        jb_str(j, "sysname", u.sysname);
-        jb_str(j, "release", u.release);
-        jb_str(j, "version", u.version);
-        jb_str(j, "machine", u.machine);
-        jb_str(j, "hostname", u.nodename);
-    }
-    jb_str(j, "cpu_model", plat_cpu_model(buf, sizeof buf) == 0 ? buf : NULL);
-    jb_int(j, "cpus_online", plat_cpus_online());
-    jb_str(j, "clocksource", plat_clocksource(buf, sizeof buf) == 0 ? buf : NULL);
+    jb_obj(j, key);
+    jb_int(j, "schema", ENV_SCHEMA);
+    jb_str(j, "hostname", have_u ? u.nodename : NULL);
+    jb_obj(j, "kernel");
+    jb_str(j, "sysname", have_u ? u.sysname : NULL);
+    jb_str(j, "release", have_u ? u.release : NULL);
+    jb_str(j, "version", have_u ? u.version : NULL);
+    jb_str(j, "machine", have_u ? u.machine : NULL);
+    jb_end_obj(j);
+    jb_obj(j, "cpu");
+    jb_str(j, "model", plat_cpu_model(buf, sizeof buf) == 0 ? buf : NULL);
+    int online = plat_cpus_online();
+    if (online > 0)
+        jb_int(j, "online_count", online);
+    else
+        jb_null(j, "online_count");
+    jb_end_obj(j);
+    jb_obj(j, "clocksource");
+    jb_str(j, "current", plat_clocksource(buf, sizeof buf) == 0 ? buf : NULL);
+    jb_end_obj(j);
+    jb_obj(j, "process");
     jb_int(j, "pid", getpid());
     jb_int(j, "uid", getuid());
     jb_int(j, "euid", geteuid());
+    jb_end_obj(j);
+    if (fs) {
+        jb_obj(j, "filesystem");
+        jb_str(j, "path", fs->path);
+        jb_str(j, "fstype", or_null(fs->fstype));
+        jb_str(j, "source", or_null(fs->source));
+        jb_str(j, "mount_point", or_null(fs->mount_point));
+        jb_str(j, "mount_options", or_null(fs->mount_options));
+        jb_str(j, "super_options", or_null(fs->super_options));
+        char magic[32];
+        snprintf(magic, sizeof magic, "0x%llx", fs->magic);
+        jb_str(j, "statfs_magic", fs->magic ? magic : NULL);
+        jb_end_obj(j);
+    }
     jb_end_obj(j);
 }
 
@@ -166,7 +195,7 @@ void sfile_write(struct runctx *ctx, const char *path, int argc, char **argv,
     }
     jb_end_arr(&j);
     jb_json(&j, "bench", ctx->meta.len ? ctx->meta.s : "{}");
-    env_basics(&j);
+    env_json(&j, "env", ctx->have_fs ? &ctx->fs : NULL);
     jb_str(&j, "started_utc", started_utc);
     jb_str(&j, "finished_utc", finished);
     jb_arr(&j, "argv");

@@ -28,6 +28,8 @@ struct worker_msg {
     int ncols, nroles, preempt_expected;
     struct column cols[MAX_COLS];
     struct role_usage roles[2];
+    int have_fs;
+    struct fsinfo fs;
     size_t metalen;
 };
 
@@ -43,6 +45,7 @@ __attribute__((noreturn)) static void worker_main(struct runctx *ctx, int fd, lo
     ctx->t0 = 0;
     ctx->nroles = 0;
     ctx->preempt_expected = 0;
+    ctx->have_fs = 0;
     struct supervisor sv = {.progress = &ctx->progress, .progress_base = done_before,
                             .total = ctx->total, .progress_fd = ctx->progress_fd,
                             .stall_timeout_s = 0, .peer = 0};
@@ -59,6 +62,8 @@ __attribute__((noreturn)) static void worker_main(struct runctx *ctx, int fd, lo
     m.preempt_expected = ctx->preempt_expected;
     memcpy(m.cols, ctx->cols, sizeof m.cols);
     memcpy(m.roles, ctx->roles, sizeof m.roles);
+    m.have_fs = ctx->have_fs;
+    m.fs = ctx->fs;
     m.metalen = ctx->meta.len;
     size_t bytes = (size_t)n_w * sizeof(int64_t);
     int bad = write_full(fd, &m, sizeof m) || write_full(fd, ctx->t_start, bytes);
@@ -212,6 +217,8 @@ void run_workers(struct runctx *ctx, int nw) {
         if (w == 0) { /* the benchmark's own metadata: the first worker's */
             jb_init(&ctx->meta);
             jb_raw(&ctx->meta, "%s", meta);
+            ctx->have_fs = m.have_fs;
+            ctx->fs = m.fs;
         }
         free(meta);
         ctx->preempt_expected |= m.preempt_expected;

@@ -161,8 +161,7 @@ static void copy(char *dst, size_t len, const char *src) {
     snprintf(dst, len, "%s", src ? src : "");
 }
 
-int plat_fsinfo_parse_line(const char *line, char *mnt, size_t mntlen, char *type, size_t typelen,
-                      char *src, size_t srclen, char *opts, size_t optslen) {
+int plat_fsinfo_parse_line(const char *line, struct fsinfo *out) {
     /* id parent major:minor root mountpoint options [optional...] - type source superopts */
     char *dup = strdup(line);
     if (!dup) return -1;
@@ -186,14 +185,13 @@ int plat_fsinfo_parse_line(const char *line, char *mnt, size_t mntlen, char *typ
         free(dup);
         return -1;
     }
-    copy(mnt, mntlen, tok[4]);
-    plat_fsinfo_unescape(mnt);
-    copy(type, typelen, ftype);
-    copy(src, srclen, fsrc);
-    plat_fsinfo_unescape(src);
-    char o[1024];
-    snprintf(o, sizeof o, "%s%s%s", tok[5], super ? "," : "", super ? super : "");
-    copy(opts, optslen, o);
+    copy(out->mount_point, sizeof out->mount_point, tok[4]);
+    plat_fsinfo_unescape(out->mount_point);
+    copy(out->fstype, sizeof out->fstype, ftype);
+    copy(out->source, sizeof out->source, fsrc);
+    plat_fsinfo_unescape(out->source);
+    copy(out->mount_options, sizeof out->mount_options, tok[5]);
+    copy(out->super_options, sizeof out->super_options, super);
     free(dup);
     return 0;
 }
@@ -204,32 +202,39 @@ static int is_prefix(const char *mnt, const char *path) {
     return strncmp(mnt, path, l) == 0 && (path[l] == '/' || path[l] == 0);
 }
 
+int plat_fsinfo_mount(FILE *f, const char *real, struct fsinfo *out) {
+    char line[4096];
+    size_t best = 0;
+    int found = 0;
+    struct fsinfo m;
+    while (fgets(line, sizeof line, f)) {
+        memset(&m, 0, sizeof m);
+        if (plat_fsinfo_parse_line(line, &m)) continue;
+        /* the last of equally long matches wins: it is mounted over the earlier ones */
+        if (is_prefix(m.mount_point, real) && strlen(m.mount_point) >= best) {
+            best = strlen(m.mount_point);
+            copy(out->mount_point, sizeof out->mount_point, m.mount_point);
+            copy(out->fstype, sizeof out->fstype, m.fstype);
+            copy(out->source, sizeof out->source, m.source);
+            copy(out->mount_options, sizeof out->mount_options, m.mount_options);
+            copy(out->super_options, sizeof out->super_options, m.super_options);
+            found = 1;
+        }
+    }
+    return found ? 0 : -1;
+}
+
 int plat_fsinfo(const char *path, struct fsinfo *out) {
     memset(out, 0, sizeof *out);
+    copy(out->path, sizeof out->path, path);
     char real[PATH_MAX];
     if (!realpath(path, real)) return -1;
+    copy(out->path, sizeof out->path, real);
     struct statfs sf;
     if (statfs(real, &sf) == 0) out->magic = (unsigned long long)sf.f_type;
     FILE *f = fopen("/proc/self/mountinfo", "r");
     if (!f) return -1;
-    char line[4096];
-    size_t best = 0;
-    int found = 0;
-    while (fgets(line, sizeof line, f)) {
-        char mnt[1024], type[64], src[512], opts[512];
-        if (plat_fsinfo_parse_line(line, mnt, sizeof mnt, type, sizeof type, src, sizeof src, opts,
-                              sizeof opts))
-            continue;
-        /* the last of equally long matches wins: it is mounted over the earlier ones */
-        if (is_prefix(mnt, real) && strlen(mnt) >= best) {
-            best = strlen(mnt);
-            copy(out->mountpoint, sizeof out->mountpoint, mnt);
-            copy(out->fstype, sizeof out->fstype, type);
-            copy(out->source, sizeof out->source, src);
-            copy(out->options, sizeof out->options, opts);
-            found = 1;
-        }
-    }
+    int r = plat_fsinfo_mount(f, real, out);
     fclose(f);
-    return found ? 0 : -1;
+    return r;
 }

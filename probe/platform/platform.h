@@ -12,6 +12,7 @@
 
 #include <signal.h>
 #include <stddef.h>
+#include <stdio.h>
 
 /* ---------------------------------------------------------------- CPUs and memory */
 
@@ -57,21 +58,24 @@ void plat_thread_usage(struct thread_usage *u);
 
 /* ---------------------------------------------------------------- file systems */
 
-/* Which file system a path lives on. */
+/* Which file system a path lives on (the environment's "filesystem": docs/store.md). */
 struct fsinfo {
+    char path[4096];          /* the path, resolved (as given when it cannot be) */
     char fstype[64];
     char source[512];
-    char mountpoint[1024];
-    char options[512];
+    char mount_point[1024];
+    char mount_options[512];  /* the mount's own options */
+    char super_options[512];  /* the file system's (superblock) options */
     unsigned long long magic; /* statfs f_type */
 };
-/* 0 on success; fields are "" where unknown. */
+/* 0 on success; fields are "" where unknown (path is always set). */
 int plat_fsinfo(const char *path, struct fsinfo *out);
 /* Linux mountinfo, exposed for tests: decode its octal escapes (\040 for a space) in place;
- * parse one line into mount point, type, source and options (0 on success). */
+ * parse one line into mount point, type, source and options of out (0 on success); choose
+ * the mount of the resolved path `real` from a mountinfo stream (0 when found). */
 void plat_fsinfo_unescape(char *s);
-int plat_fsinfo_parse_line(const char *line, char *mnt, size_t mntlen, char *type,
-                           size_t typelen, char *src, size_t srclen, char *opts, size_t optslen);
+int plat_fsinfo_parse_line(const char *line, struct fsinfo *out);
+int plat_fsinfo_mount(FILE *mountinfo, const char *real, struct fsinfo *out);
 
 /* Emptying the page cache, dentries and inodes (file cache=drop, root only): open the control
  * once (a descriptor, or -1 with errno: EACCES/EPERM without the privilege), then drop before

@@ -72,16 +72,17 @@ void plat_thread_usage(struct thread_usage *u) { memset(u, 0, sizeof *u); }  /* 
 /* ---------------------------------------------------------------- file systems */
 
 int plat_fsinfo(const char *path, struct fsinfo *out) {  /* e.g. statfs f_fstypename */
-    (void)path;
     memset(out, 0, sizeof *out);
+    snprintf(out->path, sizeof out->path, "%s", path);
     return -1;
 }
 void plat_fsinfo_unescape(char *s) { (void)s; }
-int plat_fsinfo_parse_line(const char *line, char *mnt, size_t mntlen, char *type,
-                           size_t typelen, char *src, size_t srclen, char *opts,
-                           size_t optslen) {
-    (void)line, (void)mnt, (void)mntlen, (void)type, (void)typelen;
-    (void)src, (void)srclen, (void)opts, (void)optslen;
+int plat_fsinfo_parse_line(const char *line, struct fsinfo *out) {
+    (void)line, (void)out;
+    return -1;
+}
+int plat_fsinfo_mount(FILE *mountinfo, const char *real, struct fsinfo *out) {
+    (void)mountinfo, (void)real, (void)out;
     return -1;
 }
 

@@ -107,8 +107,10 @@ def notes_for(
 
 
 def run_notes(meta: Mapping[str, Any]) -> list[Note]:
-    """``notes_for`` a stored run's metadata (benchmark, resolved params, filesystem)."""
-    fs = ((meta.get("bench") or {}).get("filesystem") or {}).get("type")
+    """``notes_for`` a stored run's metadata (benchmark, resolved params, filesystem: the
+    probe's record, ``env.filesystem``; ``bench.filesystem`` in files of older probes)."""
+    fs = ((meta.get("env") or {}).get("filesystem") or {}).get("fstype")
+    fs = fs or ((meta.get("bench") or {}).get("filesystem") or {}).get("type")
     return notes_for(str(meta.get("benchmark") or ""), meta.get("params") or {}, fs)
 
 

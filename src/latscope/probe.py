@@ -65,6 +65,22 @@ def benchmark(name: str) -> dict[str, Any]:
     raise BadInput(f"unknown benchmark '{name}' (known: {known}); see 'latscope list'")
 
 
+def environment(path: str | None = None) -> dict[str, Any]:
+    """The environment as the probe records it in a sample file's header (`env`), with the
+    filesystem holding ``path`` when given (``latscope-probe --env [DIR]``)."""
+    args = [probe_path(), "--env"] + ([path] if path is not None else [])
+    try:
+        out = subprocess.run(args, capture_output=True, text=True, timeout=30)
+    except OSError as e:
+        raise Unsupported(f"cannot run {args[0]}: {e.strerror}") from None
+    if out.returncode == 2:
+        raise BadInput(_error_line(out.stderr))
+    if out.returncode != 0:
+        raise Unsupported(f"{args[0]} --env failed: {_error_line(out.stderr)}")
+    env: dict[str, Any] = json.loads(out.stdout)
+    return env
+
+
 def clocks() -> list[dict[str, Any]]:
     """Step (granularity) and read cost of every clock on this machine (runs the probe)."""
     out = subprocess.run([probe_path(), "--clocks"], capture_output=True, text=True, timeout=60)

@@ -97,7 +97,10 @@ def measure(
 
     ``workers``: worker processes (None: the probe's ``--workers auto``, up to 10 with at least
     200 iterations each, decided where each benchmark's default n is known; 1: a single
-    process). ``inject_ns``: a known busy-wait added to every timed region (validation, `trust`)."""
+    process). ``inject_ns``: a known busy-wait added to every timed region (validation, `trust`).
+    ``env``: an environment the caller captured (None: captured here, the load averages before
+    the run, the rest after it); either way the probe's record of the environment, in the
+    sample file's header, is merged in and the merge is kept in run.json."""
     from .runs import Run  # polars and numpy: not for commands that only list the store
 
     params = dict(params or {})
@@ -113,11 +116,10 @@ def measure(
     if workers is not None and n is not None and workers > n:
         raise BadInput(f"--repeat {workers}: more worker processes than iterations (-n {n})")
     w: int | str = workers if workers is not None else "auto"
-    st = open_store(store)
-    if env is None:
-        from . import env as envmod
+    from . import env as envmod
 
-        env = envmod.capture(path=env_path(bench, params))  # cheap: no load sampling
+    st = open_store(store)
+    load = envmod.load_now() if env is None else None  # before the run, which would count
     with st.transaction(bench) as t:
         args = probe.probe_args(
             bench,
@@ -132,6 +134,12 @@ def measure(
         created = _now_utc()
         warnings = probe.run_probe(args, progress=progress)
         measured = Run(t.samples_path)  # the complete sample file, still in the partial directory
+        # one environment: the probe's record (its header) and what the lab adds to it
+        record = envmod.of_header(measured.meta)
+        if env is None:
+            env = envmod.capture(probe_env=record or {}, load=load)  # cheap: no load sampling
+        else:
+            env = envmod.merge(dict(env), record)
         meta = {
             "id": t.id,
             "created_utc": created,
@@ -144,21 +152,10 @@ def measure(
             "latscope_version": __version__,
             "probe_warnings": warnings,
             "tags": dict(tags or {}),
-            "env": dict(env) if env else None,
+            "env": env,
             "status": "complete",
         }
         return keep(t, meta, measured)
-
-
-def env_path(bench: str, params: Mapping[str, Any]) -> str | None:
-    """The directory whose filesystem a run's environment records: the value of the
-    benchmark's `path` parameter (file: `dir`), or the probe's default for it ($TMPDIR or
-    /tmp) when not given; None for benchmarks without a path parameter."""
-    for p in probe.benchmark(bench).get("params", []):
-        if p.get("type") == "path":
-            v = params.get(p["name"])
-            return str(v) if v not in (None, "") else os.environ.get("TMPDIR") or "/tmp"
-    return None
 
 
 def load(

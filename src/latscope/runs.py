@@ -68,6 +68,15 @@ class Run:
         return self.columns + self.derived_columns
 
     @property
+    def env(self) -> dict[str, Any] | None:
+        """The environment the run was measured in, in the one schema (docs/store.md): run.json's
+        (the probe's record and the lab's capture), else the sample file's own record; None
+        when neither records one (imported CSV)."""
+        from .env import of_run
+
+        return of_run(self.meta.get("run"), self.meta)
+
+    @property
     def clock(self) -> dict[str, Any]:
         return dict(self.meta["clock"])
 

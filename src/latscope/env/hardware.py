@@ -124,8 +124,7 @@ def _cpu(root: str, info: Env | None) -> Env:
         affinity = _safe(lambda: sorted(os.sched_getaffinity(0)))
 
     info = info or {}
-    return {
-        "model": info.get("model"),
+    return {  # the model is the probe's record
         "vendor": info.get("vendor"),
         "logical": logical,
         "online": online,
@@ -203,12 +202,10 @@ def _cpuidle(root: str, cpus: list[int]) -> Env | None:
 
 
 def _clocksource(root: str) -> Env:
+    """The clock sources the kernel offers (the one in use is the probe's record)."""
     d = "sys/devices/system/clocksource/clocksource0"
     available = _read1(root, f"{d}/available_clocksource")
-    return {
-        "current": _read1(root, f"{d}/current_clocksource"),
-        "available": available.split() if available is not None else None,
-    }
+    return {"available": available.split() if available is not None else None}
 
 
 def _probe_clock() -> Env | None:

@@ -1,6 +1,7 @@
 """Defensive readers of /proc and /sys below a root (tests point it at a fake tree), kernel
 CPU lists and /proc/self/mountinfo: each returns None (or an empty list) for what cannot be
-read, never raises."""
+read, never raises.  Mountinfo is read for the cgroup hierarchies and the container hint of
+an overlay root; the filesystem of a benchmark's directory is the probe's record."""
 
 import os
 import re
@@ -146,29 +147,6 @@ def _mount_of(mounts: list[dict[str, str]], path: str) -> dict[str, str] | None:
         if inside and (best is None or len(mp) >= len(best["mount_point"])):
             best = m
     return best
-
-
-def _filesystem(root: str, path: str) -> Env | None:
-    resolved = os.path.realpath(path) if root == "/" else os.path.normpath(os.path.join("/", path))
-    mounts = parse_mountinfo(_read(root, "proc/self/mountinfo"))
-    mount = _mount_of(mounts, resolved) if mounts else None
-    if mount is None:
-        return {
-            "path": resolved,
-            "fstype": None,
-            "source": None,
-            "mount_point": None,
-            "mount_options": None,
-            "super_options": None,
-        }
-    return {
-        "path": resolved,
-        "fstype": mount["fstype"],
-        "source": mount["source"],
-        "mount_point": mount["mount_point"],
-        "mount_options": mount["mount_options"],
-        "super_options": mount["super_options"],
-    }
 
 
 def _get(env: Env, *keys: str) -> Any:

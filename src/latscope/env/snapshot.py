@@ -1,9 +1,10 @@
 """Environment capture: what a result was measured on, as a plain, JSON-ready dict.
 
-`capture()` reads /proc, /sys and a few files under /etc and /boot, never runs a command and
-never raises: a file that is missing or unreadable yields None for its field.  Every path is
-read through `root`, so tests can point it at a fake tree.  Per-CPU maps are keyed by the CPU
-number as a string.
+`capture()` reads /proc, /sys and a few files under /etc and /boot, never raises: a file that
+is missing or unreadable yields None for its field.  Every path is read through `root`, so
+tests can point it at a fake tree.  Per-CPU maps are keyed by the CPU number as a string.  The
+facts the probe records (`schema.PROBE_FACTS`) are never read here: they come from the probe's
+record (a sample file's header, or ``latscope-probe --env``) and are merged in.
 """
 
 import gzip
@@ -26,7 +27,6 @@ from .hardware import (
 from .readers import (
     Env,
     _exists,
-    _filesystem,
     _int,
     _listdir,
     _path,
@@ -35,8 +35,7 @@ from .readers import (
     _safe,
     parse_mountinfo,
 )
-
-SCHEMA = 1
+from .schema import SCHEMA, merge, of_header
 
 _TSC_FLAGS = ("constant_tsc", "nonstop_tsc", "tsc_reliable", "tsc_known_freq", "rdtscp")
 
@@ -58,22 +57,11 @@ def _cmdline_params(cmdline: str | None) -> dict[str, str]:
     return params
 
 
-def _kernel(root: str) -> Env:
-    release: str | None
-    version: str | None
-    machine: str | None
-    if root == "/":
-        u = os.uname()
-        release, version, machine = u.release, u.version, u.machine
-    else:
-        release = _read1(root, "proc/sys/kernel/osrelease")
-        version = _read1(root, "proc/sys/kernel/version") or _read1(root, "proc/version")
-        machine = _read1(root, "proc/sys/kernel/arch")
+def _kernel(root: str, release: str | None) -> Env:
+    """What the lab adds about the kernel; ``release`` (the probe's record) names the
+    /boot/config-RELEASE file."""
     config = _safe(_kernel_config, root, release)
     return {
-        "release": release,
-        "version": version,
-        "machine": machine,
         "proc_version": _read1(root, "proc/version"),
         "cmdline": _read1(root, "proc/cmdline"),
         "config_hz": config.get("hz") if config else None,
@@ -297,12 +285,6 @@ def _memory_total(root: str) -> int | None:
     return int(m.group(1)) * 1024 if m else None
 
 
-def _hostname(root: str) -> str | None:
-    if root == "/":
-        return platform.node() or None
-    return _read1(root, "proc/sys/kernel/hostname") or _read1(root, "etc/hostname")
-
-
 def _latscope_version() -> str | None:
     try:
         from .._version import __version__
@@ -365,29 +347,42 @@ def capture(
     root: str = "/",
     sample_load: bool = False,
     interval: float = 0.2,
+    probe_env: Env | None = None,
+    load: Env | None = None,
 ) -> Env:
-    """Capture the environment as a JSON-ready dict.
+    """Capture the environment as a JSON-ready dict, in the schema of docs/store.md.
 
-    path: also record the filesystem (type, source, mount point, options) holding this path.
-    root: read every file below this directory instead of "/" (for tests); os.uname and the
-        host name are then taken from the tree too.
+    probe_env: the probe's record of the environment (a sample file's header ``env``, as
+        `schema.of_header` reads it): the facts it holds are taken from it. None: asked of the
+        probe (``latscope-probe --env [path]``) when root is "/"; with another root (a fake
+        tree) they stay unknown unless given.
+    path: the directory whose filesystem the probe records when it is asked here.
+    root: read every file below this directory instead of "/" (for tests).
     sample_load: sample per-CPU busy share from /proc/stat over `interval` seconds into
         "cpu_busy" (check() uses it to warn about busy CPUs and busy SMT siblings).
+    load: the load averages sampled earlier (`load_now`; a run samples them before the probe
+        starts, so that they do not count the run itself); None: read now.
 
-    "clocksource" holds the kernel's clock source in use (``current``, from
-    current_clocksource: it serves clock_gettime, hence the probe's mono and mono_raw clocks
-    and its TSC calibration) and the ones offered; "probe_clock" the clock the probe times with
-    by default (from its catalogue; None when root is not "/" or there is no probe). A run's
-    own header records the clock it used.
+    "clocksource" holds the kernel's clock source in use (``current``, the probe's record: it
+    serves clock_gettime, hence the probe's mono and mono_raw clocks and its TSC calibration)
+    and the ones offered; "probe_clock" the clock the probe times with by default (from its
+    catalogue; None when root is not "/" or there is no probe). A run's own header records the
+    clock it used.
     """
-    kernel = _safe(_kernel, root) or {}
+    if probe_env is None and root == "/":
+        probe_env = _safe(_ask_probe, path)
+    facts = probe_env or {}
+    if path is not None and not isinstance(facts.get("filesystem"), dict):
+        facts = dict(facts, filesystem={"path": path})
+    release = (facts.get("kernel") or {}).get("release")
+    kernel = _safe(_kernel, root, release) or {}
     info = _safe(_cpuinfo, root)
     flags = info.get("flags") if info else None
     cpu = _safe(_cpu, root, info) or {}
     cpus = cpu.get("online") or _cpu_dirs(root)
-    clock = _safe(_clocksource, root) or {"current": None, "available": None}
+    clock = _safe(_clocksource, root) or {"available": None}
     tsc = {f: f in flags for f in _TSC_FLAGS} if flags is not None else None
-    return {
+    lab: Env = {
         "schema": SCHEMA,
         "captured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "latscope_version": _latscope_version(),
@@ -395,7 +390,6 @@ def capture(
             "version": platform.python_version(),
             "implementation": platform.python_implementation(),
         },
-        "hostname": _safe(_hostname, root),
         "kernel": kernel,
         "distribution": _safe(_os_release, root),
         "cpu": cpu,
@@ -404,13 +398,24 @@ def capture(
         "clocksource": clock,
         "probe_clock": _safe(_probe_clock) if root == "/" else None,
         "tsc": tsc,
-        "virtualization": _safe(_virtualization, root, flags, kernel, clock),
+        "virtualization": _safe(_virtualization, root, flags, dict(kernel, release=release), clock),
         "cgroup": _safe(_cgroup, root),
         "seccomp": _safe(_seccomp, root),
         "mitigations": _safe(_mitigations, root),
         "isolation": _safe(_isolation, root, kernel.get("cmdline")),
-        "load": _safe(_load, root),
+        "load": load if load is not None else load_now(root),
         "memory_total_bytes": _safe(_memory_total, root),
         "cpu_busy": cpu_busy(root, interval) if sample_load else None,
-        "filesystem": _safe(_filesystem, root, path) if path is not None else None,
     }
+    return merge(lab, facts)
+
+
+def load_now(root: str = "/") -> Env | None:
+    """The load averages and runnable threads now (/proc/loadavg), or None."""
+    return _safe(_load, root)  # type: ignore[no-any-return]
+
+
+def _ask_probe(path: str | None) -> Env | None:
+    from .. import probe
+
+    return of_header({"env": probe.environment(path)})

@@ -74,20 +74,6 @@ def common_columns(runs: Sequence[Run], labels: Sequence[str] | None = None) -> 
     return common
 
 
-def _header_env_diffs(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
-    out = []
-    for key, what in (
-        ("cpu_model", "CPU"),
-        ("machine", "architecture"),
-        ("release", "kernel"),
-        ("clocksource", "clock source"),
-    ):
-        va, vb = a.get(key), b.get(key)
-        if va is not None and vb is not None and va != vb:
-            out.append(f"Different {what}: {va} vs {vb}.")
-    return out
-
-
 def env_differences(a: Run, b: Run) -> list[str]:
     """Why the results of runs a and b may not be comparable; empty when nothing is known to
     differ."""
@@ -100,11 +86,7 @@ def env_differences(a: Run, b: Run) -> list[str]:
             "environment and the clock are unknown, so differences may come from the machine, "
             "not the code."
         ]
-    ea, eb = (a.meta.get("run") or {}).get("env"), (b.meta.get("run") or {}).get("env")
-    if isinstance(ea, dict) and isinstance(eb, dict):
-        out = list(envmod.compatible(ea, eb))
-    else:
-        out = _header_env_diffs(a.meta.get("env") or {}, b.meta.get("env") or {})
+    out = list(envmod.compatible(a.env or {}, b.env or {}))
     ca, cb = a.clock, b.clock
     if ca.get("name") != cb.get("name"):
         out.append(

@@ -189,14 +189,15 @@ def _environment(run: Run) -> list[Block]:
         for fd in envmod.check(full):
             out.append(Alert(f"{fd.message} {fd.advice}", code=fd.code, severity=fd.severity))
         return out
-    e = run.meta.get("env") or {}
+    e = run.env or {}
+    k, c, p = e.get("kernel") or {}, e.get("cpu") or {}, e.get("process") or {}
     rows: list[tuple[str, str | Cell]] = [
         ("host", str(e.get("hostname"))),
-        ("kernel", f"{e.get('sysname')} {e.get('release')} ({e.get('version')})"),
-        ("architecture", str(e.get("machine"))),
-        ("CPU", f"{e.get('cpu_model')}, {e.get('cpus_online')} CPUs online"),
-        ("clock source", str(e.get("clocksource"))),
-        ("user", f"uid {e.get('uid')}, euid {e.get('euid')}"),
+        ("kernel", f"{k.get('sysname')} {k.get('release')} ({k.get('version')})"),
+        ("architecture", str(k.get("machine"))),
+        ("CPU", f"{c.get('model')}, {c.get('online_count')} CPUs online"),
+        ("clock source", str((e.get("clocksource") or {}).get("current"))),
+        ("user", f"uid {p.get('uid')}, euid {p.get('euid')}"),
     ]
     out.append(KeyValues("Environment (as recorded by the probe)", rows))
     return out

@@ -9,6 +9,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from ..env import of_header
 from ..notes import run_notes
 from ..summary import (
     P50_CI_HIGH,
@@ -335,11 +336,11 @@ def print_run(console: Console, run: Any, details: bool = False) -> None:
             f"{','.join(str(c) for c in bench['cpus'])}), {bench['mode']}, "
             f"{bench['message_bytes']} B messages; rtt/2 is an estimate of the one-way time"
         )
-    fs = bench.get("filesystem")
-    if fs:
+    fs = (of_header(meta) or {}).get("filesystem")
+    if fs and "path" in bench:
         console.print(
-            f"file: {bench['path']} on {fs.get('type')} ({fs.get('source')} at "
-            f"{fs.get('mountpoint')}), {bench['size_bytes']} bytes, cache={bench['cache']}"
+            f"file: {bench['path']} on {fs.get('fstype')} ({fs.get('source')} at "
+            f"{fs.get('mount_point')}), {bench['size_bytes']} bytes, cache={bench['cache']}"
         )
         console.print(f"[dim]{bench.get('note')}[/dim]")
     for note in run_notes(meta):
@@ -360,11 +361,13 @@ def print_run(console: Console, run: Any, details: bool = False) -> None:
             "elsewhere: environment and clock unknown[/dim]"
         )
     elif details:
-        env = meta.get("env") or {}
+        env = of_header(meta) or {}
+        cpu = env.get("cpu") or {}
         console.print(
             f"[dim]measured {meta.get('started_utc')} on {env.get('hostname')}: "
-            f"{env.get('cpu_model')}, {env.get('cpus_online')} CPUs, kernel "
-            f"{env.get('release')}, clocksource {env.get('clocksource')}; probe "
+            f"{cpu.get('model')}, {cpu.get('online_count')} CPUs, kernel "
+            f"{(env.get('kernel') or {}).get('release')}, clocksource "
+            f"{(env.get('clocksource') or {}).get('current')}; probe "
             f"{(meta.get('probe') or {}).get('version')}[/dim]"
         )
 
