@@ -143,8 +143,8 @@ def limits(store: Path, bench: str) -> dict | None:
     """
     import numpy as np
 
-    from latscope.stats.between import segment_medians, typical_median
     from latscope.runs import Run
+    from latscope.stats.between import segment_medians, typical_median
 
     meds, slow, workers = [], 0, 0
     for d in sorted((store / "runs").iterdir()):

@@ -65,6 +65,103 @@ def benchmark(name: str) -> dict[str, Any]:
     raise BadInput(f"unknown benchmark '{name}' (known: {known}); see 'latscope list'")
 
 
+def catalogue_or_none() -> dict[str, Any] | None:
+    """The catalogue, or None where no probe can be run: views of stored runs go on without
+    one, with what the runs recorded."""
+    try:
+        return catalogue()
+    except LatscopeError:
+        return None
+
+
+def entry(name: str) -> dict[str, Any] | None:
+    """The catalogue entry of benchmark ``name``; None where the probe does not know it (an
+    import, a benchmark of another probe) or no probe can be run."""
+    for b in (catalogue_or_none() or {}).get("benchmarks", []):
+        if b.get("name") == name:
+            return b
+    return None
+
+
+def clock_choices() -> list[str]:
+    """What ``--clock`` takes (catalogue ``clock_choices``: auto, then every clock)."""
+    cat = catalogue()
+    return list(cat.get("clock_choices") or ["auto"] + [c["name"] for c in cat["clocks"]])
+
+
+def latency_label(kind: str | None) -> str:
+    """The short label of a latency kind (catalogue ``latencies``); the kind itself where the
+    catalogue does not name it."""
+    lat = ((catalogue_or_none() or {}).get("latencies") or {}).get(kind or "")
+    return str(lat["label"]) if isinstance(lat, dict) and lat.get("label") else (kind or "")
+
+
+def derived_columns(benchmark: str, columns: list[str]) -> list[dict[str, Any]]:
+    """The columns the lab computes from recorded ones (catalogue ``derived_columns``: name,
+    from, divide_by, formula, latency, ...) that a run of ``benchmark`` with these recorded
+    ``columns`` has: the benchmark's own; for a benchmark this probe does not know (an import,
+    a run of another probe), those of any benchmark whose source column the run has."""
+    cat = catalogue_or_none()
+    if cat is None:
+        return []
+    b = entry(benchmark)
+    if b is not None:
+        ds = list(b.get("derived_columns") or [])
+    else:
+        seen: dict[str, dict[str, Any]] = {}
+        for other in cat.get("benchmarks", []):
+            for d in other.get("derived_columns") or []:
+                seen.setdefault(str(d.get("name")), d)
+        ds = list(seen.values())
+    return [
+        d
+        for d in ds
+        if d.get("from") in columns and d.get("name") not in columns and d.get("divide_by")
+    ]
+
+
+@lru_cache(maxsize=512)
+def _check_for(path: str, args: tuple[str, ...]) -> tuple[int, str]:
+    try:
+        out = subprocess.run([path, *args], capture_output=True, text=True, timeout=60)
+    except OSError as e:
+        raise Unsupported(f"cannot run {path}: {e.strerror}") from None
+    if out.returncode == 0:
+        return 0, out.stdout
+    return out.returncode, _error_line(out.stderr)
+
+
+def check(
+    bench: str,
+    params: Mapping[str, Any] | None = None,
+    n: int | None = None,
+    warmup: int | None = None,
+    clock: str | None = None,
+) -> dict[str, Any]:
+    """``latscope-probe BENCH --check``: the run's settings resolved by the probe (params with
+    defaults filled in and typed as in the sample file's header, n, warmup, workers, clock),
+    nothing measured; the probe's refusal as BadInput (exit 2) or Unsupported (exit 3), one
+    line.  One probe call per distinct question in a process."""
+    args = [bench, "--check"]
+    for k, v in (params or {}).items():
+        if isinstance(v, bool):
+            v = "true" if v else "false"
+        args += ["-p", f"{k}={v}"]
+    if n is not None:
+        args += ["-n", str(n)]
+    if warmup is not None:
+        args += ["--warmup", str(warmup)]
+    if clock is not None:
+        args += ["--clock", clock]
+    rc, out = _check_for(probe_path(), tuple(args))
+    if rc == 0:
+        return dict(json.loads(out))
+    exc = _EXIT.get(rc)
+    if exc is None:
+        raise LatscopeError(f"latscope-probe ended with status {rc}: {out}", 1)
+    raise exc(out)
+
+
 def clocks() -> list[dict[str, Any]]:
     """Step (granularity) and read cost of every clock on this machine (runs the probe)."""
     out = subprocess.run([probe_path(), "--clocks"], capture_output=True, text=True, timeout=60)

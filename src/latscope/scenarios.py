@@ -335,8 +335,7 @@ def parse(
             )
         pdefs = {p["name"]: p for p in b.get("params", [])}
         colnames = [c["name"] for c in b.get("columns", [])]
-        if "rtt" in colnames:
-            colnames.append("rtt/2")
+        colnames += [str(d["name"]) for d in b.get("derived_columns") or []]
         cols = e.get("columns", [])
         if not isinstance(cols, list) or not all(isinstance(c, str) for c in cols):
             raise err(where, "columns must be a list of column names")

@@ -12,7 +12,15 @@ from rich.table import Table
 
 from .. import progress
 from ..errors import BadInput
-from .shared import RAW, console, err_console, open_store, parse_params, store_arg
+from .shared import (
+    RAW,
+    clock_arg,
+    console,
+    err_console,
+    open_store,
+    parse_params,
+    store_arg,
+)
 
 
 def add_parsers(sub: Any) -> None:
@@ -45,7 +53,8 @@ def add_parsers(sub: Any) -> None:
     )
     r.add_argument(
         "--clock",
-        choices=["auto", "tsc", "mono_raw", "mono"],
+        type=clock_arg,
+        metavar="C",
         help="clock (default auto: tsc where invariant, else mono_raw)",
     )
     r.add_argument(
@@ -104,7 +113,9 @@ def add_parsers(sub: Any) -> None:
     tr.add_argument(
         "--repeat", type=int, metavar="R", help="worker processes per run (default: as 'run')"
     )
-    tr.add_argument("--clock", choices=["auto", "tsc", "mono_raw", "mono"], help="clock")
+    tr.add_argument(
+        "--clock", type=clock_arg, metavar="C", help="clock (auto, or one 'latscope clocks' lists)"
+    )
     tr.add_argument("--seed", type=int, default=0, help="seed of the order and the bootstrap")
     tr.add_argument("--quiet", action="store_true", help="no progress bar")
     store_arg(tr)

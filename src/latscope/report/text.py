@@ -9,6 +9,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from .. import probe
 from ..notes import run_notes
 from ..summary import (
     P50_CI_HIGH,
@@ -25,20 +26,15 @@ from ..units import fmt, fmt_bare, pick_unit
 #: set (summary.STATS brief, and max), whole.
 WIDE_TABLE = 120
 
-LATENCY_NAMES = {
-    "call": "per call",
-    "round_trip": "round trip",
-    "one_way_shared_clock": "one-way, shared clock",
-    "one_way_rtt_half": "one-way est. = RTT/2",
-}
-
 
 def latency_label(col: dict[str, Any]) -> str:
-    name = LATENCY_NAMES.get(col.get("latency") or "", col.get("latency") or "")
+    """A column's latency in words: its catalogue label (``latency_label``, else the
+    catalogue's ``latencies`` label of its kind), with the context switches it holds."""
+    name = col.get("latency_label") or probe.latency_label(col.get("latency"))
     cs = col.get("context_switches")
     if cs is not None and col.get("latency") != "call":
         name += f", {cs} ctx sw"
-    return name
+    return str(name)
 
 
 #: The resource-usage counters the probe records per measuring thread over the timed loop.
@@ -232,7 +228,6 @@ def print_run(console: Console, run: Any, details: bool = False) -> None:
     console.print(f"[bold]{meta['benchmark']}[/bold] {params_line(meta)}  —  n={meta['n']} {warm}")
     console.print(f"clock [bold]{clk['name']}[/bold]: {clock_line(clk)}")
     summ = run.summary()
-    cols = {c["name"]: c for c in meta["columns"]}
     # a narrow terminal gets the figures that matter (n, p50 with its interval, the tail, max)
     # whole, never cut; the rest at WIDE_TABLE columns or more, or in 'show --full'
     wide = console.width >= WIDE_TABLE
@@ -263,7 +258,7 @@ def print_run(console: Console, run: Any, details: bool = False) -> None:
     narrow_latency: list[str] = []
     for row in summ.iter_rows(named=True):
         c = row["column"]
-        colmeta = cols.get(c, {"latency": "one_way_rtt_half"} if c == "rtt/2" else {})
+        colmeta = run.column_meta(c)
         unit = pick_unit([row["p50_ns"]])
         cells = [c, latency_label(colmeta)] if wide else [c]
         if not wide:
@@ -306,8 +301,9 @@ def print_run(console: Console, run: Any, details: bool = False) -> None:
         console.print(f"[dim]{WITHHELD_LEGEND} ('latscope show RUN' says why)[/dim]")
     # the interval's method family per column (details: latscope show RUN --full)
     families: dict[str, list[str]] = {}
+    derived = run.derived_columns
     for r in summ.iter_rows(named=True):
-        if r["ci_method"] and r["column"] != "rtt/2":
+        if r["ci_method"] and r["column"] not in derived:
             fam = r["ci_method"].split(",")[0].split(" (")[0]
             ess_txt = f"{r['column']} (ESS {r['ess']:,.0f} of {r['n']:,})"
             families.setdefault(fam, []).append(ess_txt)
