@@ -34,7 +34,6 @@ recorded with every run, so the order can be reproduced.
 from __future__ import annotations
 
 import itertools
-import os
 import random
 import re
 import secrets
@@ -45,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from . import probe
-from .errors import BadInput
+from .errors import BadInput, Unsupported
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -144,11 +143,6 @@ class _Err:
         return BadInput(f"{self.path}: {where}: {msg}")
 
 
-_SIZE = re.compile(r"^(\d+)(|B|k|K|KiB|M|MiB|G|GiB)$")
-_SIZE_MUL = {"": 1, "B": 1, "k": 1024, "K": 1024, "KiB": 1024, "M": 1 << 20, "MiB": 1 << 20}
-_SIZE_MUL.update({"G": 1 << 30, "GiB": 1 << 30})
-
-
 def _as_str(v: Any) -> str | None:
     if isinstance(v, bool):
         return "true" if v else "false"
@@ -157,52 +151,14 @@ def _as_str(v: Any) -> str | None:
     return None
 
 
-def check_value(pdef: dict[str, Any], value: str) -> str | None:
-    """Why `value` is not valid for the catalogue parameter `pdef`, or None.  Mirrors the
-    probe's parsing rules (docs/probe-cli.md), so a bad value is refused before anything
-    runs; the probe still checks everything itself."""
-    t = pdef.get("type")
-    name = pdef["name"]
-    if t in ("int", "size"):
-        if t == "int":
-            m = re.fullmatch(r"-?\d+", value)
-            v = int(value) if m else None
-        else:
-            m2 = _SIZE.fullmatch(value)
-            v = int(m2.group(1)) * _SIZE_MUL[m2.group(2)] if m2 else None
-        if v is None:
-            kind = "whole number" if t == "int" else "size (bytes, or with k/M/G)"
-            return f"{name}={value} is not a {kind}"
-        lo, hi = pdef.get("min"), pdef.get("max")
-        if (lo is not None and v < lo) or (hi is not None and v > hi):
-            return f"{name}={value} must be between {lo} and {hi} {pdef.get('unit') or ''}".strip()
-        return None
-    if t == "bool":
-        if value not in ("true", "false", "1", "0", "yes", "no"):
-            return f"{name}={value}: use true or false"
-        return None
-    if t == "enum":
-        choices = pdef.get("choices") or []
-        if value not in choices:
-            return f"{name}={value} is not one of {', '.join(choices)}"
-        return None
-    if t == "path":
-        if value and not os.path.exists(value):
-            return f"{name}={value} does not exist on this machine"
-        return None
-    if t == "cpu":
-        if value in ("", "none"):
-            return None
-        if not re.fullmatch(r"\d+", value) or int(value) > 4095:
-            return f"{name}={value}: a CPU number, or none"
-        return None
-    if t == "cpus":
-        if value in ("", "none"):
-            return None
-        if not re.fullmatch(r"\d+,\d+", value) or max(map(int, value.split(","))) > 4095:
-            return f"{name}={value}: two CPUs as A,B (e.g. 0,1), or none"
-        return None
-    return None  # string
+def _where(message: str, params: dict[str, str], matrix_keys: set[str]) -> str:
+    """The key of a scenario a probe refusal names (``size=12q: ...``), as the file says it:
+    params.KEY or matrix.KEY; "params" where the refusal names none (a rule of the
+    benchmark over several parameters)."""
+    for k in sorted(params, key=len, reverse=True):
+        if re.search(rf"(?<![\w.]){re.escape(k)}=", message):
+            return f"matrix.{k}" if k in matrix_keys else f"params.{k}"
+    return "params"
 
 
 def _needs_root(pdef: dict[str, Any], value: str) -> bool:
@@ -362,9 +318,6 @@ def parse(
             v = _as_str(raw)
             if v is None:
                 raise err(where, f"{what}: {raw!r} is not a string, number or boolean")
-            why = check_value(pdefs[key], v)
-            if why:
-                raise err(where, f"{what}: {why}")
             return v
 
         fixed = {k: check(k, v, f"params.{k}") for k, v in params.items()}
@@ -396,6 +349,20 @@ def parse(
             if sname in seen:
                 raise err(where, f"name: scenario '{sname}' is already defined ({seen[sname]})")
             seen[sname] = where
+            # the probe's own rules (docs/probe-cli.md, --check): one call per scenario;
+            # refused as bad input: the file is wrong; not possible here (exit 3): the run
+            # is skipped when its turn comes, or now where the scenario is optional
+            try:
+                probe.check(bench, ps)
+            except Unsupported as ex:
+                if optional:
+                    skipped.append(Skip(sname, bench, ex.message))
+                    continue
+            except BadInput as ex:
+                if optional:
+                    skipped.append(Skip(sname, bench, ex.message))
+                    continue
+                raise err(where, f"{_where(ex.message, ps, set(matrix))}: {ex.message}") from None
             roots = tuple(k for k, v in ps.items() if _needs_root(pdefs[k], v))
             scenarios.append(
                 Scenario(
