@@ -113,6 +113,51 @@ class Step:
 # ------------------------------------------------------------------------------- finding files
 
 
+#: Where the built-in suite "quick" comes from: the probe's catalogue, not a file.
+QUICK_SOURCE = Path("latscope-probe --list")
+
+
+def quick_doc() -> dict[str, Any]:
+    """The quick plan as a scenario file would say it: every catalogue scenario with
+    ``quick: true``, in catalogue order, with its n, warmup and note; the catalogue's top-level
+    ``quick`` n and warmup where a scenario gives none.  Every scenario is optional: one this
+    probe cannot run here is skipped with its reason."""
+    cat = probe.catalogue()
+    entries: list[dict[str, Any]] = []
+    for b in cat.get("benchmarks", []):
+        for sc in b.get("scenarios") or []:
+            if not sc.get("quick"):
+                continue
+            e: dict[str, Any] = {
+                "name": sc["name"],
+                "benchmark": b["name"],
+                "params": dict(sc.get("params") or {}),
+                "optional": True,
+            }
+            for k in ("n", "warmup", "note"):
+                if sc.get(k) is not None:
+                    e[k] = sc[k]
+            entries.append(e)
+    doc: dict[str, Any] = {
+        "name": "quick",
+        "description": "The probe's quick plan: a first look at what each primitive costs "
+        "here, not a comparison.",
+        "repeat": 1,
+        "scenario": entries,
+    }
+    for k in ("n", "warmup"):
+        v = (cat.get("quick") or {}).get(k)
+        if v is not None:
+            doc[k] = v
+    return doc
+
+
+def quick(repeat: int | None = None) -> Suite:
+    """The built-in suite "quick", generated from the catalogue (`quick_doc`); `latscope
+    quick` runs the same plan."""
+    return parse(QUICK_SOURCE, repeat=repeat, builtin=True, doc=quick_doc())
+
+
 def builtin_path(name: str) -> Path:
     return Path(str(resources.files("latscope") / "suites" / f"{name}.toml"))
 
@@ -120,7 +165,7 @@ def builtin_path(name: str) -> Path:
 def resolve(ref: str) -> tuple[Path, bool]:
     """A suite reference: a built-in name (quick, seeds) first, then a path."""
     if ref in BUILTIN:
-        return builtin_path(ref), True
+        return (QUICK_SOURCE if ref == "quick" else builtin_path(ref)), True
     p = Path(ref).expanduser()
     if not p.exists():
         raise BadInput(
@@ -177,16 +222,8 @@ def _pos_int(err: _Err, where: str, key: str, v: Any, minimum: int) -> int:
     return v
 
 
-def parse(
-    path: Path,
-    text: str | None = None,
-    repeat: int | None = None,
-    builtin: bool = False,
-) -> Suite:
-    """Read and validate a scenario file; one BadInput line (file, scenario, key) on the
-    first problem.  Optional scenarios whose benchmark is not in this probe's catalogue, or
-    is unavailable here, are listed in `skipped` with the reason."""
-    err = _Err(path)
+def _read(path: Path, text: str | None) -> dict[str, Any]:
+    """A scenario file's TOML (``text``: its text, already read)."""
     if text is None:
         try:
             text = path.read_text()
@@ -195,9 +232,25 @@ def parse(
         except UnicodeDecodeError:
             raise BadInput(f"{path}: not a text file") from None
     try:
-        doc = tomllib.loads(text)
+        return dict(tomllib.loads(text))
     except tomllib.TOMLDecodeError as e:
         raise BadInput(f"{path}: not valid TOML: {e}") from None
+
+
+def parse(
+    path: Path,
+    text: str | None = None,
+    repeat: int | None = None,
+    builtin: bool = False,
+    doc: dict[str, Any] | None = None,
+) -> Suite:
+    """Read and validate a scenario file (or ``doc``, a file's content already built);
+    one BadInput line (file, scenario, key) on the
+    first problem.  Optional scenarios whose benchmark is not in this probe's catalogue, or
+    is unavailable here, are listed in `skipped` with the reason."""
+    err = _Err(path)
+    if doc is None:
+        doc = _read(path, text)
     unknown = set(doc) - TOP_KEYS - {"scenario"}
     if unknown:
         raise err(
@@ -397,6 +450,8 @@ def parse(
 
 
 def load(ref: str, repeat: int | None = None) -> Suite:
+    if ref == "quick":
+        return quick(repeat)
     path, builtin = resolve(ref)
     return parse(path, repeat=repeat, builtin=builtin)
 
