@@ -120,6 +120,47 @@ def derived_columns(benchmark: str, columns: list[str]) -> list[dict[str, Any]]:
     ]
 
 
+def placement(cpus: Any) -> str:
+    """Where the two parties of a ping-pong run are (the catalogue's placements): same_cpu,
+    different_cpus or unpinned, for a cpus value as given ("A,B", "none") or as a header
+    records it ([A, B])."""
+    if isinstance(cpus, (list, tuple)) and len(cpus) == 2:
+        a, b = (str(x) for x in cpus)
+    elif isinstance(cpus, str) and "," in cpus:
+        a, b = (x.strip() for x in cpus.split(",", 1))
+    else:
+        return "unpinned"
+    if a in ("", "-1") or b in ("", "-1"):
+        return "unpinned"
+    return "same_cpu" if a == b else "different_cpus"
+
+
+def holds(cond: Mapping[str, Any] | None, params: Mapping[str, Any]) -> bool:
+    """Whether a catalogue condition (``default_n_rules[].when``,
+    ``display.faults_expected_when``: ``param`` and one of ``equals``, ``not_equals`` or
+    ``placement``) holds for these parameters; a null condition never does."""
+    if not cond or "param" not in cond:
+        return False
+    v = params.get(str(cond["param"]))
+    if "placement" in cond:
+        return placement(v) == cond["placement"]
+    text = ("true" if v else "false") if isinstance(v, bool) else str(v)
+    if "equals" in cond:
+        return text == str(cond["equals"])
+    if "not_equals" in cond:
+        return v is not None and text != str(cond["not_equals"])
+    return False
+
+
+def rule_n(bench: Mapping[str, Any], params: Mapping[str, Any]) -> int | None:
+    """The ``n`` of the first of the benchmark's ``default_n_rules`` that holds for
+    ``params`` (spin on one CPU: 500), None where none does."""
+    for r in bench.get("default_n_rules") or []:
+        if holds(r.get("when"), params) and isinstance(r.get("n"), int):
+            return int(r["n"])
+    return None
+
+
 @lru_cache(maxsize=512)
 def _check_for(path: str, args: tuple[str, ...]) -> tuple[int, str]:
     try:
