@@ -11,7 +11,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from latscope import probe, scenarios
+from latscope import probe as lab_probe
+from latscope import scenarios
 from synth import lognormal, make_run
 
 
@@ -19,14 +20,14 @@ from synth import lognormal, make_run
 def real(probe: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     """The catalogue of the probe under test."""
     monkeypatch.setenv("LATSCOPE_PROBE", probe)
-    return probe.catalogue()
+    return lab_probe.catalogue()
 
 
 @pytest.fixture()
 def fake(real: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     """A copy of the real catalogue the test may change; the lab reads only it."""
     cat = copy.deepcopy(real)
-    monkeypatch.setattr(probe, "catalogue", lambda: cat)
+    monkeypatch.setattr(lab_probe, "catalogue", lambda: cat)
     return cat
 
 
