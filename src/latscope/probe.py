@@ -183,17 +183,7 @@ def check(
     defaults filled in and typed as in the sample file's header, n, warmup, workers, clock),
     nothing measured; the probe's refusal as BadInput (exit 2) or Unsupported (exit 3), one
     line.  One probe call per distinct question in a process."""
-    args = [bench, "--check"]
-    for k, v in (params or {}).items():
-        if isinstance(v, bool):
-            v = "true" if v else "false"
-        args += ["-p", f"{k}={v}"]
-    if n is not None:
-        args += ["-n", str(n)]
-    if warmup is not None:
-        args += ["--warmup", str(warmup)]
-    if clock is not None:
-        args += ["--clock", clock]
+    args = [bench, "--check", *_settings(params or {}, n, warmup, clock)]
     rc, out = _check_for(probe_path(), tuple(args))
     if rc == 0:
         return dict(json.loads(out))
@@ -223,6 +213,24 @@ def _error_line(stderr: str) -> str:
     return msg
 
 
+def _settings(
+    params: Mapping[str, Any], n: int | None, warmup: int | None, clock: str | None
+) -> list[str]:
+    """The probe options a run and its --check share: -p, -n, --warmup, --clock."""
+    args: list[str] = []
+    for k, v in params.items():
+        if isinstance(v, bool):
+            v = "true" if v else "false"
+        args += ["-p", f"{k}={v}"]
+    if n is not None:
+        args += ["-n", str(n)]
+    if warmup is not None:
+        args += ["--warmup", str(warmup)]
+    if clock is not None:
+        args += ["--clock", clock]
+    return args
+
+
 def probe_args(
     bench: str,
     params: Mapping[str, Any],
@@ -236,17 +244,7 @@ def probe_args(
 ) -> list[str]:
     """The probe's command line. ``workers``: a number, or "auto" (the probe decides: up to
     10, at least 200 iterations each); None or 1 gives a single process."""
-    args = [probe_path(), bench]
-    for k, v in params.items():
-        if isinstance(v, bool):
-            v = "true" if v else "false"
-        args += ["-p", f"{k}={v}"]
-    if n is not None:
-        args += ["-n", str(n)]
-    if warmup is not None:
-        args += ["--warmup", str(warmup)]
-    if clock is not None:
-        args += ["--clock", clock]
+    args = [probe_path(), bench, *_settings(params, n, warmup, clock)]
     if peer_timeout is not None:
         args += ["--peer-timeout", str(peer_timeout)]
     if workers == "auto" or (isinstance(workers, int) and workers > 1):
