@@ -19,8 +19,8 @@ MAX_LINES = 600
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("_version", "errors"),
     ("units", "files", "progress"),
-    ("stats", "probe", "samples", "notes"),
-    ("summary", "env", "scenarios", "plots"),
+    ("stats", "probe", "samples"),
+    ("summary", "env", "scenarios", "plots", "notes"),
     ("store",),
     ("runs",),
     ("runner", "repeat", "variation"),

@@ -95,7 +95,10 @@ static int file_check(const struct bench *b, const struct pval *pv, char *err, s
     if (*dir) {
         struct stat st;
         if (stat(dir, &st) != 0) {
-            snprintf(err, errlen, "dir=%s: %s", dir, strerror(errno));
+            if (errno == ENOENT)
+                snprintf(err, errlen, "dir=%s does not exist (%s)", dir, strerror(errno));
+            else
+                snprintf(err, errlen, "dir=%s: %s", dir, strerror(errno));
             return EXIT_BADINPUT;
         }
         if (!S_ISDIR(st.st_mode)) {

@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from . import samples
+from . import probe, samples
 from ._version import __version__
 from .errors import BadInput
 from .files import read_bytes
@@ -313,13 +313,21 @@ def read_csv(
             parsed.times = col
             continue
         base = col.name
-        if base in names_seen or base in ("t_start", "rtt/2"):
+        if base in names_seen or base in _reserved_names():
             col.name = f"{base}_{len(parsed.columns) + 1}"
         names_seen.add(col.name)
         parsed.columns.append(col)
     if not parsed.columns:
         raise BadInput(f"{p}: no columns of latencies left after skipping indexes and labels")
     return parsed
+
+
+def _reserved_names() -> set[str]:
+    """Names an imported column cannot take: the time column's and every column the lab
+    derives (the catalogue's ``derived_columns``, e.g. rtt/2)."""
+    cat = probe.catalogue_or_none() or {}
+    derived = [d for b in cat.get("benchmarks", []) for d in b.get("derived_columns") or []]
+    return {"t_start"} | {str(d.get("name")) for d in derived}
 
 
 def guess_resolution_ns(columns: list[ImportedColumn]) -> float | None:

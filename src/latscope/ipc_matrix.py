@@ -30,10 +30,6 @@ from .units import fmt
 if TYPE_CHECKING:
     from rich.table import Table
 
-#: Spinning peers sharing one CPU hand over only at a scheduler tick (notes.SPIN_ONE_CPU):
-#: their cells use this many iterations.
-SPIN_SAME_CPU_N = 100
-
 
 @dataclass
 class Cell:
@@ -64,11 +60,8 @@ def _one(
     if not bench["available"]:
         cell.problem = bench.get("unavailable_reason") or "unavailable"
         return cell
-    mech = bench["mechanism"]
-    a, b = cpus.split(",")
-    if not mech["blocking"] and a == b:
-        n = min(n, SPIN_SAME_CPU_N)
     params: dict[str, Any] = {"mode": mode, "cpus": cpus}
+    n = cell_n(bench, params, n)
     try:
         r = measure(bench["name"], params, n=n, store=store, tags=tags, progress=progress)
     except Unsupported as e:
@@ -81,6 +74,13 @@ def _one(
         return cell
     _fill(cell, r)
     return cell
+
+
+def cell_n(bench: dict[str, Any], params: dict[str, Any], n: int) -> int:
+    """A cell's iterations: ``n``, or fewer where one of the benchmark's ``default_n_rules``
+    holds (spinning peers on one CPU hand over only at a scheduler tick: notes.SPIN_ONE_CPU)."""
+    r = probe.rule_n(bench, params)
+    return min(n, r) if r is not None else n
 
 
 def _fill(cell: Cell, run: Any) -> None:
@@ -114,7 +114,8 @@ def matrix_plan(
             if not b["mechanism"].get(mode):
                 continue
             plan.append((b, mode, "0,0"))
-            if two and b["name"] != "yield":  # sched_yield ping-pong needs one CPU
+            places = b["mechanism"].get("placements") or ["different_cpus"]
+            if two and "different_cpus" in places:  # yield: one CPU only
                 plan.append((b, mode, "0,1"))
     return plan
 

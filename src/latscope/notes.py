@@ -10,7 +10,8 @@ everywhere and change in one place.
 Rules (``params`` are a run's resolved parameters; missing ones take the probe's defaults
 ``cache=warm``, ``open=create``, ``order=wr``):
 
-- ``spin-one-cpu``: ``spin`` or ``spin_pause`` with both parties on one CPU (``cpus=A,A``);
+- ``spin-one-cpu``: a spinning mechanism (``spinning``: ``spin``, ``spin_pause``) with both
+  parties on one CPU (``cpus=A,A``);
 - ``file-fadvise`` / ``file-drop``: ``file`` with ``cache=fadvise`` / ``cache=drop``;
 - ``file-read-cached``: ``file`` with ``cache`` fadvise or drop and ``order=wr`` (the read
   follows the write, so it is served from the page cache);
@@ -26,9 +27,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-#: Busy-waiting benchmarks: their parties never sleep, so on one CPU they hand over only when
-#: the scheduler preempts the one that is spinning.
-SPINNING = ("spin", "spin_pause")
+from . import probe
 
 
 @dataclass(frozen=True)
@@ -37,11 +36,13 @@ class Note:
     text: str  # one paragraph for the reader
 
 
-def _same_cpu(cpus: Any) -> bool:
-    if not isinstance(cpus, str) or "," not in cpus:
-        return False
-    a, b = (p.strip() for p in cpus.split(",", 1))
-    return a != "" and a == b
+def spinning(benchmark: str) -> bool:
+    """Whether the benchmark's parties busy-wait (catalogue ``mechanism.blocking`` false)
+    where they may sit on two CPUs (``placements``), so that on one CPU they hand over only
+    when the scheduler preempts the one spinning; ``yield``, whose only placement is one CPU,
+    hands the CPU over itself."""
+    m = (probe.entry(benchmark) or {}).get("mechanism") or {}
+    return m.get("blocking") is False and "different_cpus" in (m.get("placements") or [])
 
 
 SPIN_ONE_CPU = (
@@ -88,7 +89,7 @@ def notes_for(
     docstring); ``fs_type`` is the file benchmark's filesystem type, when known."""
     p = params or {}
     out: list[Note] = []
-    if benchmark in SPINNING and _same_cpu(p.get("cpus")):
+    if probe.placement(p.get("cpus")) == "same_cpu" and spinning(benchmark):
         out.append(Note("spin-one-cpu", SPIN_ONE_CPU))
     if benchmark == "file":
         cache = str(p.get("cache") or "warm")

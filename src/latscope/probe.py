@@ -81,6 +81,134 @@ def environment(path: str | None = None) -> dict[str, Any]:
     return env
 
 
+def catalogue_or_none() -> dict[str, Any] | None:
+    """The catalogue, or None where no probe can be run: views of stored runs go on without
+    one, with what the runs recorded."""
+    try:
+        return catalogue()
+    except LatscopeError:
+        return None
+
+
+def entry(name: str) -> dict[str, Any] | None:
+    """The catalogue entry of benchmark ``name``; None where the probe does not know it (an
+    import, a benchmark of another probe) or no probe can be run."""
+    for b in (catalogue_or_none() or {}).get("benchmarks", []):
+        if b.get("name") == name:
+            return b
+    return None
+
+
+def clock_choices() -> list[str]:
+    """What ``--clock`` takes (catalogue ``clock_choices``: auto, then every clock)."""
+    cat = catalogue()
+    return list(cat.get("clock_choices") or ["auto"] + [c["name"] for c in cat["clocks"]])
+
+
+def latency_label(kind: str | None) -> str:
+    """The short label of a latency kind (catalogue ``latencies``); the kind itself where the
+    catalogue does not name it."""
+    lat = ((catalogue_or_none() or {}).get("latencies") or {}).get(kind or "")
+    return str(lat["label"]) if isinstance(lat, dict) and lat.get("label") else (kind or "")
+
+
+def derived_columns(benchmark: str, columns: list[str]) -> list[dict[str, Any]]:
+    """The columns the lab computes from recorded ones (catalogue ``derived_columns``: name,
+    from, divide_by, formula, latency, ...) that a run of ``benchmark`` with these recorded
+    ``columns`` has: the benchmark's own; for a benchmark this probe does not know (an import,
+    a run of another probe), those of any benchmark whose source column the run has."""
+    cat = catalogue_or_none()
+    if cat is None:
+        return []
+    b = entry(benchmark)
+    if b is not None:
+        ds = list(b.get("derived_columns") or [])
+    else:
+        seen: dict[str, dict[str, Any]] = {}
+        for other in cat.get("benchmarks", []):
+            for d in other.get("derived_columns") or []:
+                seen.setdefault(str(d.get("name")), d)
+        ds = list(seen.values())
+    return [
+        d
+        for d in ds
+        if d.get("from") in columns and d.get("name") not in columns and d.get("divide_by")
+    ]
+
+
+def placement(cpus: Any) -> str:
+    """Where the two parties of a ping-pong run are (the catalogue's placements): same_cpu,
+    different_cpus or unpinned, for a cpus value as given ("A,B", "none") or as a header
+    records it ([A, B])."""
+    if isinstance(cpus, (list, tuple)) and len(cpus) == 2:
+        a, b = (str(x) for x in cpus)
+    elif isinstance(cpus, str) and "," in cpus:
+        a, b = (x.strip() for x in cpus.split(",", 1))
+    else:
+        return "unpinned"
+    if a in ("", "-1") or b in ("", "-1"):
+        return "unpinned"
+    return "same_cpu" if a == b else "different_cpus"
+
+
+def holds(cond: Mapping[str, Any] | None, params: Mapping[str, Any]) -> bool:
+    """Whether a catalogue condition (``default_n_rules[].when``,
+    ``display.faults_expected_when``: ``param`` and one of ``equals``, ``not_equals`` or
+    ``placement``) holds for these parameters; a null condition never does."""
+    if not cond or "param" not in cond:
+        return False
+    v = params.get(str(cond["param"]))
+    if "placement" in cond:
+        return placement(v) == cond["placement"]
+    text = ("true" if v else "false") if isinstance(v, bool) else str(v)
+    if "equals" in cond:
+        return text == str(cond["equals"])
+    if "not_equals" in cond:
+        return v is not None and text != str(cond["not_equals"])
+    return False
+
+
+def rule_n(bench: Mapping[str, Any], params: Mapping[str, Any]) -> int | None:
+    """The ``n`` of the first of the benchmark's ``default_n_rules`` that holds for
+    ``params`` (spin on one CPU: 500), None where none does."""
+    for r in bench.get("default_n_rules") or []:
+        if holds(r.get("when"), params) and isinstance(r.get("n"), int):
+            return int(r["n"])
+    return None
+
+
+@lru_cache(maxsize=512)
+def _check_for(path: str, args: tuple[str, ...]) -> tuple[int, str]:
+    try:
+        out = subprocess.run([path, *args], capture_output=True, text=True, timeout=60)
+    except OSError as e:
+        raise Unsupported(f"cannot run {path}: {e.strerror}") from None
+    if out.returncode == 0:
+        return 0, out.stdout
+    return out.returncode, _error_line(out.stderr)
+
+
+def check(
+    bench: str,
+    params: Mapping[str, Any] | None = None,
+    n: int | None = None,
+    warmup: int | None = None,
+    clock: str | None = None,
+) -> dict[str, Any]:
+    """``latscope-probe BENCH --check``: the run's settings resolved by the probe (params with
+    defaults filled in and typed as in the sample file's header, n, warmup, workers, clock),
+    nothing measured; the probe's refusal as BadInput (exit 2) or Unsupported (exit 3), one
+    line.  One probe call per distinct question in a process."""
+    args = [bench, "--check", *_settings(params or {}, n, warmup, clock)]
+    rc, out = _check_for(probe_path(), tuple(args))
+    if rc == 0:
+        return dict(json.loads(out))
+    exc = _EXIT.get(rc)
+    if exc is None:
+        raise LatscopeError(f"latscope-probe ended with status {rc}: {out}", 1)
+    raise exc(out)
+
+
 def clocks() -> list[dict[str, Any]]:
     """Step (granularity) and read cost of every clock on this machine (runs the probe)."""
     out = subprocess.run([probe_path(), "--clocks"], capture_output=True, text=True, timeout=60)
@@ -101,6 +229,24 @@ def _error_line(stderr: str) -> str:
     return msg
 
 
+def _settings(
+    params: Mapping[str, Any], n: int | None, warmup: int | None, clock: str | None
+) -> list[str]:
+    """The probe options a run and its --check share: -p, -n, --warmup, --clock."""
+    args: list[str] = []
+    for k, v in params.items():
+        if isinstance(v, bool):
+            v = "true" if v else "false"
+        args += ["-p", f"{k}={v}"]
+    if n is not None:
+        args += ["-n", str(n)]
+    if warmup is not None:
+        args += ["--warmup", str(warmup)]
+    if clock is not None:
+        args += ["--clock", clock]
+    return args
+
+
 def probe_args(
     bench: str,
     params: Mapping[str, Any],
@@ -114,17 +260,7 @@ def probe_args(
 ) -> list[str]:
     """The probe's command line. ``workers``: a number, or "auto" (the probe decides: up to
     10, at least 200 iterations each); None or 1 gives a single process."""
-    args = [probe_path(), bench]
-    for k, v in params.items():
-        if isinstance(v, bool):
-            v = "true" if v else "false"
-        args += ["-p", f"{k}={v}"]
-    if n is not None:
-        args += ["-n", str(n)]
-    if warmup is not None:
-        args += ["--warmup", str(warmup)]
-    if clock is not None:
-        args += ["--clock", clock]
+    args = [probe_path(), bench, *_settings(params, n, warmup, clock)]
     if peer_timeout is not None:
         args += ["--peer-timeout", str(peer_timeout)]
     if workers == "auto" or (isinstance(workers, int) and workers > 1):

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from . import samples
+from . import probe, samples
 from .errors import BadInput
 from .store.layout import RUN_FILE, SAMPLES_FILE
 from .summary import column_summary, frame
@@ -57,15 +57,30 @@ class Run:
         """The timed columns (durations), in the order they were measured."""
         return self._file.duration_columns
 
+    @cached_property
+    def _derived(self) -> dict[str, dict[str, Any]]:
+        return {str(d["name"]): d for d in probe.derived_columns(self.benchmark, self.columns)}
+
     @property
     def derived_columns(self) -> list[str]:
-        """Columns computed by the lab: rtt/2, the one-way estimate of a round trip."""
-        return ["rtt/2"] if "rtt" in self.columns else []
+        """Columns computed by the lab from a recorded one, as the probe's catalogue defines
+        them (``derived_columns``: rtt/2 = rtt / 2, the one-way estimate of a round trip)."""
+        return list(self._derived)
 
     @property
     def all_columns(self) -> list[str]:
         """The timed columns, then the derived ones (rtt/2)."""
         return self.columns + self.derived_columns
+
+    def column_meta(self, column: str) -> dict[str, Any]:
+        """What the run says about a column: the header's entry of a timed column; for a
+        derived one its catalogue entry (name, from, divide_by, formula, latency, ...)."""
+        if column in self._derived:
+            return dict(self._derived[column])
+        for c in self.meta.get("columns") or []:
+            if isinstance(c, dict) and c.get("name") == column:
+                return dict(c)
+        return {}
 
     @property
     def env(self) -> dict[str, Any] | None:
@@ -91,9 +106,11 @@ class Run:
         return float(v) if isinstance(v, (int, float)) and v > 0 else None
 
     def column_step_ns(self, column: str) -> float | None:
-        """The step of one column's values: the clock's, halved for rtt/2."""
+        """The step of one column's values: the clock's, divided as the column is (a derived
+        column's ``divide_by``: halved for rtt/2)."""
         s = self.step_ns
-        return s / 2.0 if (s and column == "rtt/2") else s
+        d = self._derived.get(column)
+        return s / float(d["divide_by"]) if (s and d) else s
 
     @property
     def segments(self) -> list[int]:
@@ -114,8 +131,9 @@ class Run:
 
     def values(self, column: str) -> np.ndarray:
         """One timed column in nanoseconds (float64), in iteration order."""
-        if column == "rtt/2" and "rtt" in self.columns:
-            return self._file.ns("rtt") / 2.0
+        d = self._derived.get(column)
+        if d is not None:
+            return self._file.ns(str(d["from"])) / float(d["divide_by"])
         if column not in self.columns:
             raise BadInput(
                 f"run {self.id} has no column '{column}' (it has: {', '.join(self.columns)})"

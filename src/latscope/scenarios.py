@@ -34,7 +34,6 @@ recorded with every run, so the order can be reproduced.
 from __future__ import annotations
 
 import itertools
-import os
 import random
 import re
 import secrets
@@ -45,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from . import probe
-from .errors import BadInput
+from .errors import BadInput, Unsupported
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -114,6 +113,51 @@ class Step:
 # ------------------------------------------------------------------------------- finding files
 
 
+#: Where the built-in suite "quick" comes from: the probe's catalogue, not a file.
+QUICK_SOURCE = Path("latscope-probe --list")
+
+
+def quick_doc() -> dict[str, Any]:
+    """The quick plan as a scenario file would say it: every catalogue scenario with
+    ``quick: true``, in catalogue order, with its n, warmup and note; the catalogue's top-level
+    ``quick`` n and warmup where a scenario gives none.  Every scenario is optional: one this
+    probe cannot run here is skipped with its reason."""
+    cat = probe.catalogue()
+    entries: list[dict[str, Any]] = []
+    for b in cat.get("benchmarks", []):
+        for sc in b.get("scenarios") or []:
+            if not sc.get("quick"):
+                continue
+            e: dict[str, Any] = {
+                "name": sc["name"],
+                "benchmark": b["name"],
+                "params": dict(sc.get("params") or {}),
+                "optional": True,
+            }
+            for k in ("n", "warmup", "note"):
+                if sc.get(k) is not None:
+                    e[k] = sc[k]
+            entries.append(e)
+    doc: dict[str, Any] = {
+        "name": "quick",
+        "description": "The probe's quick plan: a first look at what each primitive costs "
+        "here, not a comparison.",
+        "repeat": 1,
+        "scenario": entries,
+    }
+    for k in ("n", "warmup"):
+        v = (cat.get("quick") or {}).get(k)
+        if v is not None:
+            doc[k] = v
+    return doc
+
+
+def quick(repeat: int | None = None) -> Suite:
+    """The built-in suite "quick", generated from the catalogue (`quick_doc`); `latscope
+    quick` runs the same plan."""
+    return parse(QUICK_SOURCE, repeat=repeat, builtin=True, doc=quick_doc())
+
+
 def builtin_path(name: str) -> Path:
     return Path(str(resources.files("latscope") / "suites" / f"{name}.toml"))
 
@@ -121,7 +165,7 @@ def builtin_path(name: str) -> Path:
 def resolve(ref: str) -> tuple[Path, bool]:
     """A suite reference: a built-in name (quick, seeds) first, then a path."""
     if ref in BUILTIN:
-        return builtin_path(ref), True
+        return (QUICK_SOURCE if ref == "quick" else builtin_path(ref)), True
     p = Path(ref).expanduser()
     if not p.exists():
         raise BadInput(
@@ -144,11 +188,6 @@ class _Err:
         return BadInput(f"{self.path}: {where}: {msg}")
 
 
-_SIZE = re.compile(r"^(\d+)(|B|k|K|KiB|M|MiB|G|GiB)$")
-_SIZE_MUL = {"": 1, "B": 1, "k": 1024, "K": 1024, "KiB": 1024, "M": 1 << 20, "MiB": 1 << 20}
-_SIZE_MUL.update({"G": 1 << 30, "GiB": 1 << 30})
-
-
 def _as_str(v: Any) -> str | None:
     if isinstance(v, bool):
         return "true" if v else "false"
@@ -157,52 +196,14 @@ def _as_str(v: Any) -> str | None:
     return None
 
 
-def check_value(pdef: dict[str, Any], value: str) -> str | None:
-    """Why `value` is not valid for the catalogue parameter `pdef`, or None.  Mirrors the
-    probe's parsing rules (docs/probe-cli.md), so a bad value is refused before anything
-    runs; the probe still checks everything itself."""
-    t = pdef.get("type")
-    name = pdef["name"]
-    if t in ("int", "size"):
-        if t == "int":
-            m = re.fullmatch(r"-?\d+", value)
-            v = int(value) if m else None
-        else:
-            m2 = _SIZE.fullmatch(value)
-            v = int(m2.group(1)) * _SIZE_MUL[m2.group(2)] if m2 else None
-        if v is None:
-            kind = "whole number" if t == "int" else "size (bytes, or with k/M/G)"
-            return f"{name}={value} is not a {kind}"
-        lo, hi = pdef.get("min"), pdef.get("max")
-        if (lo is not None and v < lo) or (hi is not None and v > hi):
-            return f"{name}={value} must be between {lo} and {hi} {pdef.get('unit') or ''}".strip()
-        return None
-    if t == "bool":
-        if value not in ("true", "false", "1", "0", "yes", "no"):
-            return f"{name}={value}: use true or false"
-        return None
-    if t == "enum":
-        choices = pdef.get("choices") or []
-        if value not in choices:
-            return f"{name}={value} is not one of {', '.join(choices)}"
-        return None
-    if t == "path":
-        if value and not os.path.exists(value):
-            return f"{name}={value} does not exist on this machine"
-        return None
-    if t == "cpu":
-        if value in ("", "none"):
-            return None
-        if not re.fullmatch(r"\d+", value) or int(value) > 4095:
-            return f"{name}={value}: a CPU number, or none"
-        return None
-    if t == "cpus":
-        if value in ("", "none"):
-            return None
-        if not re.fullmatch(r"\d+,\d+", value) or max(map(int, value.split(","))) > 4095:
-            return f"{name}={value}: two CPUs as A,B (e.g. 0,1), or none"
-        return None
-    return None  # string
+def _where(message: str, params: dict[str, str], matrix_keys: set[str]) -> str:
+    """The key of a scenario a probe refusal names (``size=12q: ...``), as the file says it:
+    params.KEY or matrix.KEY; "params" where the refusal names none (a rule of the
+    benchmark over several parameters)."""
+    for k in sorted(params, key=len, reverse=True):
+        if re.search(rf"(?<![\w.]){re.escape(k)}=", message):
+            return f"matrix.{k}" if k in matrix_keys else f"params.{k}"
+    return "params"
 
 
 def _needs_root(pdef: dict[str, Any], value: str) -> bool:
@@ -221,16 +222,8 @@ def _pos_int(err: _Err, where: str, key: str, v: Any, minimum: int) -> int:
     return v
 
 
-def parse(
-    path: Path,
-    text: str | None = None,
-    repeat: int | None = None,
-    builtin: bool = False,
-) -> Suite:
-    """Read and validate a scenario file; one BadInput line (file, scenario, key) on the
-    first problem.  Optional scenarios whose benchmark is not in this probe's catalogue, or
-    is unavailable here, are listed in `skipped` with the reason."""
-    err = _Err(path)
+def _read(path: Path, text: str | None) -> dict[str, Any]:
+    """A scenario file's TOML (``text``: its text, already read)."""
     if text is None:
         try:
             text = path.read_text()
@@ -239,9 +232,25 @@ def parse(
         except UnicodeDecodeError:
             raise BadInput(f"{path}: not a text file") from None
     try:
-        doc = tomllib.loads(text)
+        return dict(tomllib.loads(text))
     except tomllib.TOMLDecodeError as e:
         raise BadInput(f"{path}: not valid TOML: {e}") from None
+
+
+def parse(
+    path: Path,
+    text: str | None = None,
+    repeat: int | None = None,
+    builtin: bool = False,
+    doc: dict[str, Any] | None = None,
+) -> Suite:
+    """Read and validate a scenario file (or ``doc``, a file's content already built);
+    one BadInput line (file, scenario, key) on the
+    first problem.  Optional scenarios whose benchmark is not in this probe's catalogue, or
+    is unavailable here, are listed in `skipped` with the reason."""
+    err = _Err(path)
+    if doc is None:
+        doc = _read(path, text)
     unknown = set(doc) - TOP_KEYS - {"scenario"}
     if unknown:
         raise err(
@@ -335,8 +344,7 @@ def parse(
             )
         pdefs = {p["name"]: p for p in b.get("params", [])}
         colnames = [c["name"] for c in b.get("columns", [])]
-        if "rtt" in colnames:
-            colnames.append("rtt/2")
+        colnames += [str(d["name"]) for d in b.get("derived_columns") or []]
         cols = e.get("columns", [])
         if not isinstance(cols, list) or not all(isinstance(c, str) for c in cols):
             raise err(where, "columns must be a list of column names")
@@ -363,9 +371,6 @@ def parse(
             v = _as_str(raw)
             if v is None:
                 raise err(where, f"{what}: {raw!r} is not a string, number or boolean")
-            why = check_value(pdefs[key], v)
-            if why:
-                raise err(where, f"{what}: {why}")
             return v
 
         fixed = {k: check(k, v, f"params.{k}") for k, v in params.items()}
@@ -397,6 +402,20 @@ def parse(
             if sname in seen:
                 raise err(where, f"name: scenario '{sname}' is already defined ({seen[sname]})")
             seen[sname] = where
+            # the probe's own rules (docs/probe-cli.md, --check): one call per scenario;
+            # refused as bad input: the file is wrong; not possible here (exit 3): the run
+            # is skipped when its turn comes, or now where the scenario is optional
+            try:
+                probe.check(bench, ps)
+            except Unsupported as ex:
+                if optional:
+                    skipped.append(Skip(sname, bench, ex.message))
+                    continue
+            except BadInput as ex:
+                if optional:
+                    skipped.append(Skip(sname, bench, ex.message))
+                    continue
+                raise err(where, f"{_where(ex.message, ps, set(matrix))}: {ex.message}") from None
             roots = tuple(k for k, v in ps.items() if _needs_root(pdefs[k], v))
             scenarios.append(
                 Scenario(
@@ -431,6 +450,8 @@ def parse(
 
 
 def load(ref: str, repeat: int | None = None) -> Suite:
+    if ref == "quick":
+        return quick(repeat)
     path, builtin = resolve(ref)
     return parse(path, repeat=repeat, builtin=builtin)
 

@@ -33,7 +33,8 @@ def add_parsers(sub: Any) -> None:
         type=int,
         default=5000,
         metavar="N",
-        help="iterations per cell (default 5000; spinning peers on one CPU: 100)",
+        help="iterations per cell (default 5000; fewer where the catalogue's default_n_rules "
+        "give fewer: spinning peers on one CPU)",
     )
     p.add_argument(
         "-m", "--mechanism", action="append", metavar="MECH", help="only this mechanism; repeatable"
@@ -44,7 +45,7 @@ def add_parsers(sub: Any) -> None:
 
 def cmd_matrix(args: argparse.Namespace) -> int:
     from ..errors import BadInput
-    from ..ipc_matrix import SPIN_SAME_CPU_N, matrix_plan, matrix_table, run_matrix
+    from ..ipc_matrix import matrix_plan, matrix_table, run_matrix
 
     if args.n <= 0:
         raise BadInput(f"-n {args.n}: the number of iterations must be positive")
@@ -68,7 +69,8 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     console.print(
         "[dim]round trip = initiator → responder → initiator; blocking mechanisms "
         "hold 2 context switches (wake-ups) per round trip; spinning ones none on "
-        f"2 CPUs (n={SPIN_SAME_CPU_N} for spinning peers on one CPU). 'latscope ls' lists "
+        "2 CPUs (fewer iterations for spinning peers on one CPU, as the catalogue's "
+        "default_n_rules say). 'latscope ls' lists "
         "every cell's run.[/dim]"
     )
     items = [

@@ -4,7 +4,6 @@ cpus`), `trust` and `quick`."""
 from __future__ import annotations
 
 import argparse
-import os
 from collections.abc import Callable
 from typing import Any
 
@@ -12,7 +11,15 @@ from rich.table import Table
 
 from .. import progress
 from ..errors import BadInput
-from .shared import RAW, console, err_console, open_store, parse_params, store_arg
+from .shared import (
+    RAW,
+    clock_arg,
+    console,
+    err_console,
+    open_store,
+    parse_params,
+    store_arg,
+)
 
 
 def add_parsers(sub: Any) -> None:
@@ -45,7 +52,8 @@ def add_parsers(sub: Any) -> None:
     )
     r.add_argument(
         "--clock",
-        choices=["auto", "tsc", "mono_raw", "mono"],
+        type=clock_arg,
+        metavar="C",
         help="clock (default auto: tsc where invariant, else mono_raw)",
     )
     r.add_argument(
@@ -104,7 +112,9 @@ def add_parsers(sub: Any) -> None:
     tr.add_argument(
         "--repeat", type=int, metavar="R", help="worker processes per run (default: as 'run')"
     )
-    tr.add_argument("--clock", choices=["auto", "tsc", "mono_raw", "mono"], help="clock")
+    tr.add_argument(
+        "--clock", type=clock_arg, metavar="C", help="clock (auto, or one 'latscope clocks' lists)"
+    )
     tr.add_argument("--seed", type=int, default=0, help="seed of the order and the bootstrap")
     tr.add_argument("--quiet", action="store_true", help="no progress bar")
     store_arg(tr)
@@ -335,20 +345,90 @@ def cmd_trust(args: argparse.Namespace) -> int:
 
 
 def cmd_quick(args: argparse.Namespace) -> int:
-    plan: list[tuple[str, dict[str, Any], int]] = [
-        ("syscall", {"op": "getppid"}, 100000),
-        ("syscall", {"op": "read0"}, 100000),
-        ("file", {"cache": "warm"}, 10000),
-        ("file", {"cache": "fadvise"}, 2000),
-        ("pipe", {"cpus": "0,0"}, 20000),
-    ]
-    if (os.cpu_count() or 1) >= 2:
-        plan.append(("pipe", {"cpus": "0,1"}, 20000))
-    console.print(f"[bold]latscope quick[/bold]: {len(plan)} runs, kept in {open_store(args).root}")
-    for bench, params, n in plan:
-        console.rule(f"{bench} {_pstr(params)}")
-        run_and_print(bench, params, args, n=n)
-    return 0
+    """`latscope quick`: the probe's quick plan (the built-in suite "quick"), each scenario
+    run once in catalogue order, then one table and what to do next."""
+    from .. import scenarios
+    from ..errors import Interrupted, LatscopeError, Unsupported
+    from ..notes import grouped_notes
+    from ..runner import measure
+
+    suite = scenarios.quick()
+    st = open_store(args)
+    console.print(
+        f"[bold]latscope quick[/bold]: {len(suite.scenarios)} runs, one per scenario of the "
+        "probe's quick plan (the built-in suite 'quick'); kept in "
+        f"{st.root}"
+    )
+    done: list[tuple[Any, Any, str | None]] = []  # (scenario, run or None, why not)
+    with progress.cells(err_console, len(suite.scenarios), args.quiet) as pt:
+        for i, sc in enumerate(suite.scenarios):
+            if pt:
+                pt[0].update(pt[1], completed=i, description=sc.name)
+            try:
+                run = measure(
+                    sc.benchmark,
+                    sc.params,
+                    n=sc.n,
+                    warmup=sc.warmup,
+                    store=st,
+                    tags={"quick": True, "scenario": sc.name},
+                )
+            except Interrupted:
+                raise
+            except Unsupported as e:
+                done.append((sc, None, f"not possible here: {e.message}"))
+            except LatscopeError as e:
+                done.append((sc, None, f"failed: {e.message}"))
+            else:
+                done.append((sc, run, None))
+    console.print(quick_table(done))
+    for k in suite.skipped:
+        console.print(f"[yellow]not run:[/yellow] {k.name}: {k.why}")
+    for sc, _, why in done:
+        if why:
+            console.print(f"[yellow]not measured:[/yellow] {sc.name}: {why}")
+    items = [(sc.name, sc.benchmark, sc.params) for sc, run, _ in done if run is not None]
+    for names, note in grouped_notes(items):
+        console.print(f"[dim]note ({note.key}) — {names}: {note.text}[/dim]")
+    kept = sum(run is not None for _, run, _ in done)
+    console.print(f"{kept} of {len(suite.scenarios)} runs kept in {st.root}; next:")
+    for cmd, what in NEXT_AFTER_QUICK:
+        console.print(f"  {cmd:<22} {what}", highlight=False)
+    return 0 if kept else 1
+
+
+NEXT_AFTER_QUICK = (
+    ("latscope ls", "the runs, newest last"),
+    ("latscope show RUN", "one run whole: every column, its interval, its setting"),
+    ("latscope suite quick", "this plan again, compared, with an HTML report"),
+    ("latscope list", "every benchmark and its parameters"),
+)
+
+
+def quick_table(done: list[tuple[Any, Any, str | None]]) -> Table:
+    """One row per scenario of `latscope quick`: its first column's median and p99 (withheld:
+    —), and what that column's latency is."""
+    from ..report.text import latency_label
+    from ..summary import stat, value
+    from ..units import fmt
+
+    t = Table(title="medians and p99 of each scenario's first column", title_justify="left")
+    for h in ("scenario", "column", "p50", "p99", "latency"):
+        t.add_column(h, justify="right" if h in ("p50", "p99") else "left", no_wrap=h != "latency")
+    for sc, run, _ in done:
+        if run is None:
+            t.add_row(sc.name, "", "—", "—", "not measured")
+            continue
+        row = run.summary().row(0, named=True)
+        p50, p99 = value(row, stat("p50")), value(row, stat("p99"))
+        t.add_row(
+            sc.name,
+            str(row["column"]),
+            fmt(p50) if p50 is not None else "—",
+            fmt(p99) if p99 is not None else "—",
+            latency_label(run.column_meta(row["column"])),
+        )
+    return t
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {

@@ -59,6 +59,19 @@ def parse_params(items: Sequence[str] | None) -> dict[str, str]:
     return out
 
 
+def clock_arg(value: str) -> str:
+    """`--clock C`: one of the probe's `clock_choices` (auto, then every clock), read from
+    the catalogue only when the option is given."""
+    from .. import probe
+
+    choices = probe.clock_choices()
+    if value not in choices:
+        raise argparse.ArgumentTypeError(
+            f"invalid choice: '{value}' (choose from {', '.join(choices)})"
+        )
+    return value
+
+
 def store_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--store",

@@ -204,12 +204,11 @@ def _environment(run: Run) -> list[Block]:
 
 
 def _columns_table(run: Run) -> Table:
-    cols = {c["name"]: c for c in run.meta.get("columns", [])}
     rows: list[list[str | Cell]] = []
     for c in run.all_columns:
-        m = cols.get(c)
-        if m is None:  # rtt/2
-            rows.append([c, latency_label({"latency": "one_way_rtt_half"}), "—", "rtt / 2"])
+        m = run.column_meta(c)
+        if c in run.derived_columns:
+            rows.append([c, latency_label(m), "—", str(m.get("formula") or "")])
             continue
         cs = m.get("context_switches")
         rows.append(

@@ -200,11 +200,12 @@ def run_blocks(ra: RunAnalysis, *, figures: bool = True, anchor: str | None = No
         out += _outliers(ca)
         out += _drift(ca)
         if figures:
-            if col == "rtt/2":
+            d = run.column_meta(col) if col in run.derived_columns else None
+            if d is not None:
                 out.append(
                     Text(
-                        "rtt/2 is rtt halved: its figures are those of rtt with the latency "
-                        "axis halved.",
+                        f"{col} is {d.get('formula')}: its figures are those of {d.get('from')} "
+                        f"with the latency axis divided by {d.get('divide_by')}.",
                         "note",
                     )
                 )

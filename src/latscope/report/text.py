@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any
 
 from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from .. import probe
 from ..env import of_header
 from ..notes import run_notes
 from ..summary import (
@@ -26,26 +28,63 @@ from ..units import fmt, fmt_bare, pick_unit
 #: set (summary.STATS brief, and max), whole.
 WIDE_TABLE = 120
 
-LATENCY_NAMES = {
-    "call": "per call",
-    "round_trip": "round trip",
-    "one_way_shared_clock": "one-way, shared clock",
-    "one_way_rtt_half": "one-way est. = RTT/2",
-}
-
 
 def latency_label(col: dict[str, Any]) -> str:
-    name = LATENCY_NAMES.get(col.get("latency") or "", col.get("latency") or "")
+    """A column's latency in words: its catalogue label (``latency_label``, else the
+    catalogue's ``latencies`` label of its kind), with the context switches it holds."""
+    name = col.get("latency_label") or probe.latency_label(col.get("latency"))
     cs = col.get("context_switches")
     if cs is not None and col.get("latency") != "call":
         name += f", {cs} ctx sw"
-    return name
+    return str(name)
 
 
 #: The resource-usage counters the probe records per measuring thread over the timed loop.
 RUSAGE_FIELDS = ("minflt", "majflt", "nvcsw", "nivcsw")
-#: Roles of the two threads of a ping-pong benchmark (the others measure in "main").
-PINGPONG_ROLES = ("initiator", "responder")
+_FIELD = re.compile(r"\{([A-Za-z0-9_.]+)(?::(words))?\}")
+
+
+def header_field(meta: dict[str, Any], path: str) -> Any:
+    """The header field a catalogue path names (``bench.path``, ``clock.overhead_ns``);
+    None where the run does not record it."""
+    v: Any = meta
+    for part in path.split("."):
+        if not isinstance(v, dict):
+            return None
+        v = v.get(part)
+    return v
+
+
+def fill(template: str, meta: dict[str, Any]) -> str | None:
+    """A catalogue display template filled from a run's header: ``{path}`` is the field's
+    value (a list joined with commas), ``{path:words}`` the same with underscores as spaces;
+    None where the run does not record a field the template names (an older run)."""
+    missing = False
+
+    def one(m: re.Match[str]) -> str:
+        nonlocal missing
+        v = header_field(meta, m.group(1))
+        if v is None:
+            missing = True
+            return ""
+        if isinstance(v, (list, tuple)):
+            text = ",".join(str(x) for x in v)
+        elif isinstance(v, bool):
+            text = "true" if v else "false"
+        else:
+            text = str(v)
+        return text.replace("_", " ") if m.group(2) == "words" else text
+
+    out = _FIELD.sub(one, template)
+    return None if missing else out
+
+
+def display(meta: dict[str, Any]) -> dict[str, Any]:
+    """How the lab shows a run of this benchmark (catalogue ``display``: roles,
+    faults_expected_when, switches_column, lines, check_figure); empty for a benchmark the
+    probe does not know (an import, another probe's run)."""
+    d = (probe.entry(str(meta.get("benchmark") or "")) or {}).get("display")
+    return d if isinstance(d, dict) else {}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -98,11 +137,11 @@ def _per_iter(k: int, n: int) -> str:
     return f"{k / n:.3g} per iteration" if n > 0 else ""
 
 
-def _expected_switches(meta: dict[str, Any]) -> int | None:
-    """Context switches per iteration of a ping-pong benchmark, from the header: those of its
-    round-trip column (`columns[].context_switches`), None where unknown."""
+def _expected_switches(meta: dict[str, Any], column: str | None) -> int | None:
+    """Context switches per iteration, from the header: those of the benchmark's
+    ``display.switches_column`` (`columns[].context_switches`), None where unknown."""
     for c in meta.get("columns") or []:
-        if isinstance(c, dict) and c.get("latency") == "round_trip":
+        if isinstance(c, dict) and column is not None and c.get("name") == column:
             return _count(c.get("context_switches"))
     return None
 
@@ -166,10 +205,11 @@ def timed_usage(meta: dict[str, Any]) -> TimedUsage | None:
     scope = f"{wtxt}, {iterations:,} iterations"
 
     notes: list[str] = []
-    pingpong = any(u.role in PINGPONG_ROLES for u in roles)
-    if pingpong or meta.get("benchmark") == "syscall":
+    show = display(meta)
+    measuring = set(show.get("roles") or [])
+    if show and not probe.holds(show.get("faults_expected_when"), meta.get("params") or {}):
         for u in roles:
-            if u.faults:
+            if u.faults and u.role in measuring:
                 notes.append(
                     f"{u.role}: {_many(u.faults, 'page fault', 'page faults')} inside the "
                     "timed loop, where this "
@@ -177,10 +217,10 @@ def timed_usage(meta: dict[str, Any]) -> TimedUsage | None:
                     "the kernel's fault handling. A longer --warmup should remove them; if not, "
                     "the probe timed a page it had not touched (please report it)."
                 )
-    expected = _expected_switches(meta) if pingpong else None
+    expected = _expected_switches(meta, show.get("switches_column"))
     if expected is not None and iterations > 0:
         own = min(expected, 2)
-        got = sum(u.switches for u in roles if u.role in PINGPONG_ROLES) / iterations
+        got = sum(u.switches for u in roles if u.role in measuring) / iterations
         shown = f"{got:.3g} context switches per round trip against {own}"
         if got > own + max(0.05, 0.1 * own):
             notes.append(
@@ -233,7 +273,6 @@ def print_run(console: Console, run: Any, details: bool = False) -> None:
     console.print(f"[bold]{meta['benchmark']}[/bold] {params_line(meta)}  —  n={meta['n']} {warm}")
     console.print(f"clock [bold]{clk['name']}[/bold]: {clock_line(clk)}")
     summ = run.summary()
-    cols = {c["name"]: c for c in meta["columns"]}
     # a narrow terminal gets the figures that matter (n, p50 with its interval, the tail, max)
     # whole, never cut; the rest at WIDE_TABLE columns or more, or in 'show --full'
     wide = console.width >= WIDE_TABLE
@@ -264,7 +303,7 @@ def print_run(console: Console, run: Any, details: bool = False) -> None:
     narrow_latency: list[str] = []
     for row in summ.iter_rows(named=True):
         c = row["column"]
-        colmeta = cols.get(c, {"latency": "one_way_rtt_half"} if c == "rtt/2" else {})
+        colmeta = run.column_meta(c)
         unit = pick_unit([row["p50_ns"]])
         cells = [c, latency_label(colmeta)] if wide else [c]
         if not wide:
@@ -307,8 +346,9 @@ def print_run(console: Console, run: Any, details: bool = False) -> None:
         console.print(f"[dim]{WITHHELD_LEGEND} ('latscope show RUN' says why)[/dim]")
     # the interval's method family per column (details: latscope show RUN --full)
     families: dict[str, list[str]] = {}
+    derived = run.derived_columns
     for r in summ.iter_rows(named=True):
-        if r["ci_method"] and r["column"] != "rtt/2":
+        if r["ci_method"] and r["column"] not in derived:
             fam = r["ci_method"].split(",")[0].split(" (")[0]
             ess_txt = f"{r['column']} (ESS {r['ess']:,.0f} of {r['n']:,})"
             families.setdefault(fam, []).append(ess_txt)
@@ -320,29 +360,19 @@ def print_run(console: Console, run: Any, details: bool = False) -> None:
             + " — ESS: effective sample size after autocorrelation; batch shares where "
             "samples are autocorrelated, exact order statistics where independent[/dim]"
         )
-    bench = meta.get("bench", {})
-    batch = bench.get("batch")
-    if batch and clk.get("overhead_ns") is not None:
-        med = summ.filter(summ["column"] == "call")["p50_ns"][0]
-        per = batch["per_call_median_ns"]
-        console.print(
-            f"batch figure: {fmt(per)} per call ({batch['calls_per_batch']} calls × "
-            f"{batch['batches']} batches, median); per-call median minus clock overhead: "
-            f"{fmt(med - clk['overhead_ns'])} (ratio {(med - clk['overhead_ns']) / per:.2f})"
-        )
-    if "placement" in bench:
-        console.print(
-            f"placement: {bench['placement'].replace('_', ' ')} (cpus "
-            f"{','.join(str(c) for c in bench['cpus'])}), {bench['mode']}, "
-            f"{bench['message_bytes']} B messages; rtt/2 is an estimate of the one-way time"
-        )
-    fs = (of_header(meta) or {}).get("filesystem")
-    if fs and "path" in bench:
-        console.print(
-            f"file: {bench['path']} on {fs.get('fstype')} ({fs.get('source')} at "
-            f"{fs.get('mount_point')}), {bench['size_bytes']} bytes, cache={bench['cache']}"
-        )
-        console.print(f"[dim]{bench.get('note')}[/dim]")
+    show = display(meta)
+    check = show.get("check_figure")
+    if isinstance(check, dict):
+        line = _check_figure(run, summ, check)
+        if line:
+            console.print(line)
+    # the environment in its one schema, also for runs recorded before it was shared
+    filled = {**meta, "env": of_header(meta) or meta.get("env")}
+    for ln in show.get("lines") or []:
+        text = fill(str(ln.get("template") or ""), filled)
+        if text:
+            style = ln.get("style")
+            console.print(f"[{style}]{text}[/{style}]" if style else text, highlight=False)
     for note in run_notes(meta):
         console.print(f"[dim]note ({note.key}): {note.text}[/dim]")
     usage = timed_usage(meta)
@@ -370,6 +400,30 @@ def print_run(console: Console, run: Any, details: bool = False) -> None:
             f"{(env.get('clocksource') or {}).get('current')}; probe "
             f"{(meta.get('probe') or {}).get('version')}[/dim]"
         )
+
+
+def _check_figure(run: Any, summ: Any, check: dict[str, Any]) -> str | None:
+    """The catalogue's clock-free check of a column (``display.check_figure``: syscall's batch
+    figure against the per-call median minus the clock's read cost), None where the run does
+    not record what it needs."""
+    meta = run.meta
+    per = header_field(meta, str(check.get("value")))
+    minus = header_field(meta, str(check.get("minus"))) if check.get("minus") else 0.0
+    col = str(check.get("column"))
+    if not isinstance(per, (int, float)) or not isinstance(minus, (int, float)) or not per:
+        return None
+    rows = summ.filter(summ["column"] == col)["p50_ns"]
+    if len(rows) == 0:
+        return None
+    net = rows[0] - minus
+    detail = fill(str(check.get("detail") or ""), meta)
+    minus_words = str(check.get("minus") or "").replace(".", " ").removesuffix("_ns")
+    what = f"median minus {minus_words.replace('_', ' ')}" if check.get("minus") else "median"
+    return (
+        f"{check.get('label')}: {fmt(per)} per call"
+        + (f" ({detail})" if detail else "")
+        + f"; {col} {what}: {fmt(net)} (ratio {net / per:.2f})"
+    )
 
 
 def run_label(run: Any) -> str:

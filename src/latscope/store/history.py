@@ -14,16 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import BadInput
+from ..errors import BadInput, LatscopeError
 from ..files import atomic_write
 from ..summary import STATS, Stat, withheld_reason
 from ..summary import stat as find_stat
 from ..summary import value as stat_value
 from .core import Store
 from .layout import Skipped
-
-_SIZE_MUL = {"": 1, "B": 1, "k": 1024, "K": 1024, "KiB": 1024, "M": 1 << 20, "MiB": 1 << 20}
-_SIZE_MUL.update({"G": 1 << 30, "GiB": 1 << 30})
 
 
 @dataclass
@@ -53,20 +50,28 @@ class History:
         return withheld_reason(row, self.figure)
 
 
-def _norm(v: Any) -> str:
-    """A parameter value as text, sizes in bytes, so that 4k and 4096 match."""
-    import re
-
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    s = str(v)
-    m = re.fullmatch(r"(\d+)(|B|k|K|KiB|M|MiB|G|GiB)", s)
-    if m:
-        return str(int(m.group(1)) * _SIZE_MUL[m.group(2)])
-    return {"yes": "true", "no": "false", "none": "-1", "": ""}.get(s, s)
+def _text(v: Any) -> str:
+    return ("true" if v else "false") if isinstance(v, bool) else str(v)
 
 
-def _matches(row: dict[str, Any], filters: dict[str, str]) -> bool:
+def resolve_filters(bench: str, filters: dict[str, str]) -> dict[str, Any]:
+    """The filters as the probe resolves them (``--check``: sizes in bytes, booleans as
+    booleans, ``none`` as the header writes it), so that size=4k finds runs of size=4096;
+    as given where the probe cannot resolve them (a benchmark it does not know, a value not
+    possible here)."""
+    if not filters:
+        return {}
+    from .. import probe
+
+    try:
+        resolved = probe.check(bench, filters)["params"]
+    except LatscopeError:
+        return dict(filters)
+    return {k: resolved.get(k, v) for k, v in filters.items()}
+
+
+def _matches(row: dict[str, Any], filters: dict[str, Any]) -> bool:
+    """A run whose resolved parameters (else those given) hold every filter's value."""
     try:
         params = json.loads(row.get("params") or "{}")
         given = json.loads(row.get("params_given") or "{}")
@@ -74,7 +79,7 @@ def _matches(row: dict[str, Any], filters: dict[str, str]) -> bool:
         return False
     for k, want in filters.items():
         have = params.get(k, given.get(k))
-        if have is None or _norm(have) != _norm(want):
+        if have is None or _text(have) != _text(want):
             return False
     return True
 
@@ -107,7 +112,8 @@ def query(
         column = firsts[-1] if firsts else (columns[0] if columns else "")
     if column not in columns:
         raise BadInput(f"--column {column}: the runs of {bench} have {', '.join(columns)}")
-    picked = [r for r in rows if r["column"] == column and _matches(r, filters or {})]
+    wanted = resolve_filters(bench, filters or {})
+    picked = [r for r in rows if r["column"] == column and _matches(r, wanted)]
     if not picked:
         raise BadInput(
             f"no run of {bench} matches " + " ".join(f"{k}={v}" for k, v in (filters or {}).items())
