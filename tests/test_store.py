@@ -235,3 +235,22 @@ def test_rm_partial_cleans_interrupted_removals(cli, store: Path, leftover: str)
     r = cli("rm", "--partial")
     assert r.returncode == 0 and leftover in r.stdout
     assert not (store / "runs" / leftover).exists()
+
+
+@pytest.mark.parametrize(
+    ("tags", "shown"),
+    [
+        ({"quick": True, "scenario": "pipe-same-cpu"}, "quick/pipe-same-cpu"),
+        ({"suite": "seeds", "scenario": "cold", "repetition": 2}, "seeds/cold #2"),
+    ],
+)
+def test_ls_names_the_plan_a_run_came_from(cli, store: Path, tags: dict, shown: str) -> None:
+    run = make_run(store, {"call": lognormal(200, 1000.0, seed=5)})
+    assert run.dir is not None
+    f = run.dir / "run.json"
+    meta = json.loads(f.read_text())
+    meta["tags"] = tags
+    f.write_text(json.dumps(meta))
+    ls = cli("ls")
+    assert ls.returncode == 0, ls.stderr
+    assert shown in ls.stdout and "None" not in ls.stdout

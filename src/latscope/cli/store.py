@@ -210,8 +210,11 @@ def cmd_ls(args: argparse.Namespace) -> int:
             continue
         tags = r.meta.get("tags") or {}
         status = r.meta.get("status", "complete")
-        if tags.get("scenario"):  # complete, from a suite
-            status = f"{tags.get('suite')}/{tags['scenario']} #{tags.get('repetition')}"
+        if tags.get("scenario"):  # complete, from a suite or latscope quick
+            group = tags.get("suite") or ("quick" if tags.get("quick") else None)
+            status = "/".join(str(x) for x in (group, tags["scenario"]) if x)
+            if tags.get("repetition") is not None:
+                status += f" #{tags['repetition']}"
         elif tags.get("repeat_group"):
             status = f"repetition {tags.get('repetition')}/{tags.get('repeat')}"
         vals = [value(row, s) for s in figures]
