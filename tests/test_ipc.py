@@ -668,11 +668,9 @@ def test_workers_split_and_count_on(ipc_probe: str, tmp_path: Path, tmpdir_env: 
     assert (sf.ticks["oneway"] > 0).all()
 
 
-def test_worker_killed(ipc_probe: str, tmp_path: Path, tmpdir_env: Path) -> None:
-    """A worker killed mid-run ends the probe: exit 1, one line, no file, nothing left."""
-    out = tmp_path / "k.lss"
-    args = [ipc_probe, "pipe", "-n", "5000000", "--workers", "2", "-p", "cpus=0,0"]
-    args += ["-o", str(out)]
+def _start_workers(args: list[str], tmpdir_env: Path) -> tuple[subprocess.Popen, list[int]]:
+    """Start the probe with --workers and wait for its first worker to have a responder: the
+    process and its children (the worker first)."""
     p = subprocess.Popen(
         args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=_env(tmpdir_env)
     )
@@ -680,11 +678,19 @@ def test_worker_killed(ipc_probe: str, tmp_path: Path, tmpdir_env: Path) -> None
     while time.monotonic() < deadline:
         kids = children(p.pid)
         if kids and children(kids[0]):
-            break
+            return p, kids
         time.sleep(0.05)
-    else:
-        p.kill()
-        pytest.fail("no worker with a responder appeared within 30 s")
+    p.kill()
+    p.wait()
+    pytest.fail("no worker with a responder appeared within 30 s")
+
+
+def test_worker_killed(ipc_probe: str, tmp_path: Path, tmpdir_env: Path) -> None:
+    """A worker killed mid-run ends the probe: exit 1, one line, no file, nothing left."""
+    out = tmp_path / "k.lss"
+    args = [ipc_probe, "pipe", "-n", "5000000", "--workers", "2", "-p", "cpus=0,0"]
+    args += ["-o", str(out)]
+    p, kids = _start_workers(args, tmpdir_env)
     worker = kids[0]
     responder = children(worker)[0]
     os.kill(worker, signal.SIGKILL)
@@ -703,18 +709,7 @@ def test_workers_ctrl_c(ipc_probe: str, tmp_path: Path, tmpdir_env: Path) -> Non
     out = tmp_path / "c.lss"
     args = [ipc_probe, "fifo", "-n", "5000000", "--workers", "2", "-p", "cpus=0,0"]
     args += ["-o", str(out)]
-    p = subprocess.Popen(
-        args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=_env(tmpdir_env)
-    )
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        kids = children(p.pid)
-        if kids and children(kids[0]):
-            break
-        time.sleep(0.05)
-    else:
-        p.kill()
-        pytest.fail("no worker with a responder appeared within 30 s")
+    p, kids = _start_workers(args, tmpdir_env)
     worker, responder = kids[0], children(kids[0])[0]
     p.send_signal(signal.SIGINT)
     _, err = p.communicate(timeout=30)
