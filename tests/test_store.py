@@ -254,3 +254,20 @@ def test_ls_names_the_plan_a_run_came_from(cli, store: Path, tags: dict, shown: 
     ls = cli("ls")
     assert ls.returncode == 0, ls.stderr
     assert shown in ls.stdout and "None" not in ls.stdout
+
+
+@pytest.mark.parametrize("ref", ["", " "])
+@pytest.mark.parametrize("cmd", [["rm"], ["show"], ["export", "--csv", "out.csv"]])
+def test_an_empty_run_reference_is_refused(
+    cli, store: Path, tmp_path: Path, cmd: list[str], ref: str
+) -> None:
+    """An unset shell variable (`latscope rm "$RUN"`) must not match, and remove, every run."""
+    run = make_run(store, {"call": lognormal(200, 1000.0, seed=6)})
+    args = [cmd[0], ref, *cmd[1:]]
+    if cmd[0] == "export":
+        args[-1] = str(tmp_path / "out.csv")
+    r = cli(*args)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert "empty run reference" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert run.dir is not None and run.dir.is_dir()
+    assert not (tmp_path / "out.csv").exists()

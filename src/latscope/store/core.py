@@ -384,7 +384,13 @@ class Store:
         return []
 
     def resolve(self, ref: str) -> Path:
-        """A run directory from an id, a unique id prefix, 'last', or a path."""
+        """A run directory from an id, a unique id prefix, 'last', or a path. An empty
+        reference (an unset shell variable) is an error, never a match of every run."""
+        if not ref.strip():
+            raise BadInput(
+                "an empty run reference: give a run id, a unique part of one, or 'last' "
+                "('latscope ls' lists the runs)"
+            )
         p = Path(ref)
         if p.is_dir() and (p / RUN_FILE).is_file():
             return p
