@@ -168,3 +168,17 @@ def test_ctrl_c_leaves_nothing(cli, store: Path, tmp_path: Path) -> None:
     )
     assert not Path(f"/proc/{peer}").exists()
     assert list((store / "runs").iterdir()) == []
+
+
+def test_markup_in_a_parameter_is_text(cli, tmp_path: Path) -> None:
+    """A directory named like rich markup ('[/x]' is a legal path) is shown, never parsed:
+    run, ls, show and show --full print it and exit 0."""
+    d = tmp_path / "q[" / "x]"
+    d.mkdir(parents=True)
+    r = cli("run", "file", "-p", f"dir={d}", "-n", "50", "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert "Traceback" not in r.stderr and f"dir={d}" in r.stdout
+    for args in (["ls"], ["show", "last"], ["show", "last", "--full"]):
+        out = cli(*args)
+        assert out.returncode == 0 and "Traceback" not in out.stderr, (args, out.stderr)
+        assert "q[/x]" in out.stdout, args

@@ -7,6 +7,7 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
+from rich.markup import escape
 from rich.table import Table
 
 from .. import progress
@@ -222,7 +223,7 @@ def run_and_print(
     from ..runner import measure
 
     st = open_store(args)
-    label = f"{bench} {_pstr(params)}"
+    label = escape(f"{bench} {_pstr(params)}")
     with progress.probe_task(err_console, label, getattr(args, "quiet", False)) as cb:
         run = measure(
             bench,

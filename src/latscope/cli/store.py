@@ -11,6 +11,8 @@ import argparse
 import json
 from typing import Any
 
+from rich.markup import escape
+
 from ..errors import BadInput
 from .shared import RAW, console, err_console, open_store, parse_params, store_arg, wrap
 
@@ -224,7 +226,7 @@ def cmd_ls(args: argparse.Namespace) -> int:
             r.id,
             str(r.meta.get("created_utc", "")).replace("T", " ")[:19],
             str(r.meta.get("benchmark")),
-            _params_str(r.meta),
+            escape(_params_str(r.meta)),
             str(row["n"]),
             f"{row['column']} ({unit[0]})",
             *(fmt_bare(v, unit) for v in vals),

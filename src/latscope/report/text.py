@@ -8,6 +8,7 @@ from typing import Any
 
 from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from .. import probe
@@ -270,7 +271,9 @@ def print_run(console: Console, run: Any, details: bool = False) -> None:
         if meta.get("warmup") is not None
         else "warm-up unknown"
     )
-    console.print(f"[bold]{meta['benchmark']}[/bold] {params_line(meta)}  —  n={meta['n']} {warm}")
+    console.print(
+        f"[bold]{meta['benchmark']}[/bold] {escape(params_line(meta))}  —  n={meta['n']} {warm}"
+    )
     console.print(f"clock [bold]{clk['name']}[/bold]: {clock_line(clk)}")
     summ = run.summary()
     # a narrow terminal gets the figures that matter (n, p50 with its interval, the tail, max)
@@ -372,6 +375,7 @@ def print_run(console: Console, run: Any, details: bool = False) -> None:
         text = fill(str(ln.get("template") or ""), filled)
         if text:
             style = ln.get("style")
+            text = escape(text)  # paths and parameters are the user's, never markup
             console.print(f"[{style}]{text}[/{style}]" if style else text, highlight=False)
     for note in run_notes(meta):
         console.print(f"[dim]note ({note.key}): {note.text}[/dim]")
