@@ -12,7 +12,7 @@ import polars as pl
 from rich.console import Console
 
 from latscope.report.text import print_run
-from latscope.runner import Store
+from latscope.runner import LabStore as Store
 from latscope.stats import MIN_BEYOND
 from latscope.store import summary_frame
 from latscope.summary import STATS, summary_columns

@@ -4,7 +4,7 @@ computed once, when the run is made; reading a kept run back; the store as the l
 A run enters the store in one transaction (`Store.transaction`): its sample file is written
 into a partial directory, its summary is computed from it (`Run.summary`) and kept beside it as
 summary.parquet with the run's metadata, and one rename makes the run visible (`keep`). The
-store computes no summaries; the lab's `Store` (here) computes the summary of a run kept
+store computes no summaries; the lab's `LabStore` (here) computes the summary of a run kept
 without a current one (by an older latscope) the same way, from its samples.
 """
 
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from .runs import Run
 
 
-class Store(_store.Store):
+class LabStore(_store.Store):
     """The store as the lab opens it: a run kept without a current summary.parquet has its
     summary computed from its samples (`summary_rows`), as when a run is made."""
 
@@ -41,9 +41,9 @@ class Store(_store.Store):
 
 
 def open_store(store: str | os.PathLike[str] | _store.Store | None = None) -> _store.Store:
-    """``store`` itself when it is a store, else the lab's `Store` at that path (None: the
+    """``store`` itself when it is a store, else the lab's `LabStore` at that path (None: the
     default location)."""
-    return store if isinstance(store, _store.Store) else Store(store)
+    return store if isinstance(store, _store.Store) else LabStore(store)
 
 
 def summary_rows(run: Run, meta: Mapping[str, Any]) -> pl.DataFrame:

@@ -15,7 +15,7 @@ from rich.console import Console
 from ..errors import BadInput
 
 if TYPE_CHECKING:
-    from ..runner import Store
+    from ..runner import LabStore
 
 
 def _console(stderr: bool = False) -> Console:
@@ -80,11 +80,11 @@ def store_arg(p: argparse.ArgumentParser) -> None:
     )
 
 
-def open_store(args: argparse.Namespace) -> Store:
+def open_store(args: argparse.Namespace) -> LabStore:
     """The store a command's --store names (default: $LATSCOPE_STORE or the user's)."""
-    from ..runner import Store  # when a command runs: the CLI starts without polars and numpy
+    from ..runner import LabStore  # when a command runs: the CLI starts without polars, numpy
 
-    return Store(getattr(args, "store", None))
+    return LabStore(getattr(args, "store", None))
 
 
 def value_error(fn: Callable[[], T]) -> T:

@@ -84,7 +84,7 @@ class Store:
     (`summaries`).  The store keeps files and indexes; it computes no summary: a run's
     summary.parquet is written with the rows the runner computed when the run was made, and
     one missing or outdated (runs kept by an older latscope) is rebuilt by `summarize`, which
-    the runner's store (`runner.Store`) provides."""
+    the runner's store (`runner.LabStore`) provides."""
 
     def __init__(self, root: str | os.PathLike[str] | None = None) -> None:
         self.root = Path(root).expanduser() if root else default_location()
@@ -322,8 +322,8 @@ class Store:
 
     def summarize(self, run: StoredRun) -> pl.DataFrame:
         """The rows of summary.parquet for a kept run (`index.summary_frame`).  The store
-        computes no summary; the runner's store does (`runner.Store`)."""
-        raise LatscopeError("this store computes no summaries (latscope.runner.Store does)")
+        computes no summary; the runner's store does (`runner.LabStore`)."""
+        raise LatscopeError("this store computes no summaries (latscope.runner.LabStore does)")
 
     def summaries(
         self,
