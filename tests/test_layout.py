@@ -20,7 +20,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("_version", "errors"),
     ("units", "files", "progress"),
     ("stats", "probe", "samples"),
-    ("summary", "env", "scenarios", "plots", "notes"),
+    ("summary", "env", "scenarios", "plots"),
+    ("notes",),  # reads the environment in its one schema (env.of_header)
     ("store",),
     ("runs",),
     ("runner", "repeat", "variation"),

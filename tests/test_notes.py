@@ -7,7 +7,7 @@ import io
 import pytest
 from rich.console import Console
 
-from latscope.notes import grouped_notes, notes_for
+from latscope.notes import grouped_notes, notes_for, run_notes
 
 
 def keys(bench, params, fs=None):
@@ -74,3 +74,16 @@ def test_run_show_and_report_print_the_notes(tmp_path, monkeypatch, probe, bench
     else:
         assert f"note ({key})" in out.getvalue()
         assert key in codes
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        {"env": {"schema": 2, "filesystem": {"fstype": "tmpfs"}}},
+        # a sample file of an older probe: the filesystem in bench.filesystem
+        {"env": {"release": "6.1"}, "bench": {"filesystem": {"type": "tmpfs"}}},
+    ],
+)
+def test_the_tmpfs_note_reads_the_filesystem_in_either_header(header: dict) -> None:
+    meta = {"benchmark": "file", "params": {"cache": "drop", "order": "rw"}, **header}
+    assert "file-tmpfs" in [n.key for n in run_notes(meta)]

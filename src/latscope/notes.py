@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import probe
+from .env import of_header
 
 
 @dataclass(frozen=True)
@@ -110,8 +111,7 @@ def notes_for(
 def run_notes(meta: Mapping[str, Any]) -> list[Note]:
     """``notes_for`` a stored run's metadata (benchmark, resolved params, filesystem: the
     probe's record, ``env.filesystem``; ``bench.filesystem`` in files of older probes)."""
-    fs = ((meta.get("env") or {}).get("filesystem") or {}).get("fstype")
-    fs = fs or ((meta.get("bench") or {}).get("filesystem") or {}).get("type")
+    fs = ((of_header(dict(meta)) or {}).get("filesystem") or {}).get("fstype")
     return notes_for(str(meta.get("benchmark") or ""), meta.get("params") or {}, fs)
 
 
