@@ -6,7 +6,7 @@ a two-level interval (between worker processes and within them; see its docstrin
 of p99s, the Mann–Whitney p-value, and a verdict against the noise threshold (faster, slower,
 same, inconclusive).
 
-What the store knows about the scenario (``trust.known_variation``: a ``latscope trust``
+What the store knows about the scenario (``variation.known_variation``: a ``latscope trust``
 record, else the history of the scenario) enters twice: the noise threshold is raised to the
 A/A range of run medians that ``trust`` measured, and a run measured in a single process is
 compared using the known variation between single processes. An inconclusive verdict comes with
