@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from latscope.files import atomic_write, write_bytes, write_text
+from latscope.errors import BadInput
+from latscope.files import atomic_write, read_bytes, read_text, write_bytes, write_text
 
 
 def test_replaces_the_target_whole(tmp_path: Path) -> None:
@@ -66,3 +67,31 @@ def test_new_files_get_the_mode_the_umask_allows(tmp_path: Path) -> None:
         os.umask(old)
     assert p.stat().st_mode & 0o777 == 0o640
     assert (write_text(tmp_path / "b", "x", mode=0o600)).stat().st_mode & 0o777 == 0o600
+
+
+def test_reading_refuses_what_is_not_a_regular_file(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for p, said in [
+        (fifo, "not a regular file"),
+        ("/dev/zero", "not a regular file"),
+        (tmp_path, "is a directory"),
+        (tmp_path / "missing", "no such file"),
+    ]:
+        with pytest.raises(BadInput, match=said):
+            read_bytes(p, "a CSV file")
+
+
+def test_reading_refuses_a_file_above_the_limit_before_reading_it(tmp_path: Path) -> None:
+    big = tmp_path / "big"
+    big.write_bytes(b"x" * 1001)
+    with pytest.raises(BadInput, match=r"1001 bytes, larger than a test file may be \(1000"):
+        read_bytes(big, "a test file", limit=1000)
+    assert read_bytes(big, "a test file", limit=1001) == b"x" * 1001
+
+
+def test_text_that_is_not_utf8_is_one_line(tmp_path: Path) -> None:
+    p = tmp_path / "latin1.csv"
+    p.write_bytes(b"caf\xe9\n")
+    with pytest.raises(BadInput, match=r"not UTF-8 text \(byte 3\)"):
+        read_text(p, "a CSV file")

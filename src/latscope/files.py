@@ -10,13 +10,17 @@ renamed over the target in one step; a link at the target is replaced, not follo
 failure, an exception or Ctrl-C, the temporary is removed and the target is left as it was.
 Every writer in latscope goes through it (`write_bytes`, `write_text` for whole contents).
 
-`read_bytes` reads a file a user named, with a one-line error for each way that fails.
+`read_bytes` reads a file a user named or a store holds, with a one-line error for each way
+that fails: it refuses what is not a regular file (a FIFO would hang the reader, a device such
+as ``/dev/zero`` never ends) and a file above a size limit, checked on the open descriptor
+before a byte is read, so neither a swapped path nor a growing file gets past the check.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -66,18 +70,61 @@ def write_bytes(target: str | os.PathLike[str], data: bytes, mode: int | None = 
     return Path(target)
 
 
-def read_bytes(path: str | os.PathLike[str], what: str) -> bytes:
-    """The contents of a file a user named; BadInput (one line) when it is missing, a
-    directory ("is a directory, not ``what``") or not readable."""
+#: The largest file any reader takes unless it names its own limit (sample files: samples.py).
+READ_LIMIT = 64 * 1024 * 1024
+
+
+def _size(n: int) -> str:
+    return f"{n / 2**20:.0f} MiB" if n >= 2**20 else f"{n} bytes"
+
+
+def read_bytes(path: str | os.PathLike[str], what: str, limit: int = READ_LIMIT) -> bytes:
+    """The contents of a regular file of at most ``limit`` bytes; BadInput (one line) when it
+    is missing, a directory, a FIFO, device or socket, larger than ``limit``, or unreadable.
+    The file is opened non-blocking (so a FIFO cannot hang the open) and checked with fstat
+    on the open descriptor; at most ``limit`` bytes are ever read, even if it grows."""
     p = Path(path)
     try:
-        return p.read_bytes()
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0))
     except FileNotFoundError:
         raise BadInput(f"{p}: no such file") from None
     except IsADirectoryError:
         raise BadInput(f"{p}: is a directory, not {what}") from None
     except PermissionError:
         raise BadInput(f"{p}: permission denied") from None
+    except OSError as e:
+        raise BadInput(f"{p}: cannot open: {e.strerror or e}") from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise BadInput(f"{p}: is a directory, not {what}")
+        if not stat.S_ISREG(st.st_mode):
+            raise BadInput(f"{p}: not a regular file (a FIFO, device or socket), not {what}")
+        if st.st_size > limit:
+            raise BadInput(f"{p}: {_size(st.st_size)}, larger than {what} may be ({_size(limit)})")
+        chunks, got = [], 0
+        while True:
+            b = os.read(fd, min(1 << 20, limit + 1 - got))
+            if not b:
+                break
+            chunks.append(b)
+            got += len(b)
+            if got > limit:
+                raise BadInput(f"{p}: grew beyond {_size(limit)} while being read")
+        return b"".join(chunks)
+    except OSError as e:
+        raise BadInput(f"{p}: cannot read: {e.strerror or e}") from None
+    finally:
+        os.close(fd)
+
+
+def read_text(path: str | os.PathLike[str], what: str, limit: int = READ_LIMIT) -> str:
+    """`read_bytes` decoded as UTF-8; BadInput (one line) when it is not UTF-8."""
+    raw = read_bytes(path, what, limit)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise BadInput(f"{path}: not UTF-8 text (byte {e.start}), not {what}") from None
 
 
 def write_text(target: str | os.PathLike[str], text: str, mode: int | None = None) -> Path:
