@@ -18,7 +18,7 @@ MAX_LINES = 600
 #: without a cycle).
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("_version", "errors"),
-    ("units", "files", "progress"),
+    ("units", "files", "progress", "tables"),
     ("stats", "probe", "samples"),
     ("summary", "env", "scenarios", "plots"),
     ("notes",),  # reads the environment in its one schema (env.of_header)

@@ -25,9 +25,10 @@ from . import probe
 from .errors import BadInput, LatscopeError, Unsupported
 from .runner import measure
 from .store import Store
-from .units import fmt
+from .units import fmt, fmt_bare, pick_unit
 
 if TYPE_CHECKING:
+    from rich.console import Console
     from rich.table import Table
 
 
@@ -137,43 +138,43 @@ def run_matrix(
     return cells
 
 
-def _cell_text(c: Cell) -> tuple[str, str]:
-    if c.p50_ns is None:
-        return "—", "—"
-    return fmt(c.p50_ns), fmt(c.p99_ns)
-
-
-def matrix_table(cells: list[Cell]) -> tuple[Table, list[str]]:
-    """The matrix as a table (mechanism × mode rows, same CPU and 2 CPUs columns), and one
-    line per cell that could not be measured."""
-    from rich.table import Table
+def matrix_table(console: Console, cells: list[Cell]) -> tuple[Table, list[str]]:
+    """The matrix as a table that fits ``console`` (mechanism × mode rows, same CPU and 2 CPUs
+    columns, each column in one unit), and one line per cell that could not be measured."""
+    from .tables import Column, fit
 
     by = {(c.mechanism, c.mode, c.cpus): c for c in cells}
-    t = Table(title="round trip (rtt): median / p99", title_justify="left")
-    t.add_column("mechanism", style="bold")
-    t.add_column("mode")
-    for h in ("same CPU p50", "same CPU p99", "2 CPUs p50", "2 CPUs p99"):
-        t.add_column(h, justify="right")
-    problems = []
-    seen = []
+    keys: list[tuple[str, str]] = []
     for c in cells:
-        key = (c.mechanism, c.mode)
-        if key in seen:
-            continue
-        seen.append(key)
-        same = by.get((c.mechanism, c.mode, "0,0"))
-        diff = by.get((c.mechanism, c.mode, "0,1"))
-        row = [c.mechanism, c.mode]
-        for cell in (same, diff):
-            if cell is None:
-                row += ["n/a", "n/a"]
-            else:
-                row += list(_cell_text(cell))
-                if cell.problem:
-                    problems.append(
-                        f"{cell.mechanism} {cell.mode} cpus={cell.cpus}: {cell.problem}"
-                    )
-        t.add_row(*row)
+        if (c.mechanism, c.mode) not in keys:
+            keys.append((c.mechanism, c.mode))
+    # (header, cpus, figure) of the four columns; each gets the unit that suits its values
+    spec = [
+        ("same CPU\np50", "0,0", "p50_ns"),
+        ("same CPU\np99", "0,0", "p99_ns"),
+        ("2 CPUs\np50", "0,1", "p50_ns"),
+        ("2 CPUs\np99", "0,1", "p99_ns"),
+    ]
+    cols = [Column("mechanism", style="bold"), Column("mode")]
+    units = []
+    for head, cpus, fig in spec:
+        vals = [getattr(by[(m, mo, cpus)], fig) for m, mo in keys if (m, mo, cpus) in by]
+        unit = pick_unit(vals)
+        units.append(unit)
+        cols.append(Column(f"{head} ({unit[0]})", justify="right"))
+    rows: list[list[str]] = []
+    problems = []
+    for m, mo in keys:
+        row = [m, mo]
+        for (_, cpus, fig), unit in zip(spec, units, strict=True):
+            cell = by.get((m, mo, cpus))
+            row.append("n/a" if cell is None else fmt_bare(getattr(cell, fig), unit))
+        for cpus in ("0,0", "0,1"):
+            cell = by.get((m, mo, cpus))
+            if cell is not None and cell.problem:
+                problems.append(f"{m} {mo} cpus={cpus}: {cell.problem}")
+        rows.append(row)
+    t, _ = fit(console, cols, rows, title="round trip (rtt): median and p99")
     return t, problems
 
 

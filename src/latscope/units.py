@@ -42,3 +42,15 @@ def _sig(v: float, digits: int) -> str:
     mag = math.floor(math.log10(abs(v)))
     decimals = max(0, digits - 1 - mag)
     return f"{v:.{decimals}f}"
+
+
+def fmt_ratio(x: float | None) -> str:
+    """A ratio to three significant figures, trailing zeros kept: 1.00, 0.982, 2.33, 400."""
+    if x is None or not math.isfinite(x):
+        return "—"
+    if x == 0:
+        return "0"
+    s = f"{x:#.3g}"
+    if "e" in s:  # beyond 1e3 or below 1e-3: no exponent for a ratio a person reads
+        return f"{x:.3g}" if x < 1 else f"{x:,.0f}"
+    return s.rstrip(".")

@@ -64,7 +64,7 @@ def cmd_matrix(args: argparse.Namespace) -> int:
                 prog.update(task, completed=i + 1, description=f"{c.mechanism} {c.mode}")
 
         cells = run_matrix(plan, args.n, st, on_cell=on_cell)
-    t, problems = matrix_table(cells)
+    t, problems = matrix_table(console, cells)
     console.print(t)
     console.print(
         "[dim]round trip = initiator → responder → initiator; blocking mechanisms "

@@ -52,6 +52,11 @@ def add_parsers(sub: Any) -> None:
     )
     p.add_argument("--bench", metavar="B", help="only runs of benchmark B")
     p.add_argument("--suite", metavar="S", help="only runs of suite S (name or suite run id)")
+    p.add_argument(
+        "--wide",
+        action="store_true",
+        help="every column (creation time, benchmark, p99.9), whatever the terminal's width",
+    )
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     store_arg(p)
 
@@ -96,6 +101,11 @@ def add_parsers(sub: Any) -> None:
         help="only runs with this parameter value; repeatable",
     )
     p.add_argument("--plot", metavar="FILE", help="also write a plot (.png, .svg, .pdf)")
+    p.add_argument(
+        "--wide",
+        action="store_true",
+        help="every column (creation time, tags, n), whatever the terminal's width",
+    )
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     store_arg(p)
 
@@ -119,10 +129,8 @@ def _brief_stats() -> list[Any]:
 
 
 def cmd_ls(args: argparse.Namespace) -> int:
-    from rich import box
-    from rich.table import Table
-
     from ..summary import WITHHELD_LEGEND, value, withheld, withheld_reason
+    from ..tables import Column, fit, show
     from ..units import fmt_bare, pick_unit
 
     st = open_store(args)
@@ -193,19 +201,22 @@ def cmd_ls(args: argparse.Namespace) -> int:
         console.print_json(json.dumps(out))
         return 0
     _report_skipped(skipped)
-    t = Table(title=f"runs in {st.root}", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    heads = ["id", "created (UTC)", "benchmark", "params", "n", "first column"]
-    heads += [s.label for s in figures] + ["status"]
-    right = {"n", *(s.label for s in figures)}
-    for h in heads:
-        t.add_column(
-            h,
-            justify="right" if h in right else "left",
-            no_wrap=h in right or h in ("id", "created (UTC)"),
-            overflow="fold",
-        )
+    # at 80 columns: id (it carries the date and the benchmark), params, n, the first column
+    # and its figures; 'created' and 'benchmark' repeat the id and go first, then p99.9
+    drop = {"p99.9": 3}
+    cols = [
+        Column("id"),
+        Column("created (UTC)", drop=5),
+        Column("benchmark", drop=4),
+        Column("params", wrap=True),
+        Column("n", justify="right"),
+        Column("column"),
+        *(Column(s.label, justify="right", drop=drop.get(s.label)) for s in figures),
+        Column("status", wrap=True),
+    ]
+    rows: list[list[str]] = []
     shown = 0
-    any_withheld = False
+    held: set[str] = set()
     for r in runs:
         row = first.get(r.id)
         if row is None:
@@ -220,36 +231,43 @@ def cmd_ls(args: argparse.Namespace) -> int:
         elif tags.get("repeat_group"):
             status = f"repetition {tags.get('repetition')}/{tags.get('repeat')}"
         vals = [value(row, s) for s in figures]
-        any_withheld = any_withheld or any(withheld(row, s) for s in figures)
+        held.update(s.label for s in figures if withheld(row, s))
         unit = pick_unit([row.get("p50_ns")])
-        t.add_row(
-            r.id,
-            str(r.meta.get("created_utc", "")).replace("T", " ")[:19],
-            str(r.meta.get("benchmark")),
-            escape(_params_str(r.meta)),
-            str(row["n"]),
-            f"{row['column']} ({unit[0]})",
-            *(fmt_bare(v, unit) for v in vals),
-            status,
+        rows.append(
+            [
+                r.id,
+                str(r.meta.get("created_utc", "")).replace("T", " ")[:19],
+                str(r.meta.get("benchmark")),
+                escape(_params_str(r.meta)),
+                str(row["n"]),
+                f"{row['column']} ({unit[0]})",
+                *(fmt_bare(v, unit) for v in vals),
+                escape(status),
+            ]
         )
         shown += 1
     for p in partials:
-        t.add_row(
-            p.run_id,
-            (p.created_utc or "").replace("T", " ").rstrip("Z"),
-            p.benchmark or "?",
-            "",
-            "",
-            "",
-            *("" for _ in figures),
-            f"[yellow]{p.status}[/yellow]",
+        rows.append(
+            [
+                p.run_id,
+                (p.created_utc or "").replace("T", " ").rstrip("Z"),
+                p.benchmark or "?",
+                "",
+                "",
+                "",
+                *("" for _ in figures),
+                f"[yellow]{p.status}[/yellow]",
+            ]
         )
-    console.print(t)
+    t, left_out = fit(console, cols, rows, wide=args.wide, title=f"runs in {escape(str(st.root))}")
+    show(console, t, args.wide)
     extra = ""
     if any(p.state in ("killed", "removing") for p in partials):
         extra = "; 'latscope rm --partial' removes the leftovers of killed runs"
-    if any_withheld:
+    if held - set(left_out):
         extra += f"; {WITHHELD_LEGEND} ('latscope show RUN' says why)"
+    if left_out:
+        extra += f"; {', '.join(left_out)}: 'latscope ls --wide'"
     console.print(
         f"[dim]{shown} runs, {len(partials)} partial, {len(skipped)} skipped{extra}[/dim]"
     )
@@ -282,10 +300,8 @@ def cmd_rm(args: argparse.Namespace) -> int:
 
 
 def cmd_history(args: argparse.Namespace) -> int:
-    from rich import box
-    from rich.table import Table
-
     from ..store import history
+    from ..tables import Column, fit, show
     from ..units import fmt_bare, pick_unit
 
     st = open_store(args)
@@ -323,23 +339,19 @@ def cmd_history(args: argparse.Namespace) -> int:
     _report_skipped(h.skipped)
     unit = pick_unit([h.value(r) for r in h.rows]) if h.is_time else ("", 1.0)
     keys = history.differing_params(h.rows)
-    t = Table(
-        title=f"{h.bench} {h.column}: {h.stat} over time ({len(h.rows)} runs)",
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
-    )
-    t.add_column("#", justify="right")
-    t.add_column("created (UTC)", no_wrap=True)
-    t.add_column("run id", no_wrap=True)
+    # at 80 columns: #, run id (it carries the date), the figure with its interval and the
+    # change; 'created' repeats the id and goes first, then tags, then n
+    cols = [Column("#", justify="right"), Column("created (UTC)", drop=5), Column("run id")]
     if keys:
-        t.add_column("params")
-    t.add_column("tags", overflow="fold")
-    t.add_column("n", justify="right")
-    t.add_column(f"{h.stat} ({unit[0]})" if unit[0] else h.stat, justify="right", style="bold")
+        cols.append(Column("params", wrap=True))
+    cols += [Column("tags", wrap=True, drop=3), Column("n", justify="right", drop=2)]
+    cols.append(
+        Column(f"{h.stat} ({unit[0]})" if unit[0] else h.stat, justify="right", style="bold")
+    )
     if h.stat == "p50":
-        t.add_column("95% CI", justify="right", no_wrap=True)
-    t.add_column("vs previous\n(same params)", justify="right", no_wrap=True)
+        cols.append(Column("95% CI", justify="right"))
+    cols.append(Column("vs prev", justify="right"))
+    rows: list[list[str]] = []
     prev: dict[str, float | None] = {}  # per series (same differing parameters)
     reasons: list[str] = []
     for i, r in enumerate(h.rows, 1):
@@ -352,8 +364,8 @@ def cmd_history(args: argparse.Namespace) -> int:
             tags = f"repetition {r.get('repetition')}"
         cells = [str(i), r["created_utc"].strftime("%Y-%m-%d %H:%M:%S"), r["run_id"]]
         if keys:
-            cells.append(history.series_label(r, keys))
-        cells += [tags, str(r["n"])]
+            cells.append(escape(history.series_label(r, keys)))
+        cells += [escape(tags), str(r["n"])]
         if v is None or unit[0]:
             cells.append(fmt_bare(v, unit))
         else:
@@ -367,8 +379,19 @@ def cmd_history(args: argparse.Namespace) -> int:
         before = prev.get(series)
         cells.append(f"{100 * (v / before - 1):+.1f}%" if before and v is not None else "")
         prev[series] = v
-        t.add_row(*cells)
-    console.print(t)
+        rows.append(cells)
+    t, left_out = fit(
+        console,
+        cols,
+        rows,
+        wide=args.wide,
+        title=f"{escape(h.bench)} {escape(h.column)}: {h.stat} over time ({len(h.rows)} runs)",
+    )
+    show(console, t, args.wide)
+    legend = "vs prev: change from the previous run with the same parameters"
+    if left_out:
+        legend += f"; {', '.join(left_out)}: 'latscope history --wide'"
+    console.print(f"[dim]{legend}[/dim]")
     for why in reasons:
         console.print(f"[dim]{why}[/dim]")
     for n in h.env_notes:

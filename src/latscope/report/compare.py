@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import BadInput
-from ..units import fmt, pick_unit
+from ..units import fmt, fmt_ratio, pick_unit
 from .document import Alert, Block, Cell, Table, Text
 from .text import unique_labels
 
@@ -213,7 +213,7 @@ def settle_command(base: Run, other: Run, c: Comparison) -> str:
 
 
 def _ratio(est: float, lo: float, hi: float) -> str:
-    return f"{est:.3f} ({lo:.3f}–{hi:.3f})"
+    return f"{fmt_ratio(est)} ({fmt_ratio(lo)}–{fmt_ratio(hi)})"
 
 
 def _p(p: float) -> str:
@@ -230,14 +230,17 @@ def explain(row: Row, labels: Sequence[str]) -> str:
         return f"{row.column}: {other} vs {base}: not compared ({row.error})"
     r = c.median_ratio
     pct = 100.0 * (r.estimate - 1.0)
-    ci = f"ratio of medians {r.estimate:.3f}, {100 * c.level:.0f}% CI {r.low:.3f}–{r.high:.3f}"
+    ci = (
+        f"ratio of medians {fmt_ratio(r.estimate)}, {100 * c.level:.0f}% CI "
+        f"{fmt_ratio(r.low)}–{fmt_ratio(r.high)}"
+    )
     band = f"±{100 * c.noise:.3g}%" + (
         f", between-run range ±{100 * c.run_noise:.3g}%" if c.run_noise > c.noise else ""
     )
     slower = (
         f"{other} is {pct:.1f}% slower than {base}"
         if pct < 100
-        else f"{other} is slower than {base}: {r.estimate:.3g}× its median"
+        else f"{other} is slower than {base}: {fmt_ratio(r.estimate)}× its median"
     )
     text = {
         "slower": f"{slower} ({ci})",
@@ -264,7 +267,7 @@ def comparison_blocks(
         if c is None:
             trs.append([row.column, labels[row.other], "—", "—", "—", "—", "—", Cell("n/a", "dim")])
             continue
-        unit = pick_unit([c.median_a, c.median_b])
+        unit = pick_unit([c.median_a])  # the baseline's unit, as its own summary shows it
         p99 = (
             _ratio(c.p99_ratio.estimate, c.p99_ratio.low, c.p99_ratio.high)
             if c.p99_ratio is not None
@@ -304,16 +307,17 @@ def comparison_blocks(
             [
                 "column",
                 "run",
-                "baseline median",
+                "baseline\nmedian",
                 "median",
-                "ratio of medians (CI)",
-                "ratio of p99 (CI)",
-                "Mann–Whitney p",
+                "ratio of\nmedians (CI)",
+                "ratio of\np99 (CI)",
+                "Mann–Whitney\np",
                 "verdict",
             ],
             trs,
             align="llrrrrrl",
             note=note,
+            drop={6: 2, 2: 1},
         )
     )
     out.extend(Text(explain(r, labels)) for r in rows)

@@ -76,6 +76,10 @@ class Table:
     align: str = ""  # one letter per column: l or r (default l)
     note: str = ""
     small: set[int] = field(default_factory=set)  # columns set in a smaller font
+    # in a terminal too narrow for the whole table: column index -> rank, the highest left
+    # out first (tables.fit); pages and files keep every column. A header may hold "\n" to
+    # break in a terminal (a space elsewhere).
+    drop: dict[int, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -236,7 +240,7 @@ def render_html(doc: Document, progress: Progress | None = None, dpi: int = 100)
             out.append(
                 "<thead><tr>"
                 + "".join(
-                    _cell_html(h, "th", ["small"] if i in b.small else [])
+                    _cell_html(h.replace("\n", " "), "th", ["small"] if i in b.small else [])
                     for i, h in enumerate(b.headers)
                 )
                 + "</tr></thead><tbody>"
@@ -359,6 +363,8 @@ def render_rich(doc: Document | Sequence[Block], console: Console) -> None:
     from rich.markup import escape
     from rich.table import Table as RTable
 
+    from ..tables import Column, fit
+
     blocks = doc.blocks if isinstance(doc, Document) else doc
     for b in blocks:
         if isinstance(b, Heading):
@@ -380,19 +386,24 @@ def render_rich(doc: Document | Sequence[Block], console: Console) -> None:
                 t.add_row(escape(k), _rich_cell(v))
             console.print(t)
         elif isinstance(b, Table):
-            t = RTable(title=b.title or None, title_justify="left")
-            for i, h in enumerate(b.headers):
-                right = i < len(b.align) and b.align[i] == "r"
-                t.add_column(
+            cols = [
+                Column(
                     escape(h),
-                    justify="right" if right else "left",
+                    justify="right" if i < len(b.align) and b.align[i] == "r" else "left",
+                    drop=b.drop.get(i),
+                    wrap=not (i < len(b.align) and b.align[i] == "r"),
                     style="dim" if i in b.small else None,
-                    overflow="fold",
-                    no_wrap=right,
                 )
-            for row in b.rows:
-                t.add_row(*(_rich_cell(c) for c in row))
+                for i, h in enumerate(b.headers)
+            ]
+            rows = [[_rich_cell(c) for c in row] for row in b.rows]
+            t, left_out = fit(console, cols, rows, title=b.title or None)
             console.print(t)
+            if left_out:
+                console.print(
+                    f"[dim]left out at this width: {escape(', '.join(left_out))} (a wider "
+                    "terminal, or the HTML or Markdown report, shows them)[/dim]"
+                )
             if b.note:
                 console.print(f"[dim]{escape(b.note)}[/dim]")
         elif isinstance(b, Image):

@@ -264,10 +264,11 @@ def _summary_table(ca: ColumnAnalysis, col: str, row: dict[str, Any]) -> Table:
     rows.append(["geometric mean", _v(s.geometric_mean, unit), "", "", "", ""])
     return Table(
         f"Summary of {col}",
-        ["statistic", "value", "samples beyond", f"{100 * ca.level:.0f}% CI", "CI method", "ESS"],
+        ["statistic", "value", "samples\nbeyond", f"{100 * ca.level:.0f}% CI", "CI method", "ESS"],
         rows,
         align="lrrrlr",
         small={4},
+        drop={4: 2},
         note=(
             f"A tail percentile is withheld (—) when fewer than {s.min_beyond} samples lie "
             "beyond it. ESS: effective sample size, the number of independent samples carrying "

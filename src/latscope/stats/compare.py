@@ -69,6 +69,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats
 
+from ..units import fmt_ratio
 from ._common import FloatArray, Prepared, Result, as_prepared, quantile_sorted, subsample
 from .between import MIN_SEGMENTS, effective_count, segment_medians
 from .dependence import Dependence, dependence
@@ -306,15 +307,15 @@ def compare(
         else:
             settle = "difference within the between-run range"
     pct = 100.0 * (est - 1.0)
-    ci = f"{100 * level:.0f}% CI {med_ratio.low:.3f}-{med_ratio.high:.3f}"
+    ci = f"{100 * level:.0f}% CI {fmt_ratio(med_ratio.low)}-{fmt_ratio(med_ratio.high)}"
     band = f"noise threshold ±{100 * noise:.3g}%" + (
         f", between-run range ±{100 * run_noise:.3g}%" if run_noise > noise else ""
     )
     explanation = {
-        "same": f"b is the same as a within the {band} (median ratio {est:.3f}, {ci})",
-        "slower": f"b is {pct:.1f}% slower than a (median ratio {est:.3f}, {ci}, {band})",
-        "faster": f"b is {-pct:.1f}% faster than a (median ratio {est:.3f}, {ci}, {band})",
-        "inconclusive": f"cannot tell: the median ratio {est:.3f} has a {ci} against the "
+        "same": f"b is the same as a within the {band} (median ratio {fmt_ratio(est)}, {ci})",
+        "slower": f"b is {pct:.1f}% slower than a (median ratio {fmt_ratio(est)}, {ci}, {band})",
+        "faster": f"b is {-pct:.1f}% faster than a (median ratio {fmt_ratio(est)}, {ci}, {band})",
+        "inconclusive": f"cannot tell: the median ratio {fmt_ratio(est)} has a {ci} against the "
         f"{band} ({settle})",
     }[v]
     dec_a = np.array([quantile_sorted(pa.sorted, p) for p in DECILES])

@@ -11,7 +11,7 @@ import numpy as np
 from ..notes import grouped_notes
 from ..repeat import Between, Rep, between, pct
 from ..scenarios import Scenario
-from ..units import fmt_bare, pick_unit
+from ..units import fmt_bare, fmt_ratio, pick_unit
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -171,7 +171,7 @@ def row_text(r: Row, baselines: set[str | None]) -> RowText:
         ratio, verdict = "—", r.note or ""
     else:
         mr = c.median_ratio
-        ratio = f"{mr.estimate:.3g} [{mr.low:.3g}–{mr.high:.3g}]"
+        ratio = f"{fmt_ratio(mr.estimate)} [{fmt_ratio(mr.low)}–{fmt_ratio(mr.high)}]"
         verdict = tone = c.verdict
     return RowText(
         unit=unit,
@@ -188,40 +188,46 @@ def row_text(r: Row, baselines: set[str | None]) -> RowText:
     )
 
 
-def comparison_table(rows: list[Row], title: str | None = None) -> Table:
-    """The suite's comparison as a rich table (columns explained by `print_comparison`)."""
-    from rich import box
-    from rich.table import Table
+def comparison_table(
+    console: Console, rows: list[Row], title: str | None = None, wide: bool = False
+) -> tuple[Table, list[str]]:
+    """The suite's comparison as a rich table that fits ``console`` (columns explained by
+    `print_comparison`), and the headings it left out for width (`tables.fit`)."""
+    from rich.markup import escape
 
-    t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    from ..tables import Column, fit
+
     reps = any(r.between.r > 1 for r in rows)  # between-run columns only when there are reps
     baselines = {r.baseline for r in rows if r.baseline}
-    t.add_column("scenario", no_wrap=True)
-    t.add_column("column", no_wrap=True)
-    t.add_column("R", justify="right", no_wrap=True, min_width=1)
-    t.add_column(
-        "median of\nmedians" if reps else "median", justify="right", style="bold", no_wrap=True
-    )
-    t.add_column("within-\nrun CI", justify="right", no_wrap=True)
+    cols = [
+        Column("scenario", wrap=True),
+        Column("column"),
+        Column("R", justify="right", drop=2),
+        Column("median of\nmedians" if reps else "median", justify="right", style="bold"),
+        Column("within-\nrun CI", justify="right", drop=4),
+    ]
     if reps:
-        t.add_column("between\nruns: CV", justify="right", no_wrap=True)
-        t.add_column("95% interval\nover reps", justify="right", no_wrap=True)
+        cols += [
+            Column("between\nruns: CV", justify="right", drop=3),
+            Column("95% interval\nover reps", justify="right"),
+        ]
     if baselines:
-        t.add_column("ratio to baseline\n[95% CI]", justify="right", no_wrap=True)
-        t.add_column("verdict", no_wrap=True)
+        cols += [Column("ratio to baseline\n[95% CI]", justify="right"), Column("verdict")]
+    out: list[list[str]] = []
     last = None
     for r in rows:
         x = row_text(r, baselines)
         style = {"faster": "green", "slower": "red"}.get(x.tone)
-        cells = [r.scenario if r.scenario != last else "", r.column, str(r.between.r)]
-        cells += [x.median, x.within]
+        cells = [escape(r.scenario) if r.scenario != last else "", escape(r.column)]
+        cells += [str(r.between.r), x.median, x.within]
         if reps:
             cells += [x.cv, x.interval]
         if baselines:
-            cells += [x.ratio, f"[{style}]{x.verdict}[/{style}]" if style else x.verdict]
-        t.add_row(*cells)
+            verdict = escape(x.verdict)
+            cells += [x.ratio, f"[{style}]{verdict}[/{style}]" if style else verdict]
+        out.append(cells)
         last = r.scenario
-    return t
+    return fit(console, cols, out, wide=wide, title=escape(title) if title else None)
 
 
 def baselines_line(rows: list[Row]) -> str:
@@ -244,9 +250,15 @@ def baselines_line(rows: list[Row]) -> str:
 
 
 def print_comparison(console: Console, sr: SuiteRun, rows: list[Row]) -> None:
-    console.print(
-        comparison_table(rows, title=f"suite {sr.suite.name} — run {sr.suite_run} (seed {sr.seed})")
+    table, left_out = comparison_table(
+        console, rows, title=f"suite {sr.suite.name} — run {sr.suite_run} (seed {sr.seed})"
     )
+    console.print(table)
+    if left_out:
+        console.print(
+            f"[dim]left out at this width: {', '.join(left_out)} (a wider terminal, or "
+            "the suite's HTML report, shows them)[/dim]"
+        )
     base = baselines_line(rows)
     if base:
         console.print(

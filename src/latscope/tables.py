@@ -1,0 +1,115 @@
+"""Tables that fit the terminal they are printed in, without cutting a number.
+
+A table is declared as `Column`s in the order they are shown, each with a ``drop`` rank: when
+the table does not fit the console's width, the column with the highest rank is left out,
+then the next, until every column that must not wrap (numbers, ids, intervals) is shown whole;
+columns of text (``wrap=True``: parameters, tags, notes) wrap instead. Columns with no rank
+are always shown; when the table is still too wide with every rank left out, every column may
+wrap (at a space, or folded): a number is never cut to an ellipsis. `fit` returns the table
+and the headings it left out, so the command can say where they are (``--wide``, ``show
+--full``); ``wide=True`` keeps every column whatever the width (a terminal too narrow for it
+wraps lines, as any wide output does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rich import box as rich_box
+from rich.console import Console, RenderableType
+from rich.table import Table
+
+
+@dataclass(frozen=True)
+class Column:
+    head: str
+    justify: str = "left"
+    drop: int | None = None  # rank: the highest is left out first; None: always shown
+    wrap: bool = False  # text that may wrap; a column that does not wrap is never cut
+    style: str | None = None
+
+
+def _table(
+    cols: Sequence[Column],
+    rows: Sequence[Sequence[RenderableType]],
+    all_wrap: bool = False,
+    **kw: Any,
+) -> Table:
+    kw.setdefault("box", rich_box.SIMPLE_HEAD)
+    kw.setdefault("pad_edge", False)
+    kw.setdefault("collapse_padding", True)
+    kw.setdefault("title_justify", "left")
+    t = Table(**kw)
+    for c in cols:
+        t.add_column(
+            c.head,
+            justify=c.justify,  # type: ignore[arg-type]
+            no_wrap=not (c.wrap or all_wrap),
+            overflow="fold",
+            style=c.style,
+        )
+    for r in rows:
+        t.add_row(*r)
+    return t
+
+
+def _fits(console: Console, t: Table, width: int) -> bool:
+    """Every column that does not wrap gets its whole width at ``width``, and every column
+    that wraps at least its longest word (up to 12 characters)."""
+    extra = t._extra_width  # noqa: SLF001 (rich's own layout: edges and separators)
+    options = console.options.update_width(max(1, width - extra))
+    widths = t._calculate_column_widths(console, options)  # noqa: SLF001
+    if sum(widths) + extra > width:
+        return False
+    for i, col in enumerate(t.columns):
+        m = t._measure_column(console, options, col)  # noqa: SLF001
+        need = m.maximum if col.no_wrap else min(m.minimum, 12 + 2)
+        if widths[i] < need:
+            return False
+    return True
+
+
+def fit(
+    console: Console,
+    cols: Sequence[Column],
+    rows: Sequence[Sequence[RenderableType]],
+    wide: bool = False,
+    **table_kw: Any,
+) -> tuple[Table, list[str]]:
+    """The table with as many columns as fit ``console``'s width (module docs), and the
+    headings of the columns left out (in the order they are shown)."""
+    keep = list(range(len(cols)))
+    ranks = sorted((c.drop for c in cols if c.drop is not None), reverse=True)
+    while True:
+        t = _table([cols[i] for i in keep], [[r[i] for i in keep] for r in rows], **table_kw)
+        if wide or not ranks or _fits(console, t, console.width):
+            if not wide and not _fits(console, t, console.width):
+                # nothing more to leave out: every column may wrap (at spaces, or folded),
+                # rather than text columns squeezed to nothing or numbers cut
+                t = _table(
+                    [cols[i] for i in keep],
+                    [[r[i] for i in keep] for r in rows],
+                    all_wrap=True,
+                    **table_kw,
+                )
+            left = [cols[i].head for i in range(len(cols)) if i not in keep]
+            return t, [h.replace("\n", " ") for h in left]
+        top = ranks.pop(0)
+        keep = [i for i in keep if cols[i].drop != top]
+
+
+def show(console: Console, t: Table, wide: bool = False) -> None:
+    """Print a table from `fit`; ``wide``: at its natural width, even beyond the terminal's
+    (every column whole: the terminal wraps the lines)."""
+    if not wide:
+        console.print(t)
+        return
+    natural = t.__rich_measure__(console, console.options.update_width(10_000)).maximum
+    width = console.width
+    console.width = max(width, natural)  # rich clamps print(width=) to the console's width
+    try:
+        console.print(t)
+    finally:
+        console.width = width

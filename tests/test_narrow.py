@@ -1,0 +1,176 @@
+"""Every terminal view fits 80 columns without cutting a number: columns that matter stay
+whole, the rest are left out (and the command says where they are), text wraps."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from latscope.tables import Column, fit
+from synth import lognormal, make_run
+from test_suite import _synthetic_suite
+
+WIDTH = 80
+NARROW = {"COLUMNS": str(WIDTH)}
+
+
+def _render(renderable: object, width: int = WIDTH) -> str:
+    c = Console(width=width, record=True, file=open("/dev/null", "w"), highlight=False)
+    c.print(renderable)
+    return c.export_text()
+
+
+def _fits(text: str, width: int = WIDTH) -> None:
+    long = [ln for ln in text.splitlines() if len(ln.rstrip()) > width]
+    assert not long, f"{len(long)} lines wider than {width}: {long[:2]}"
+    assert "…" not in text, "a cell was cut"
+
+
+# ------------------------------------------------------------------------------ tables.fit
+
+
+def _wide_table() -> tuple[list[Column], list[list[str]]]:
+    cols = [
+        Column("name"),
+        Column("n", justify="right"),
+        Column("p50", justify="right"),
+        Column("interval", justify="right", drop=1),
+        Column("extra one", justify="right", drop=3),
+        Column("extra two", justify="right", drop=2),
+        Column("note", wrap=True),
+    ]
+    rows = [
+        ["alpha", "123,456", "6.306", "6.215–7.476", "1234567890", "9876543210", "a b c d e"],
+        ["beta", "7", "14.84", "14.55–15.70", "1111111111", "2222222222", "longer note here"],
+    ]
+    return cols, rows
+
+
+def test_fit_leaves_out_columns_by_rank_and_never_cuts_a_number() -> None:
+    cols, rows = _wide_table()
+    con = Console(width=50, file=open("/dev/null", "w"))
+    t, left = fit(con, cols, rows)
+    assert left == ["extra one", "extra two"]  # rank 3, then rank 2; rank 1 still fits
+    out = _render(t, 50)
+    _fits(out, 50)
+    for r in rows:
+        for cell in r[:4]:
+            assert cell in out  # every number shown whole, on one line
+
+
+def test_fit_wide_keeps_every_column() -> None:
+    cols, rows = _wide_table()
+    con = Console(width=50, file=open("/dev/null", "w"))
+    t, left = fit(con, cols, rows, wide=True)
+    assert left == [] and len(t.columns) == len(cols)
+
+
+def test_fit_without_ranks_wraps_rather_than_cuts() -> None:
+    cols = [Column(h, justify="right") for h in ("a", "b", "c", "d")]
+    rows = [["6.215 µs – 7.476 µs"] * 4]
+    con = Console(width=40, file=open("/dev/null", "w"))
+    t, left = fit(con, cols, rows)
+    out = _render(t, 40)
+    assert left == []
+    _fits(out, 40)
+    assert out.count("6.215") == 4 and out.count("7.476") == 4  # wrapped at spaces, not cut
+
+
+# ----------------------------------------------------------------------- the CLI at 80
+
+
+@pytest.fixture()
+def two_runs(store: Path) -> list[str]:
+    a = make_run(
+        store,
+        {"rtt": lognormal(12_000, 6306.0, seed=1), "oneway": lognormal(12_000, 3200.0, seed=2)},
+        bench="pipe",
+        params={"mode": "processes", "cpus": "0,0", "size": 8},
+        segments=[1200] * 10,
+    )
+    b = make_run(
+        store,
+        {"rtt": lognormal(12_000, 14840.0, seed=3), "oneway": lognormal(12_000, 7400.0, seed=4)},
+        bench="pipe",
+        params={"mode": "processes", "cpus": "0,1", "size": 8},
+        segments=[1200] * 10,
+        created_utc="2026-01-01T00:00:02Z",
+    )
+    return [a.id, b.id]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("ls",), ("history", "pipe"), ("history", "pipe", "--stat", "p99"), ("show", "last")],
+)
+def test_views_fit_80_columns(cli, two_runs: list[str], args: tuple[str, ...]) -> None:
+    r = cli(*args, env=NARROW)
+    assert r.returncode == 0, r.stderr
+    _fits(r.stdout)
+    assert "12000" in r.stdout or "12,000" in r.stdout  # n whole (it once read "1200")
+
+
+def test_ls_names_what_it_left_out_and_wide_shows_it(cli, two_runs: list[str]) -> None:
+    r = cli("ls", env=NARROW)
+    out = " ".join(r.stdout.split())
+    assert "2026-01-01 00:00:02" not in out
+    assert "created (UTC), benchmark" in out and "'latscope ls --wide'" in out
+    wide = cli("ls", "--wide", env=NARROW)
+    assert "created (UTC)" in wide.stdout and "2026-01-01 00:00:02" in wide.stdout
+
+
+def test_compare_fits_80_columns(cli, two_runs: list[str]) -> None:
+    r = cli("compare", *two_runs, env=NARROW)
+    assert r.returncode == 0, r.stderr
+    _fits(r.stdout)
+    assert "left out at this width:" in r.stdout
+    ratio = re.search(r"rtt .* (\d\.\d\d) \((\d\.\d\d)–(\d\.\d\d)\)", r.stdout)
+    assert ratio, r.stdout  # ratios to three significant figures, whole
+    assert 2.2 < float(ratio.group(1)) < 2.5
+
+
+def test_show_full_fits_80_columns(cli, two_runs: list[str]) -> None:
+    r = cli("show", "last", "--full", env=NARROW)
+    assert r.returncode == 0, r.stderr
+    long = [ln for ln in r.stdout.splitlines() if len(ln.rstrip()) > WIDTH]
+    assert not long, long[:2]
+    # the summary table keeps its statistic names and values (once squeezed to nothing)
+    assert re.search(r"p50 \(median\)\s+\d+\.\d+ µs", r.stdout), r.stdout
+
+
+def test_matrix_table_fits_80_columns() -> None:
+    from latscope.ipc_matrix import Cell, matrix_table
+
+    cells = []
+    for i, mech in enumerate(["pipe", "unix_stream", "sysv_sem", "spin", "zmq_pair_ipc"]):
+        for mode in ("threads", "processes"):
+            for cpus, f in (("0,0", 1.0), ("0,1", 2.0)):
+                med = 100.0 * (i + 1) * f * (30 if mech != "spin" else 1)
+                cells.append(Cell(mech, mode, cpus, p50_ns=med, p99_ns=med * 3.3))
+    con = Console(width=WIDTH, file=open("/dev/null", "w"))
+    t, problems = matrix_table(con, cells)
+    out = _render(t)
+    _fits(out)
+    assert problems == []
+    assert "(µs)" in out  # one unit per column, in its heading
+    assert "unix_stream" in out and "zmq_pair_ipc" in out
+
+
+def test_suite_comparison_fits_80_columns(store: Path) -> None:
+    from latscope.suite import compare_rows, comparison_table
+
+    spread = [0.95, 1.0, 1.05]
+    sr = _synthetic_suite(
+        store,
+        {"pipe-same-cpu": [1000.0 * f for f in spread], "pipe-two-cpus": [2500.0] * 3},
+    )
+    rows = compare_rows(sr)
+    con = Console(width=WIDTH, file=open("/dev/null", "w"))
+    t, left = comparison_table(con, rows, title="suite synthetic")
+    out = _render(t)
+    _fits(out)
+    assert left  # something had to go at 80 columns, and the caller can say what
+    assert re.search(r"2\.\d\d \[\d\.\d\d–\d\.\d\d\]", out), out
