@@ -174,3 +174,30 @@ def test_suite_comparison_fits_80_columns(store: Path) -> None:
     _fits(out)
     assert left  # something had to go at 80 columns, and the caller can say what
     assert re.search(r"2\.\d\d \[\d\.\d\d–\d\.\d\d\]", out), out
+
+
+# ----------------------------------------------------------------------------- help pages
+
+COMMANDS = [
+    "list", "clocks", "run", "trust", "quick", "show", "export", "ls", "rm", "history",
+    "suite", "env", "report", "compare", "import", "plot", "matrix",
+]  # fmt: skip
+
+
+def test_every_command_is_listed_here(cli) -> None:
+    r = cli("--help", env=NARROW)
+    listed = re.findall(r"^    (\w+)\s", r.stdout, flags=re.M)
+    assert sorted(listed) == sorted(COMMANDS)
+
+
+@pytest.mark.parametrize("command", ["", *COMMANDS])
+def test_help_fits_80_columns_with_a_description_and_examples(cli, command: str) -> None:
+    r = cli(*([command] if command else []), "--help", env=NARROW)
+    assert r.returncode == 0, r.stderr
+    long = [ln for ln in r.stdout.splitlines() if len(ln) > WIDTH]
+    assert not long, long
+    head, _, rest = r.stdout.partition("\n\n")
+    description = rest.split("\n\n")[0]
+    assert not description.startswith(("positional", "options")), "no description"
+    assert len(description.split()) >= 8
+    assert re.search(r"^  latscope ", r.stdout, flags=re.M), "no example"

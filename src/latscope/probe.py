@@ -151,6 +151,37 @@ def placement(cpus: Any) -> str:
     return "same_cpu" if a == b else "different_cpus"
 
 
+def spell(bench: str, key: str, value: Any) -> str:
+    """A parameter value as the catalogue and a user write it, whatever form a header or a
+    store recorded: booleans true/false, an unpinned CPU (-1, [-1, -1], "-1,-1") "none", a
+    placement "A,B", anything else as it is."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    ptype = next(
+        (p.get("type") for p in (entry(bench) or {}).get("params", []) if p.get("name") == key),
+        None,
+    )
+    cpu_like = ptype in ("cpu", "cpus") or (ptype is None and key in ("cpu", "cpus"))
+    if cpu_like:
+        parts = [str(x).strip() for x in value] if isinstance(value, (list, tuple)) else None
+        if parts is None and isinstance(value, str) and "," in value:
+            parts = [x.strip() for x in value.split(",")]
+        if parts is None:
+            parts = [str(value).strip()]
+        if all(x in ("-1", "", "none") for x in parts):
+            return "none"
+        return ",".join(parts)
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
+
+
+def params_text(bench: str, params: Mapping[str, Any], sep: str = " ") -> str:
+    """``key=value`` of each parameter that has a value, spelt as the catalogue does
+    (`spell`)."""
+    return sep.join(f"{k}={spell(bench, k, v)}" for k, v in params.items() if v not in ("", None))
+
+
 def holds(cond: Mapping[str, Any] | None, params: Mapping[str, Any]) -> bool:
     """Whether a catalogue condition (``default_n_rules[].when``,
     ``display.faults_expected_when``: ``param`` and one of ``equals``, ``not_equals`` or

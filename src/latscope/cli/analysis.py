@@ -71,7 +71,7 @@ PLOT_EPILOG = """\
 examples:
   latscope plot last --kind hist --cut 97 -o hist.png     histogram up to p97, with the fit
   latscope plot last --kind hist --log -o hist-log.svg    log-x histogram of all samples
-  latscope plot last --kind time --column rtt -o time.pdf every sample, change points, spikes
+  latscope plot last --kind time --column rtt -o time.pdf  every sample, change points, spikes
   latscope plot last --kind box -o box.png                all columns of the run, log axis
   latscope plot RUN_A RUN_B --kind tail --column rtt -o tail.png   tails of two runs
   latscope plot RUN_A RUN_B --kind compare -o cmp.pdf     medians with CIs + boxes by column

@@ -20,21 +20,65 @@ from .shared import (
     open_store,
     parse_params,
     store_arg,
+    wrap,
 )
 
 
 def add_parsers(sub: Any) -> None:
-    sub.add_parser("list", help="the benchmarks, their parameters and columns")
-    sub.add_parser("clocks", help="each clock's overhead and resolution on this machine")
+    sub.add_parser(
+        "list",
+        help="the benchmarks, their parameters and columns",
+        description=wrap(
+            "Every benchmark the probe knows: what it measures, its parameters with their "
+            "defaults and limits, and the columns (timed regions) it records.  The same "
+            "catalogue validates 'run -p' and suite files."
+        ),
+        formatter_class=RAW,
+        epilog="examples:\n  latscope list\n  latscope run --help        how to run one\n",
+    )
+    sub.add_parser(
+        "clocks",
+        help="each clock's overhead and resolution on this machine",
+        description=wrap(
+            "Each clock the probe can time with (tsc, mono_raw, mono): its read cost "
+            "(overhead: the time between two back-to-back reads), its step (the smallest "
+            "difference it can show) and, for the TSC, its calibration against "
+            "CLOCK_MONOTONIC_RAW.  A latency close to the step cannot be resolved; the "
+            "overhead is part of every sample and is not subtracted."
+        ),
+        formatter_class=RAW,
+        epilog="examples:\n  latscope clocks\n  latscope run syscall --clock mono_raw   time "
+        "with another clock\n",
+    )
 
     r = sub.add_parser(
         "run",
         help="run one benchmark and print its summary",
+        description=wrap(
+            "Measure one benchmark with one set of parameters: the probe records every "
+            "iteration with a calibrated clock, split over worker processes so the interval "
+            "of the median includes the variation between processes; the run is kept in the "
+            "store and its summary printed (p50 with its 95% interval, the tail, max, and "
+            "what the figures cannot say).  'latscope list' shows every benchmark and "
+            "parameter."
+        ),
         formatter_class=RAW,
-        epilog="examples:\n  latscope run syscall -p op=read0\n"
-        "  latscope run file -p cache=fadvise -p size=64k -n 5000\n"
-        "  latscope run pipe -p mode=threads -p cpus=0,1\n"
-        "  latscope run pipe -p cpus=0,0 --repeat 20   20 worker processes\n",
+        epilog="recipes:\n"
+        "  latscope run syscall -p op=getppid          a null system call\n"
+        "  latscope run file -p size=64k -n 5000       open/write/read/close, warm cache\n"
+        "  latscope run file -p cache=drop -p order=rw -p open=existing\n"
+        "      a truly cold read (root): the file exists, the caches are dropped\n"
+        "      before every iteration, and the read comes before any write\n"
+        "  latscope run file -p dir=/mnt/usb           on another filesystem\n"
+        "  latscope run pipe -p cpus=0,0               pipe round trip, both on CPU 0\n"
+        "  latscope run pipe -p cpus=0,1 -p mode=threads    two threads, two CPUs\n"
+        "  latscope run pipe -p cpus=0,1 -p mode=processes  two processes: compare\n"
+        "  latscope run futex --sweep cpus             every ordered pair of CPUs\n"
+        "  latscope run pipe -p cpus=0,0 --repeat 20   20 worker processes\n"
+        "then:\n"
+        "  latscope show last --full                   the whole analysis\n"
+        "  latscope report last --html r.html          a report with figures\n"
+        "  latscope compare RUN1 RUN2                  is one faster, with an interval\n",
     )
     r.add_argument("bench", metavar="BENCH", help="benchmark name (see 'latscope list')")
     r.add_argument(
@@ -120,7 +164,19 @@ def add_parsers(sub: Any) -> None:
     tr.add_argument("--quiet", action="store_true", help="no progress bar")
     store_arg(tr)
 
-    q = sub.add_parser("quick", help="a default set of benchmarks, summaries printed")
+    q = sub.add_parser(
+        "quick",
+        help="a default set of benchmarks, summaries printed",
+        description=wrap(
+            "Run the catalogue's quick plan, one short scenario per benchmark family (system "
+            "call, file, pipes, sockets, futex, semaphores, message queues, signals, spin, "
+            "ZeroMQ where built), keep every run in the store and print one table of "
+            "medians and p99s: a first look at this machine in about a minute."
+        ),
+        formatter_class=RAW,
+        epilog="examples:\n  latscope quick\n  latscope ls                 the runs it kept\n"
+        "  latscope suite quick        the same scenarios as a suite, with an HTML report\n",
+    )
     q.add_argument("--quiet", action="store_true", help="no progress bar")
     store_arg(q)
 

@@ -10,11 +10,23 @@ from typing import Any
 
 from ..errors import BadInput
 from ..files import atomic_write
-from .shared import RAW, console, open_store, store_arg, value_error
+from .shared import RAW, console, open_store, store_arg, value_error, wrap
 
 
 def add_parsers(sub: Any) -> None:
-    s = sub.add_parser("show", help="a kept run's summary and metadata")
+    s = sub.add_parser(
+        "show",
+        help="a kept run's summary and metadata",
+        description=wrap(
+            "A kept run's summary (p50 with its 95% interval, the tail, max), its clock and "
+            "where it was measured, with what the figures cannot say; --full adds the whole "
+            "analysis: every percentile with its interval, serial dependence, the fitted "
+            "distribution, outliers, spikes and drift."
+        ),
+        formatter_class=RAW,
+        epilog="examples:\n  latscope show last\n  latscope show 172353 --full      by a "
+        "unique part of its id\n  latscope ls                       the run ids\n",
+    )
     s.add_argument("run", metavar="RUN", help="run id (or unique part of it, or 'last')")
     store_arg(s)
     s.add_argument(
@@ -26,6 +38,11 @@ def add_parsers(sub: Any) -> None:
     e = sub.add_parser(
         "export",
         help="write a run's samples to CSV or Parquet",
+        description=wrap(
+            "Write every sample of a kept run, one row per iteration: the iteration, its start "
+            "time in seconds and each timed column in nanoseconds, for analysis elsewhere "
+            "(pandas, R, a spreadsheet)."
+        ),
         formatter_class=RAW,
         epilog="example:\n  latscope export last --csv pipe.csv\n",
     )

@@ -29,8 +29,64 @@ def _console(stderr: bool = False) -> Console:
 console = _console()
 err_console = _console(stderr=True)
 
-RAW = argparse.RawDescriptionHelpFormatter
 T = TypeVar("T")
+
+
+class RAW(argparse.RawDescriptionHelpFormatter):
+    """Descriptions and epilogs laid out as written (examples in columns), refitted to the
+    terminal: an example line too wide puts its explanation on the next line, indented; a
+    prose line too wide wraps at its own indentation."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        return "".join(indent + ln + "\n" for ln in reflow(text.rstrip("\n").splitlines(), width))
+
+
+def reflow(lines: Sequence[str], width: int) -> list[str]:
+    """Help lines fitted to ``width`` (`RAW`): lines that fit stay as written; an example
+    (an indented ``latscope ...`` line) too wide puts what it does on the next line; a
+    paragraph of prose with a line too wide is wrapped again as a whole."""
+    out: list[str] = []
+    para: list[str] = []
+
+    def flush() -> None:
+        if not para:
+            return
+        if any(len(ln) > width for ln in para):
+            lead = para[0][: len(para[0]) - len(para[0].lstrip())]
+            out.extend(
+                textwrap.wrap(
+                    " ".join(ln.strip() for ln in para),
+                    width,
+                    initial_indent=lead,
+                    subsequent_indent=lead,
+                    break_on_hyphens=False,
+                )
+            )
+        else:
+            out.extend(para)
+        para.clear()
+
+    for line in lines:
+        lead = line[: len(line) - len(line.lstrip())]
+        body = line.strip()
+        if lead and body.startswith("latscope "):  # an example: command, then what it does
+            flush()
+            cmd, gap, desc = body.partition("  ")
+            if len(line) <= width or not gap:
+                out.append(line)
+            else:
+                out.append(lead + cmd)
+                ind = lead + "    "
+                out += textwrap.wrap(desc.strip(), width, initial_indent=ind, subsequent_indent=ind)
+        elif not body:
+            flush()
+            out.append("")
+        else:
+            if para and lead != para[0][: len(para[0]) - len(para[0].lstrip())]:
+                flush()
+            para.append(line)
+    flush()
+    return out
 
 
 class Parser(argparse.ArgumentParser):

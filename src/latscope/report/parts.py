@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+from .. import probe
 from .._version import __version__
 from ..notes import run_notes
 from ..units import fmt, pick_unit
@@ -67,7 +68,10 @@ def _measurement(run: Run) -> list[Block]:
     rows: list[tuple[str, str | Cell]] = [
         ("run id", run.id),
         ("benchmark", str(meta.get("benchmark"))),
-        ("parameters", _flat(meta.get("params") or {}) or "—"),
+        (
+            "parameters",
+            probe.params_text(str(meta.get("benchmark")), meta.get("params") or {}, ", ") or "—",
+        ),
         ("iterations recorded", f"{run.n:,}"),
         (
             "warm-up iterations",
@@ -84,9 +88,9 @@ def _measurement(run: Run) -> list[Block]:
         rows.append(("command", str(rmeta["command"])))
     if rmeta.get("probe_command"):
         rows.append(("probe command", str(rmeta["probe_command"])))
-    probe = meta.get("probe") or {}
-    if probe:
-        rows.append(("probe", f"{probe.get('version')} (compiler {probe.get('compiler')})"))
+    made_by = meta.get("probe") or {}
+    if made_by:
+        rows.append(("probe", f"{made_by.get('version')} (compiler {made_by.get('compiler')})"))
     rows.append(("latscope", str(rmeta.get("latscope_version") or __version__)))
     if rmeta.get("tags"):
         rows.append(("tags", _flat(rmeta["tags"])))

@@ -239,12 +239,8 @@ def timed_usage(meta: dict[str, Any]) -> TimedUsage | None:
     return TimedUsage(seen, iterations, roles, scope, "; ".join(parts), tuple(notes))
 
 
-def _pval(v: Any) -> str:
-    return ("true" if v else "false") if isinstance(v, bool) else str(v)
-
-
 def params_line(meta: dict[str, Any]) -> str:
-    return " ".join(f"{k}={_pval(v)}" for k, v in meta["params"].items() if v not in ("", None))
+    return probe.params_text(str(meta.get("benchmark")), meta.get("params") or {})
 
 
 def clock_line(clk: dict[str, Any]) -> str:
@@ -441,8 +437,7 @@ def run_label(run: Any) -> str:
         return str(meta.get("name") or (meta.get("params") or {}).get("file") or run.id)
     given = (meta.get("run") or {}).get("params_given")
     params = given if given else meta.get("params") or {}
-    ps = " ".join(f"{k}={v}" for k, v in params.items() if v not in ("", None))
-    return f"{meta['benchmark']} {ps}".strip()
+    return f"{meta['benchmark']} {probe.params_text(str(meta['benchmark']), params)}".strip()
 
 
 def unique_labels(runs: list[Any]) -> list[str]:
