@@ -244,3 +244,46 @@ def test_report_figures_in_headless_chromium(figures_report: Path, tmp_path: Pat
     assert m, dom2.stdout[:500]
     assert m.group(1) == m.group(2) == str(n_images)
     _screenshot(figures_report, tmp_path / "figures.png", tmp_path / "profile3")
+
+
+def test_the_report_opens_with_the_answer(store: Path) -> None:
+    """The first section says each column's median with its interval, p99 and max, then the
+    most serious warnings, then one figure; how it was measured comes after the columns."""
+    from latscope.report import build
+    from latscope.report.document import Alert, Heading, Image, Text
+
+    two = [lognormal(3000, 1000.0, 0.03, seed=1), lognormal(3000, 1600.0, 0.03, seed=2)]
+    x = np.random.default_rng(0).permutation(np.concatenate(two))  # two modes, no drift
+    run = make_run(store, {"call": x}, segments=[600] * 10)
+    doc = build([run])
+    blocks = doc.blocks
+    first = next(i for i, b in enumerate(blocks) if isinstance(b, Heading))
+    assert blocks[first].text == "At a glance"
+    sentence = blocks[first + 1]
+    assert isinstance(sentence, Text)
+    assert re.match(
+        r"call \(.*\): median [\d.]+ µs \(95% CI [\d.]+ µs – [\d.]+ µs\), p99 ", sentence.text
+    )
+    assert "6,000 samples" in sentence.text
+    glance = blocks[
+        first : next(i for i, b in enumerate(blocks) if isinstance(b, Heading) and i > first)
+    ]
+    assert any(isinstance(b, Alert) and b.code == "multimodal" for b in glance)  # two modes
+    assert isinstance(next(b for b in blocks if isinstance(b, Image)), Image)
+    assert next(b for b in blocks if isinstance(b, Image)).key.endswith("-glance")
+    heads = [b.text for b in blocks if isinstance(b, Heading)]
+    assert heads.index("At a glance") < heads.index(f"call — {doc.title.split('— ')[1]}")
+    assert heads[-1].startswith("How ") and heads[-1].endswith(" was measured")
+
+
+def test_a_comparison_report_opens_with_the_verdict(store: Path) -> None:
+    from latscope.report import build
+    from latscope.report.document import Heading, Image, Text
+
+    a = make_run(store, {"call": lognormal(4000, 1000.0, seed=3)}, segments=[400] * 10)
+    b = make_run(store, {"call": lognormal(4000, 1500.0, seed=4)}, segments=[400] * 10)
+    blocks = build([a, b]).blocks
+    first = next(i for i, b in enumerate(blocks) if isinstance(b, Heading))
+    verdict = blocks[first + 1]
+    assert isinstance(verdict, Text) and "slower" in verdict.text and "CI" in verdict.text
+    assert next(b for b in blocks if isinstance(b, Image)).key == "comparison-scenarios"

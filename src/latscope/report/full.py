@@ -40,6 +40,7 @@ from .document import (
     render_markdown,
     slug,
 )
+from .glance import glance_blocks
 from .text import unique_labels
 
 if TYPE_CHECKING:
@@ -49,25 +50,10 @@ if TYPE_CHECKING:
 from .run import RunAnalysis, _two, analyse, run_blocks
 
 
-def comparison_section(
-    analyses: Sequence[RunAnalysis], *, noise: float, seed: int, figures: bool = True
-) -> list[Block]:
+def scenarios_image(analyses: Sequence[RunAnalysis], common: Sequence[str]) -> Image:
+    """The runs side by side, grouped by column (the figure a comparison opens with)."""
     from .. import plots
-    from . import compare
 
-    runs = [a.run for a in analyses]
-    labels = [a.label for a in analyses]
-    out: list[Block] = [
-        Heading(f"Comparison with the baseline {labels[0]}", 2, "comparison"),
-    ]
-    try:
-        common, rows = compare.compare_runs(runs, noise=noise, seed=seed)
-    except BadInput as e:
-        out.append(Alert(f"No comparison: {e.message}", code="comparison"))
-        return out
-    out += compare.comparison_blocks(runs, rows, labels)
-    if not figures:
-        return out
     series = []
     for a in analyses:
         for c in common:
@@ -78,14 +64,37 @@ def comparison_section(
     def scen() -> Figure:
         return plots.scenarios(series)
 
-    out.append(
-        Image(
-            "comparison-scenarios",
-            "Runs side by side, grouped by column: medians with their 95% confidence intervals "
-            "(left) and box plots on a log axis (right)",
-            scen,
-        )
+    return Image(
+        "comparison-scenarios",
+        "Runs side by side, grouped by column: medians with their 95% confidence intervals "
+        "(left) and box plots on a log axis (right)",
+        scen,
     )
+
+
+def comparison_section(
+    analyses: Sequence[RunAnalysis],
+    compared: tuple[list[str], list[Any]] | BadInput,
+    *,
+    figures: bool = True,
+) -> list[Block]:
+    """The comparison with the baseline: ``compared`` is what `compare.compare_runs` gave
+    (common columns and rows), or why it could not compare."""
+    from .. import plots
+    from . import compare
+
+    runs = [a.run for a in analyses]
+    labels = [a.label for a in analyses]
+    out: list[Block] = [
+        Heading(f"Comparison with the baseline {labels[0]}", 2, "comparison"),
+    ]
+    if isinstance(compared, BadInput):
+        out.append(Alert(f"No comparison: {compared.message}", code="comparison"))
+        return out
+    common, rows = compared
+    out += compare.comparison_blocks(runs, rows, labels)
+    if not figures:
+        return out
     if any(r.result is not None for r in rows):
         out.append(
             Image(
@@ -139,6 +148,19 @@ def build(
         else f"latscope report — {len(runs)} runs"
     )
     doc = Document(title, f"generated {now} by latscope {__version__}")
+    compared: tuple[list[str], list[Any]] | BadInput | None = None
+    verdicts: list[str] = []
+    figure = None
+    if len(runs) > 1:
+        from . import compare
+
+        try:
+            compared = compare.compare_runs(list(runs), noise=noise, seed=seed)
+            verdicts = [compare.explain(r, labels) for r in compared[1]]
+            figure = scenarios_image(analyses, compared[0])
+        except BadInput as e:
+            compared = e
+    doc.extend(glance_blocks(analyses, verdicts=verdicts, figure=figure, figures=figures))
     if len(runs) > 1:
         rows: list[list[str | Cell]] = []
         for a in analyses:
@@ -159,8 +181,8 @@ def build(
         )
     for i, a in enumerate(analyses):
         doc.extend(run_blocks(a, figures=figures, anchor=f"run-{i + 1}"))
-    if len(runs) > 1:
-        doc.extend(comparison_section(analyses, noise=noise, seed=seed, figures=figures))
+    if compared is not None:
+        doc.extend(comparison_section(analyses, compared, figures=figures))
     return doc
 
 

@@ -170,12 +170,13 @@ def run_blocks(ra: RunAnalysis, *, figures: bool = True, anchor: str | None = No
     anchor = anchor or f"run-{slug(run.id)}"
     out: list[Block] = [
         Heading(f"Run {ra.label}", 2, anchor),
-        Text(f"{run.id} — {run.benchmark}, {run.n:,} iterations", "dim"),
+        Text(
+            f"{run.id} — {run.benchmark}, {run.n:,} iterations; how it was measured (parameters, "
+            "clock, environment) follows its columns",
+            "dim",
+        ),
+        _columns_table(run),
     ]
-    out += _measurement(run)
-    out += _clock(run)
-    out += _environment(run)
-    out.append(_columns_table(run))
     for col in run.all_columns:
         out.append(Heading(f"{col} — {ra.label}", 3, f"{anchor}-{slug(col)}", toc=col))
         if col in ra.errors:
@@ -229,4 +230,9 @@ def run_blocks(ra: RunAnalysis, *, figures: bool = True, anchor: str | None = No
                 boxes,
             )
         )
+    how = "how it was measured"
+    out.append(Heading(f"How {ra.label} was measured", 3, f"{anchor}-how", toc=how))
+    out += _measurement(run)
+    out += _clock(run)
+    out += _environment(run)
     return out

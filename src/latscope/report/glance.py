@@ -1,0 +1,135 @@
+"""The answer first: what a report opens with, before any table of how it was measured.
+
+For each run, one sentence per timed column: its latency with the median's 95% interval,
+p99 (or why it is withheld), max and the number of samples; then the two things a reader must
+know before quoting it (the run's most serious warnings, in the order `PRIORITY` gives); then
+one figure (one run: the first column's histogram; several: the runs side by side). With
+several runs, the comparison's verdicts come right after the sentences. Everything else (the
+environment, the clock, the full tables) follows in the report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..summary import P50_CI_HIGH, P50_CI_LOW, stat, value, withheld_reason
+from ..units import fmt, pick_unit
+from .document import Alert, Block, Heading, Image, Text
+from .text import latency_label
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from .run import RunAnalysis
+
+#: The warnings a reader must see first, most serious first; others follow in this order.
+PRIORITY = (
+    "negative",
+    "timer_too_coarse",
+    "oscillation",
+    "level_shift",
+    "multimodal",
+    "warmup",
+    "drift",
+    "trend",
+    "short_run",
+    "autocorrelated",
+    "spikes",
+    "periodic_spikes",
+    "tail_too_few",
+)
+#: Columns of one run described in the sentences (the rest are in the run's section).
+MAX_COLUMNS = 4
+#: Warnings shown per run at the top.
+MAX_WARNINGS = 2
+
+
+def _rank(code: str) -> int:
+    return PRIORITY.index(code) if code in PRIORITY else len(PRIORITY)
+
+
+def column_sentence(ra: RunAnalysis, col: str, row: dict[str, Any]) -> str:
+    """``rtt (round trip, 2 ctx sw): median 6.306 µs (95% CI 6.215–7.476 µs), p99 11.31 µs,
+    max 107.1 µs; 5,000 samples``."""
+    unit = pick_unit([row.get("p50_ns")])
+    lat = latency_label(ra.run.column_meta(col))
+    p50 = fmt(row.get("p50_ns"), unit)
+    lo, hi = row.get(P50_CI_LOW), row.get(P50_CI_HIGH)
+    ci = f" (95% CI {fmt(lo, unit)} – {fmt(hi, unit)})" if lo is not None else ""
+    p99s = stat("p99")
+    why = withheld_reason(row, p99s)
+    p99 = "p99 withheld (too few samples above it)" if why else f"p99 {fmt(value(row, p99s), unit)}"
+    mx = fmt(row.get("max_ns"), unit)
+    return f"{col} ({lat}): median {p50}{ci}, {p99}, max {mx}; {int(row['n']):,} samples"
+
+
+def top_warnings(ra: RunAnalysis) -> list[tuple[str, str, str]]:
+    """The run's most serious warnings (column, code, message), one per code,
+    `MAX_WARNINGS` of them."""
+    found: list[tuple[int, int, str, str, str]] = []
+    seen: set[str] = set()
+    for ci, (col, ca) in enumerate(ra.columns.items()):
+        for w in ca.warnings:
+            if w.code not in seen:
+                seen.add(w.code)
+                found.append((_rank(w.code), ci, col, w.code, w.message))
+    found.sort()
+    return [(col, code, msg) for _, _, col, code, msg in found[:MAX_WARNINGS]]
+
+
+def glance_blocks(
+    analyses: Sequence[RunAnalysis],
+    *,
+    verdicts: Sequence[str] = (),
+    figure: Image | None = None,
+    figures: bool = True,
+) -> list[Block]:
+    """The report's opening section (module docs)."""
+    from .. import plots
+
+    out: list[Block] = [Heading("At a glance", 2, "glance")]
+    out.extend(Text(v) for v in verdicts)  # with several runs, the answer is the comparison
+    several = len(analyses) > 1
+    for ra in analyses:
+        rows = {r["column"]: r for r in ra.run.summary().iter_rows(named=True)}
+        cols = [c for c in ra.run.all_columns if c in rows][:MAX_COLUMNS]
+        head = f"{ra.label}: " if several else ""
+        for c in cols:
+            out.append(Text(head + column_sentence(ra, c, rows[c]) + "."))
+        more = len(ra.run.all_columns) - len(cols)
+        if more > 0:
+            out.append(Text(f"… and {more} more columns in the run's section.", "dim"))
+        for col, code, msg in top_warnings(ra):
+            out.append(Alert(f"{head}{col}: {msg}", code=code))
+        if not any(ca.warnings for ca in ra.columns.values()):
+            out.append(Text(f"{head}no warnings: nothing in the analysis says to distrust it."))
+    if not figures:
+        return out
+    if figure is not None:
+        out.append(figure)
+    elif not several and analyses and analyses[0].columns:
+        ra = analyses[0]
+        col, ca = next(iter(ra.columns.items()))
+
+        def hist() -> Figure:
+            from .run import HIST_CUT
+
+            return plots.histogram(
+                ra.run.values(col),
+                label=f"{col} — {ra.label}",
+                fit=ca.distribution.lognormal,
+                cut=HIST_CUT,
+                step=ra.run.column_step_ns(col),
+            )
+
+        out.append(
+            Image(
+                f"{ra.run.id}-glance",
+                f"{col}: histogram of the samples (up to the cut the run's section names), "
+                "with the fitted shifted log-normal density — " + ra.label,
+                hist,
+                wide=False,
+            )
+        )
+    return out
