@@ -28,7 +28,7 @@ def test_file_cache_modes_are_explained():
     fad = keys("file", {"cache": "fadvise"})
     assert fad == ["file-fadvise", "file-read-cached"]
     text = notes_for("file", {"cache": "fadvise"})[0].text
-    assert "dentries" in text and "pause" in text and "report 000" in text
+    assert "dentries" in text and "pause" in text and "ORWC cache lab" in text
     assert keys("file", {"cache": "drop", "open": "existing", "order": "rw"}) == [
         "file-drop",
         "file-read-cold",

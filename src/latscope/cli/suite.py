@@ -16,7 +16,7 @@ from .shared import RAW, console, err_console, open_store, store_arg, wrap
 EPILOG_SUITE = """\
 examples:
   latscope suite quick                  one scenario per benchmark family, under a minute
-  latscope suite seeds                  the five lab reports' experiments, re-created
+  latscope suite seeds                  five student lab experiments, re-created
   latscope suite my.toml --dry-run      validate the file and print the plan; run nothing
   latscope suite my.toml --repeat 5 --seed 7 --html report.html
 
