@@ -507,3 +507,30 @@ def test_workers_auto_keeps_the_time_budget(probe: str, tmp_path: Path) -> None:
     assert [w["n"] for w in h["workers"]] == [200] * 5 and h["warmup"] == 20
     h = header("-n", "150")
     assert len(h["workers"]) == 1 and h["warmup"] == 15
+
+
+def test_two_levels_of_worker_medians_are_named_and_noise_is_not() -> None:
+    """Worker medians at two tight levels (a machine switching between states) are told
+    apart from one log-normal spread of medians."""
+    from latscope.repeat import Rep, between, two_levels
+
+    meds = [7.333, 7.399, 6.241, 6.262, 6.289, 6.264, 6.256, 6.261, 6.255, 6.275]
+    reps = [Rep(str(i), m, m * 0.999, m * 1.001) for i, m in enumerate(meds)]
+    lv = two_levels(reps)
+    assert lv is not None and lv.high == (0, 1) and len(lv.low) == 8
+    assert 0.17 < lv.step_rel < 0.18
+    assert between("rtt", reps).levels == lv
+    # one level: medians spread log-normally (CV 3%) around one value, 10 workers
+    rng = np.random.default_rng(5)
+    calls = 0
+    for _ in range(500):
+        m = 6.3 * np.exp(0.03 * rng.standard_normal(10))
+        calls += (
+            two_levels([Rep(str(i), x, x * 0.999, x * 1.001) for i, x in enumerate(m)]) is not None
+        )
+    assert calls <= 5  # at most 1% (0.2% expected)
+    # too few workers to tell
+    assert two_levels(reps[:7]) is None
+    # wide within-run intervals: the gap is within what each run allows
+    wide = [Rep(str(i), m, m * 0.85, m * 1.15) for i, m in enumerate(meds)]
+    assert two_levels(wide) is None

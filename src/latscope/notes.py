@@ -58,8 +58,8 @@ FILE_FADVISE = (
     "the inode stay cached, and the loop pauses for the flush between iterations. Open (a "
     "path lookup in cached dentries) is therefore not cold, and can even come out faster than "
     "warm: the pause lets the CPU and the filesystem's background work settle. That pause, not "
-    "the cache, made open look faster 'without cache' in the ORWC cache lab (suite seeds). cache=drop empties the "
-    "dentry and inode caches too (root only)."
+    "the cache, made open look faster 'without cache' in the ORWC cache lab (suite seeds). "
+    "cache=drop empties the dentry and inode caches too (root only)."
 )
 FILE_DROP = (
     "cache=drop: before every iteration the probe runs sync and writes 3 to "

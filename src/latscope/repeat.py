@@ -78,10 +78,76 @@ class Between:
     center: float | None  # the interval's centre (geometric mean of the medians)
     method: str
     note: str | None
+    levels: Levels | None = None  # the medians at two distinct levels (`two_levels`)
 
     @property
     def r(self) -> int:
         return len(self.reps)
+
+
+@dataclass(frozen=True)
+class Levels:
+    """Repetition (or worker) medians that sit at two distinct levels."""
+
+    low: tuple[int, ...]  # indices of the repetitions at the lower level
+    high: tuple[int, ...]
+    low_median: float
+    high_median: float
+
+    @property
+    def step_rel(self) -> float:
+        return self.high_median / self.low_median - 1.0
+
+    def describe(self, unit: tuple[str, float]) -> str:
+        return (
+            f"{len(self.low)} at {fmt_bare(self.low_median, unit)} {unit[0]}, "
+            f"{len(self.high)} at {fmt_bare(self.high_median, unit)} {unit[0]} "
+            f"(+{pct(self.step_rel)})"
+        )
+
+
+#: Two levels: the largest gap between sorted medians is at least this (relative) ...
+LEVEL_GAP_MIN = 0.03
+#: ... and at least this many times the typical within-run half width, and at least this
+#: many times the larger spread inside either group.
+LEVEL_GAP_WITHIN = 3.0
+LEVEL_GAP_SPREAD = 2.0
+LEVELS_MIN_REPS = 8
+
+
+def two_levels(reps: Sequence[Rep]) -> Levels | None:
+    """The medians split into two groups far apart compared with the spread inside each and
+    with each run's own interval: a machine that switches between two states (on a virtual
+    machine, often its host) rather than noise around one value. None when they do not, or
+    with fewer than `LEVELS_MIN_REPS` medians (with fewer, one log-normal spread of medians
+    calls two levels too often; with a CV of 3% between log-normal medians: 26% of the time at
+    4, 1.6% at 8, 0.2% at 10, none at 20)."""
+    if len(reps) < LEVELS_MIN_REPS:
+        return None
+    med = np.array([r.p50 for r in reps], dtype=float)
+    if not np.all(np.isfinite(med)) or np.any(med <= 0):
+        return None
+    order = np.argsort(med, kind="stable")
+    xs = med[order]
+    gaps = xs[1:] / xs[:-1] - 1.0
+    k = int(np.argmax(gaps))
+    gap = float(gaps[k])
+    lo_grp, hi_grp = xs[: k + 1], xs[k + 1 :]
+    spread = max(lo_grp[-1] / lo_grp[0] - 1.0, hi_grp[-1] / hi_grp[0] - 1.0)
+    halves = [
+        (r.high - r.low) / 2 / r.p50
+        for r in reps
+        if r.low is not None and r.high is not None and r.p50 > 0
+    ]
+    within = float(np.median(halves)) if halves else 0.0
+    if gap < LEVEL_GAP_MIN or gap < LEVEL_GAP_WITHIN * within or gap < LEVEL_GAP_SPREAD * spread:
+        return None
+    return Levels(
+        tuple(int(i) for i in sorted(order[: k + 1])),
+        tuple(int(i) for i in sorted(order[k + 1 :])),
+        float(np.median(lo_grp)),
+        float(np.median(hi_grp)),
+    )
 
 
 def between(
@@ -126,8 +192,21 @@ def between(
             "uncertainty; quote the interval over repetitions, and repeat more rather than "
             "measuring longer"
         )
+    levels = two_levels(reps)
     return Between(
-        column, tuple(reps), mom, lo, hi, spread, cv, within, interval, center, method, note
+        column,
+        tuple(reps),
+        mom,
+        lo,
+        hi,
+        spread,
+        cv,
+        within,
+        interval,
+        center,
+        method,
+        note,
+        levels,
     )
 
 
@@ -215,4 +294,17 @@ def print_between(console: Console, bets: Sequence[Between], title: str | None =
             f"[yellow]†[/yellow] {', '.join(noted)}: the worker medians differ by more than "
             "their within-process intervals allow: variation between processes dominates, so "
             "quote the interval over workers, and add workers (--repeat) rather than samples."
+        )
+    two = [b for b in bets if b.levels is not None]
+    if two:
+        b = two[0]
+        assert b.levels is not None
+        unit = pick_unit([b.median_of_medians])
+        console.print(
+            f"[yellow]two levels:[/yellow] {', '.join(x.column for x in two)}: the worker "
+            f"medians sit at two levels ({b.column}: {b.levels.describe(unit)}), each tight: "
+            "the machine switched between two states during the run (on a virtual machine, "
+            "often its host), not noise around one value. The median depends on the share of "
+            "workers at each level: compare runs whose shares agree, or add workers "
+            "(--repeat) so the share is measured, and see 'latscope trust'."
         )
