@@ -11,9 +11,8 @@ import argparse
 import json
 from typing import Any
 
-from rich.markup import escape
-
 from ..errors import BadInput
+from ..units import shown
 from .shared import RAW, console, err_console, open_store, parse_params, store_arg, wrap
 
 EPILOG_LS = """\
@@ -101,9 +100,8 @@ def add_parsers(sub: Any) -> None:
 
 
 def _report_skipped(skipped: list[Any]) -> None:
-
     for s in skipped:
-        err_console.print(f"[yellow]latscope: {s.line()}[/yellow]", soft_wrap=True)
+        err_console.print(f"[yellow]latscope: {shown(s.line())}[/yellow]", soft_wrap=True)
 
 
 def _params_str(meta: dict[str, Any]) -> str:
@@ -126,6 +124,7 @@ def cmd_ls(args: argparse.Namespace) -> int:
     from ..units import fmt_bare, pick_unit
 
     st = open_store(args)
+    exists = st.exists()  # a path that is not a store: one line, exit 2
     scan = st.scan()
     runs = scan.runs
     if args.bench:
@@ -142,7 +141,7 @@ def cmd_ls(args: argparse.Namespace) -> int:
         ]
     skipped = list(scan.skipped)
     first: dict[str, dict[str, Any]] = {}
-    for row in st.summaries(runs, skipped, where="column_index = 0"):
+    for row in st.summaries(runs, skipped, where={"column_index": 0}):
         first[row["run_id"]] = row
     partials = scan.partials
     if args.bench:
@@ -190,10 +189,13 @@ def cmd_ls(args: argparse.Namespace) -> int:
             ],
             "skipped": [{"path": str(s.path), "why": s.why} for s in skipped],
         }
-        console.print_json(json.dumps(out))
+        # ASCII JSON: valid UTF-8 whatever bytes names and parameters hold
+        console.print_json(json.dumps(out), ensure_ascii=True)
         return 0
     _report_skipped(skipped)
-    t = Table(title=f"runs in {st.root}", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    t = Table(
+        title=f"runs in {shown(st.root)}", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False
+    )
     heads = ["id", "created (UTC)", "benchmark", "params", "n", "first column"]
     heads += [s.label for s in figures] + ["status"]
     right = {"n", *(s.label for s in figures)}
@@ -204,7 +206,7 @@ def cmd_ls(args: argparse.Namespace) -> int:
             no_wrap=h in right or h in ("id", "created (UTC)"),
             overflow="fold",
         )
-    shown = 0
+    listed = 0
     any_withheld = False
     for r in runs:
         row = first.get(r.id)
@@ -223,21 +225,21 @@ def cmd_ls(args: argparse.Namespace) -> int:
         any_withheld = any_withheld or any(withheld(row, s) for s in figures)
         unit = pick_unit([row.get("p50_ns")])
         t.add_row(
-            r.id,
-            str(r.meta.get("created_utc", "")).replace("T", " ")[:19],
-            str(r.meta.get("benchmark")),
-            escape(_params_str(r.meta)),
+            shown(r.id),
+            shown(str(r.meta.get("created_utc", "")).replace("T", " ")[:19]),
+            shown(r.meta.get("benchmark")),
+            shown(_params_str(r.meta)),
             str(row["n"]),
-            f"{row['column']} ({unit[0]})",
+            f"{shown(row['column'])} ({unit[0]})",
             *(fmt_bare(v, unit) for v in vals),
-            status,
+            shown(status),
         )
-        shown += 1
+        listed += 1
     for p in partials:
         t.add_row(
-            p.run_id,
-            (p.created_utc or "").replace("T", " ").rstrip("Z"),
-            p.benchmark or "?",
+            shown(p.run_id),
+            shown((p.created_utc or "").replace("T", " ").rstrip("Z")),
+            shown(p.benchmark or "?"),
             "",
             "",
             "",
@@ -250,8 +252,10 @@ def cmd_ls(args: argparse.Namespace) -> int:
         extra = "; 'latscope rm --partial' removes the leftovers of killed runs"
     if any_withheld:
         extra += f"; {WITHHELD_LEGEND} ('latscope show RUN' says why)"
+    if not exists:
+        extra += f"; no store at {shown(st.root)} yet (a run made with it creates it)"
     console.print(
-        f"[dim]{shown} runs, {len(partials)} partial, {len(skipped)} skipped{extra}[/dim]"
+        f"[dim]{listed} runs, {len(partials)} partial, {len(skipped)} skipped{extra}[/dim]"
     )
     return 0
 
@@ -263,19 +267,19 @@ def cmd_rm(args: argparse.Namespace) -> int:
         raise BadInput("rm: name the runs to remove (ids, or 'last'), or give --partial")
     targets = []
     for ref in args.runs:
-        d = st.resolve(ref)
+        d = st.resolve(ref, any_entry=True)  # a damaged run, a link: removed, never followed
         if d.parent.resolve() != st.runs_dir.resolve():
             raise BadInput(f"{ref}: not a run of the store {st.root}")
         targets.append(d)
     for d in dict.fromkeys(targets):
         st.remove(d)
-        console.print(f"removed {d.name}")
+        console.print(f"removed {shown(d.name)}")
     if args.partial:
         removed, kept = st.remove_partials()
         for p in removed:
-            console.print(f"removed {p.path.name} ({p.status})")
+            console.print(f"removed {shown(p.path.name)} ({p.status})")
         for p in kept:
-            err_console.print(f"latscope: kept {p.path.name}: {p.status}")
+            err_console.print(f"latscope: kept {shown(p.path.name)}: {p.status}")
         if not removed:
             console.print("no leftovers of killed runs")
     return 0
@@ -303,7 +307,7 @@ def cmd_history(args: argparse.Namespace) -> int:
                         {
                             "run_id": r["run_id"],
                             "created_utc": r["created_utc"].isoformat() + "Z",
-                            "params": json.loads(r["params"]),
+                            "params": json.loads(r["params"] or "{}"),
                             "value": h.value(r),
                             "withheld": h.withheld(r),
                             "p50_ci_ns": [r["p50_ci_low_ns"], r["p50_ci_high_ns"]],
@@ -317,14 +321,15 @@ def cmd_history(args: argparse.Namespace) -> int:
                     "environment_differences": h.env_notes,
                 },
                 default=str,
-            )
+            ),
+            ensure_ascii=True,
         )
         return 0
     _report_skipped(h.skipped)
     unit = pick_unit([h.value(r) for r in h.rows]) if h.is_time else ("", 1.0)
     keys = history.differing_params(h.rows)
     t = Table(
-        title=f"{h.bench} {h.column}: {h.stat} over time ({len(h.rows)} runs)",
+        title=f"{shown(h.bench)} {shown(h.column)}: {h.stat} over time ({len(h.rows)} runs)",
         title_justify="left",
         box=box.SIMPLE_HEAD,
         pad_edge=False,
@@ -350,10 +355,10 @@ def cmd_history(args: argparse.Namespace) -> int:
             tags = f"{r.get('suite')}/{r['scenario']} #{r.get('repetition')}"
         elif r.get("repeat_group"):
             tags = f"repetition {r.get('repetition')}"
-        cells = [str(i), r["created_utc"].strftime("%Y-%m-%d %H:%M:%S"), r["run_id"]]
+        cells = [str(i), r["created_utc"].strftime("%Y-%m-%d %H:%M:%S"), shown(r["run_id"])]
         if keys:
-            cells.append(history.series_label(r, keys))
-        cells += [tags, str(r["n"])]
+            cells.append(shown(series))
+        cells += [shown(tags), str(r["n"])]
         if v is None or unit[0]:
             cells.append(fmt_bare(v, unit))
         else:
@@ -370,11 +375,11 @@ def cmd_history(args: argparse.Namespace) -> int:
         t.add_row(*cells)
     console.print(t)
     for why in reasons:
-        console.print(f"[dim]{why}[/dim]")
+        console.print(f"[dim]{shown(why)}[/dim]")
     for n in h.env_notes:
-        console.print(f"[yellow]note:[/yellow] {n}")
+        console.print(f"[yellow]note:[/yellow] {shown(n)}")
     if args.plot:
-        console.print(f"plot written to {target}")
+        console.print(f"plot written to {shown(target)}")
     return 0
 
 

@@ -347,7 +347,7 @@ _RICH_TONE = {"good": "green", "bad": "red", "warn": "yellow", "dim": "dim", "bo
 
 
 def _rich_cell(c: CellLike) -> str:
-    from rich.markup import escape
+    from ..units import shown as escape  # markup and control characters: text, as given
 
     t = escape(_text(c))
     style = _RICH_TONE.get(_tone(c))
@@ -356,8 +356,9 @@ def _rich_cell(c: CellLike) -> str:
 
 def render_rich(doc: Document | Sequence[Block], console: Console) -> None:
     """Print the blocks with rich (figures are listed, not drawn)."""
-    from rich.markup import escape
     from rich.table import Table as RTable
+
+    from ..units import shown as escape  # markup and control characters: text, as given
 
     blocks = doc.blocks if isinstance(doc, Document) else doc
     for b in blocks:

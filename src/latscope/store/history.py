@@ -102,7 +102,7 @@ def query(
             f"no runs of '{bench}' in the store {store.root}"
             + (f" (it has: {', '.join(known)})" if known else "")
         )
-    rows = store.summaries(runs, skipped, where="benchmark = ?", args=[bench])
+    rows = store.summaries(runs, skipped, where={"benchmark": bench})
     columns: list[str] = []
     for r in sorted(rows, key=lambda r: r["column_index"]):
         if r["column"] not in columns:

@@ -11,7 +11,7 @@ import numpy as np
 from ..notes import grouped_notes
 from ..repeat import Between, Rep, between, pct
 from ..scenarios import Scenario
-from ..units import fmt_bare, pick_unit
+from ..units import fmt_bare, pick_unit, shown
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -213,12 +213,13 @@ def comparison_table(rows: list[Row], title: str | None = None) -> Table:
     for r in rows:
         x = row_text(r, baselines)
         style = {"faster": "green", "slower": "red"}.get(x.tone)
-        cells = [r.scenario if r.scenario != last else "", r.column, str(r.between.r)]
+        cells = [shown(r.scenario) if r.scenario != last else "", shown(r.column), str(r.between.r)]
         cells += [x.median, x.within]
         if reps:
             cells += [x.cv, x.interval]
         if baselines:
-            cells += [x.ratio, f"[{style}]{x.verdict}[/{style}]" if style else x.verdict]
+            verdict = shown(x.verdict)  # or why there is none, which may name the user's text
+            cells += [x.ratio, f"[{style}]{verdict}[/{style}]" if style else verdict]
         t.add_row(*cells)
         last = r.scenario
     return t
@@ -244,13 +245,13 @@ def baselines_line(rows: list[Row]) -> str:
 
 
 def print_comparison(console: Console, sr: SuiteRun, rows: list[Row]) -> None:
-    console.print(
-        comparison_table(rows, title=f"suite {sr.suite.name} — run {sr.suite_run} (seed {sr.seed})")
-    )
+    title = f"suite {shown(sr.suite.name)} — run {shown(sr.suite_run)} (seed {sr.seed})"
+    console.print(comparison_table(rows, title=title))
     base = baselines_line(rows)
     if base:
         console.print(
-            f"baselines (ratio = scenario / baseline, same column): {base}", highlight=False
+            f"baselines (ratio = scenario / baseline, same column): {shown(base)}",
+            highlight=False,
         )
     reps = any(r.between.r > 1 for r in rows)
     parts = []
@@ -277,7 +278,7 @@ def print_comparison(console: Console, sr: SuiteRun, rows: list[Row]) -> None:
         )
     console.print(f"[dim]{' '.join(parts)}[/dim]")
     for names, n in grouped_notes((sc.name, sc.benchmark, sc.params) for sc in sr.suite.scenarios):
-        console.print(f"[dim]note ({n.key}) — {names}: {n.text}[/dim]", highlight=False)
+        console.print(f"[dim]note ({n.key}) — {shown(names)}: {n.text}[/dim]", highlight=False)
     noted = [f"{r.scenario}:{r.column}" for r in rows if r.between.note]
     if noted:
         console.print(
