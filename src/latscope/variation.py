@@ -60,7 +60,7 @@ def key_of_run(run: Run) -> str:
 
 def record_path(store: Store, key: str) -> Path:
     bench = "".join(c if c.isalnum() or c in "_-" else "_" for c in key.split(" ", 1)[0])
-    h = hashlib.sha256(key.encode()).hexdigest()[:16]
+    h = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:16]
     return store.root / TRUST_DIR / f"{bench}-{h}.json"
 
 

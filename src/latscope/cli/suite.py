@@ -90,7 +90,7 @@ def cmd_env(args: argparse.Namespace) -> int:
         out: dict[str, Any] = {"env": e}
         if findings is not None:
             out["findings"] = [asdict(f) for f in findings]
-        console.print_json(json.dumps(out, default=str))
+        console.print_json(json.dumps(out, default=str), ensure_ascii=True)
         return 0
     console.print(env.render(e, findings))
     if findings:

@@ -1,7 +1,8 @@
 """The store's directories: one per run, made visible by an atomic rename once everything in
 it is written, so two processes can add runs to one store at the same time and a run killed
-half-way never looks complete; `scan()`, the health check; summaries read across runs with
-DuckDB.  The layout is in layout.py, summary.parquet in index.py."""
+half-way never looks complete; `scan()`, the health check; summaries read across runs.  The
+layout is in layout.py, summary.parquet in index.py, the checked reading of run.json and the
+other JSON files in meta.py."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """One figure of one benchmark over time, across the runs in the store.
 
-The rows come from the runs' summary.parquet files, read together by DuckDB (no sample is
+The rows come from the runs' summary.parquet files, each read and checked (no sample is
 read); damaged or foreign entries are reported and skipped (`Store.scan`).  The plot shows the
 figure against the runs' creation time, one series per distinct parameter set, with the
 confidence interval of the median as error bars (the other figures have no interval).

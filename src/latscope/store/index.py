@@ -3,7 +3,7 @@
 
 The rows come from `Run.summary()`, computed when the run is made (`runner`); the store only
 writes and reads them.  Queries across runs (`latscope ls`, `latscope history`) read these
-files with DuckDB (`Store.summaries`) and never touch the samples.
+files (`Store.summaries`, each checked by `read`) and never touch the samples.
 """
 
 from __future__ import annotations
