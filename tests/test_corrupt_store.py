@@ -245,6 +245,15 @@ CASES: list[Case] = [
     Case("run.json", "status an object", _set("status", {"ok": True})),
     Case("run.json", "clock a list", _set("clock", ["tsc"])),
     Case("run.json", "latscope_version true", _set("latscope_version", True)),
+    # run.json: the environment it holds, read by show --full, report and compare
+    Case("run.json", "env.cpu a string", _set("env", {"cpu": "x86"})),
+    Case("run.json", "env.cpu.online strings", _set("env", {"cpu": {"online": ["0-1"]}})),
+    Case("run.json", "env.kernel a number", _set("env", {"kernel": 6})),
+    Case("run.json", "env.load without 1m", _set("env", {"load": {"5m": 0.1}})),
+    Case("run.json", "env.cpufreq.per_cpu lists", _set("env", {"cpufreq": {"per_cpu": {"0": []}}})),
+    Case("run.json", "env.mitigations numbers", _set("env", {"mitigations": {"mds": 1}})),
+    Case("run.json", "env.cpuidle.states strings", _set("env", {"cpuidle": {"states": ["C6"]}})),
+    Case("run.json", "env.hostname an object", _set("env", {"hostname": {"a": 1}})),
     # run.json: what it is
     Case("run.json", "a FIFO", _fifo),
     Case("run.json", "a link to another run's", _link_to_good),

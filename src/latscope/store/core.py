@@ -501,7 +501,7 @@ class Store:
         inside = "/" not in ref and ref not in (".", "..") and not ref.startswith(".")
         try:
             st = exact.lstat() if inside else None
-        except OSError:
+        except (OSError, ValueError):  # ValueError: a NUL in the name
             st = None
         kind = _kind(st) if st is not None else None
         if kind and not any_entry:

@@ -61,6 +61,8 @@ class Field:
     required: bool = False
     items: tuple[type, ...] | None = None
     check: Callable[[Any], str | None] | None = None
+    spec: Mapping[str, Field] | None = None  # an object's fields, checked the same way
+    each: Field | None = None  # every value of an object, or item of a list
 
 
 Spec = Mapping[str, Field]
@@ -88,27 +90,48 @@ def _names(kinds: tuple[type, ...]) -> str:
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
 
 
+def _field(name: str, v: Any, f: Field) -> str | None:
+    """What is wrong with the value ``v`` of field ``name`` (a path: 'env.cpu.online'), or
+    None."""
+    if not _is(v, f.kinds):
+        return f"'{name}' is {kind_of(v)}, not {_names(f.kinds)}"
+    if isinstance(v, (dict, list)):
+        pairs = v.items() if isinstance(v, dict) else enumerate(v)
+        for k, x in pairs:
+            if f.items is not None and not _is(x, f.items):
+                return f"'{name}' holds {kind_of(x)} at {k!r}, not {_names(f.items)}"
+            if f.each is not None:
+                why = _field(f"{name}.{k}", x, f.each)
+                if why:
+                    return why
+    if f.spec is not None and isinstance(v, dict):
+        why = _fields(v, f.spec, f"{name}.")
+        if why:
+            return why
+    if f.check is not None and v is not None:
+        why = f.check(v)
+        if why:
+            return f"'{name}' {why}"
+    return None
+
+
+def _fields(obj: dict[str, Any], spec: Spec, prefix: str = "") -> str | None:
+    for key, f in spec.items():
+        if key not in obj:
+            if f.required:
+                return f"no '{prefix}{key}'"
+            continue
+        why = _field(prefix + key, obj[key], f)
+        if why:
+            return why
+    return None
+
+
 def problem(obj: Any, spec: Spec) -> str | None:
     """What is wrong with ``obj`` against ``spec`` (the first problem), or None."""
     if not isinstance(obj, dict):
         return f"{kind_of(obj)}, not a JSON object"
-    for key, f in spec.items():
-        if key not in obj:
-            if f.required:
-                return f"no '{key}'"
-            continue
-        v = obj[key]
-        if not _is(v, f.kinds):
-            return f"'{key}' is {kind_of(v)}, not {_names(f.kinds)}"
-        if f.items is not None and isinstance(v, (dict, list)):
-            for k, x in v.items() if isinstance(v, dict) else enumerate(v):
-                if not _is(x, f.items):
-                    return f"'{key}' holds {kind_of(x)} at {k!r}, not {_names(f.items)}"
-        if f.check is not None and v is not None:
-            why = f.check(v)
-            if why:
-                return f"'{key}' {why}"
-    return None
+    return _fields(obj, spec)
 
 
 def checked(obj: Any, spec: Spec, path: str | Path) -> dict[str, Any]:
@@ -166,6 +189,89 @@ def _utc(v: Any) -> str | None:
     return None if parse_utc(v) else f"is {v!r}, not a time such as 2025-01-12T18:15:30Z"
 
 
+def _section(**fields: Field) -> Field:
+    """An object of the environment (or null), with these fields; others are not read."""
+    return Field((dict, NULL), spec=fields)
+
+
+_ANY = Field(SCALAR)
+_NUMBER = Field((float, NULL))
+_STRING = Field((str, NULL))
+_INTS = Field((list, NULL), items=(int,))
+_STRINGS = Field((list, NULL), items=(str,))
+
+#: The environment a run.json holds (docs/store.md, "The environment"): every field the lab
+#: reads of it (its display, checks and comparison), of the type it reads; the others are
+#: not read and need no check.
+ENV_SPEC: Spec = {
+    "schema": Field((int, str, NULL)),
+    "hostname": _ANY,
+    "distribution": _ANY,
+    "latscope_version": _ANY,
+    "captured_at": _ANY,
+    "python": _section(version=_ANY, implementation=_ANY),
+    "kernel": Field((dict, NULL), items=SCALAR, spec={"cmdline": _STRING}),
+    "cpu": _section(
+        model=_ANY,
+        online_count=_ANY,
+        logical=Field((int, NULL)),
+        online=_INTS,
+        physical_cores=_ANY,
+        packages=_ANY,
+        smt=_ANY,
+        siblings=Field((dict, NULL), each=_INTS),
+        affinity=_INTS,
+    ),
+    "cpufreq": _section(
+        per_cpu=Field(
+            (dict, NULL),
+            each=Field(
+                (dict,),
+                spec={
+                    "cur_khz": _NUMBER,
+                    "min_khz": _NUMBER,
+                    "max_khz": _NUMBER,
+                    "governor": _STRING,
+                    "driver": _STRING,
+                },
+            ),
+        ),
+        governors=_STRINGS,
+        driver=_ANY,
+        turbo=_ANY,
+        turbo_source=_STRING,
+    ),
+    "cpuidle": _section(
+        states=Field(
+            (list, NULL),
+            each=Field((dict,), spec={"name": _ANY, "disabled": _ANY, "latency_us": _NUMBER}),
+        )
+    ),
+    "clocksource": _section(current=_ANY, available=_STRINGS),
+    "probe_clock": _section(name=_ANY, description=_ANY),
+    "tsc": Field((dict, NULL), items=SCALAR),
+    "virtualization": _section(
+        vm=_ANY, kind=_ANY, hints=_STRINGS, wsl=_ANY, container=_ANY, container_hints=_STRINGS
+    ),
+    "cgroup": _section(
+        version=_ANY,
+        path=_ANY,
+        cpuset=_ANY,
+        cpu_limit=_NUMBER,
+        cpu_quota_us=_ANY,
+        cpu_period_us=_ANY,
+        limit_at=_ANY,
+    ),
+    "seccomp": _section(mode=_ANY, filters=_ANY),
+    "mitigations": Field((dict, NULL), items=(str,)),
+    "isolation": _section(isolated=_STRING, isolcpus=_STRING, nohz_full=_STRING, rcu_nocbs=_STRING),
+    "load": _section(**{k: Field((float,), required=True) for k in ("1m", "5m", "15m")}),
+    "cpu_busy": Field((dict, NULL), items=(float,)),
+    "memory_total_bytes": _NUMBER,
+    "process": Field((dict, NULL), items=SCALAR),
+    "filesystem": Field((dict, NULL), items=SCALAR),
+}
+
 #: run.json: the fields the lab reads (docs/store.md); others are kept as they are.
 RUN_SPEC: Spec = {
     "id": Field((str,), required=True),
@@ -179,7 +285,7 @@ RUN_SPEC: Spec = {
     "latscope_version": Field((str, NULL)),
     "probe_warnings": Field((list, NULL), items=(str,)),
     "tags": Field((dict, NULL), items=SCALAR),
-    "env": Field((dict, NULL)),
+    "env": Field((dict, NULL), spec=ENV_SPEC),
     "status": Field((str, NULL)),
 }
 
