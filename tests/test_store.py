@@ -271,3 +271,92 @@ def test_an_empty_run_reference_is_refused(
     assert "empty run reference" in r.stderr and len(r.stderr.strip().splitlines()) == 1
     assert run.dir is not None and run.dir.is_dir()
     assert not (tmp_path / "out.csv").exists()
+
+
+#: Text that must reach the terminal as text: markup, an escape sequence, a carriage return, a
+#: newline, and a byte that is not UTF-8 (as Python reads it from a file name).
+HOSTILE = "/tmp/q[/x] [bold]b \x1b[31mred\rcr\nnl \udcff"
+
+
+def _no_raw_controls(text: str) -> None:
+    assert "\x1b" not in text and "\r" not in text, repr(text)
+    text.encode("utf-8")  # no lone surrogate: what is printed is valid UTF-8
+
+
+def test_user_text_is_shown_as_text(cli, store: Path) -> None:
+    """Parameters, labels, tags and paths are never markup and never raw control characters:
+    ls, show, history, compare and the errors that echo input show them escaped."""
+    ids = []
+    for i, d in enumerate((HOSTILE, HOSTILE + "2")):
+        run = make_run(
+            store,
+            {"call": lognormal(300, 100.0, seed=40 + i)},
+            bench="syscall",
+            params={"op": "getppid", "dir": d},
+            created_utc=f"2026-01-02T00:00:0{i}Z",
+        )
+        assert run.dir is not None
+        meta = json.loads((run.dir / "run.json").read_text())
+        meta["params_given"] = {"dir": d}
+        meta["tags"] = {"scenario": "[red]s\x1b]0;title\x07", "suite": "[/suite]"}
+        (run.dir / "run.json").write_text(json.dumps(meta))
+        ids.append(run.id)
+    for args in (
+        ["ls"],
+        ["show", ids[0]],
+        ["show", ids[0], "--full"],
+        ["history", "syscall"],
+        ["compare", ids[0], ids[1]],
+    ):
+        r = cli(*args)
+        assert r.returncode == 0, (args, r.stderr)
+        _no_raw_controls(r.stdout + r.stderr)
+        assert "[/x]" in r.stdout and "\\x1b[31mred" in r.stdout, (args, r.stdout)
+        if args[0] != "history":  # history labels series by the parameters that differ
+            assert "\\rcr\\nnl" in r.stdout, (args, r.stdout)
+    # machine-readable: valid UTF-8 JSON whatever the names and parameters hold
+    for args in (["ls", "--json"], ["history", "syscall", "--json"]):
+        j = cli(*args)
+        assert j.returncode == 0, j.stderr
+        j.stdout.encode("ascii")
+        got = json.loads(j.stdout)
+        params = got["runs"][0]["params"] if args[0] == "ls" else got["rows"][0]["params"]
+        assert params["dir"] == HOSTILE  # the value itself, escaped only as JSON escapes it
+    # errors that echo input
+    for args in (["show", "\x1b[31mnope\r"], ["rm", "[/x]\x1b"], ["ls", "--bench", "x", "\x1b"]):
+        r = cli(*args)
+        assert r.returncode == 2, (args, r.stdout, r.stderr)
+        _no_raw_controls(r.stdout + r.stderr)
+        assert len(r.stderr.strip().splitlines()) == 1 and "\\x1b" in r.stderr, r.stderr
+
+
+def test_ls_json_is_valid_utf8_from_a_store_with_undecodable_names(tmp_path: Path) -> None:
+    """A store whose path and entries hold bytes that are not UTF-8 (Python reads them as lone
+    surrogates): `ls --json` in its own process, in the C locale, prints ASCII JSON."""
+    import subprocess
+    import sys
+
+    root = os.fsencode(tmp_path) + b"/st\xff"
+    make_run(os.fsdecode(root), {"call": lognormal(200, 100.0, seed=50)}, bench="syscall")
+    os.mkdir(root + b"/runs/foreign-\xfe")
+    env = {**os.environ, "LC_ALL": "C", "PYTHONIOENCODING": "", "LATSCOPE_STORE": ""}
+    out = subprocess.run(
+        [sys.executable, "-m", "latscope.cli", "ls", "--json", "--store", root],
+        capture_output=True,
+        env=env,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    out.stdout.decode("ascii")
+    got = json.loads(out.stdout)
+    assert os.fsencode(got["store"]) == root and len(got["runs"]) == 1
+    assert [os.fsencode(s["path"]) for s in got["skipped"]] == [root + b"/runs/foreign-\xfe"]
+    table = subprocess.run(
+        [sys.executable, "-m", "latscope.cli", "ls", "--store", root],
+        capture_output=True,
+        env=env,
+        timeout=120,
+    )
+    assert table.returncode == 0, table.stderr
+    (table.stdout + table.stderr).decode("utf-8")
+    assert b"\\xff" in table.stdout and b"foreign-\\xfe" in table.stderr

@@ -99,6 +99,54 @@ BAD = [
 ]
 
 
+SYS = '[[scenario]]\nname = "a"\nbenchmark = "syscall"\n'
+#: Every limit the probe enforces (its --check, with the scenario's n, warmup and clock), the
+#: size of a plan (before a matrix is expanded), and a wrong type anywhere.
+BAD += [
+    (SYS + "n = 999999999999\n", ["scenario 'a'", "n:", "-n 999999999999", "between 1 and"]),
+    (SYS + "warmup = 99999999999\n", ["scenario 'a'", "warmup:", "between 0 and"]),
+    (SYS + "params = { cpu = 1023 }\n", ["scenario 'a'", "CPU 1023 does not exist"]),
+    (SYS + "params = { batch = 0 }\n", ["scenario 'a'", "params.batch"]),
+    (SYS + "[scenario.matrix]\nbatches = [1, 1000000000]\n", ["matrix.batches"]),
+    ("repeat = 1000000000\n" + SYS, ["top level", "repeat = 1000000000", "at most 10,000"]),
+    (SYS + "repeat = 10001\n", ["scenario 'a'", "at most 10,000"]),
+    (
+        SYS + "[scenario.matrix]\nop = ['getppid', 'read0']\n"
+        "batch = [" + ", ".join(str(i) for i in range(1, 41)) + "]\n"
+        "batches = [" + ", ".join(str(i) for i in range(1, 21)) + "]\n",
+        ["scenario 'a'", "more than 1,000 scenarios"],
+    ),
+    (
+        "repeat = 20\n" + SYS + "[scenario.matrix]\nop = ['getppid', 'read0']\n"
+        "batch = [" + ", ".join(str(i) for i in range(1, 301)) + "]\n",
+        ["scenario 'a'", "more than 10,000 runs"],
+    ),
+    ('clock = ["tsc"]\n' + SYS, ["top level", "clock = ['tsc']"]),
+    (SYS + "clock = { name = 'tsc' }\n", ["scenario 'a'", "clock"]),
+    ("name = { x = 1 }\n" + SYS, ["top level", "name must be"]),
+    ("description = [1]\n" + SYS, ["top level", "description must be"]),
+    ("interleave = ['rounds']\n" + SYS, ["top level", "interleave"]),
+    ('seed = "7"\n' + SYS, ["top level", "seed"]),
+    ('n = "big"\n' + SYS, ["top level", "n = 'big'"]),
+    (SYS + "n = 1.5\n", ["scenario 'a'", "n = 1.5"]),
+    (SYS + "repeat = true\n", ["scenario 'a'", "repeat = True"]),
+    (SYS + "warmup = -1\n", ["scenario 'a'", "warmup = -1"]),
+    ('[[scenario]]\nbenchmark = { name = "syscall" }\n', ["scenario #1", "benchmark ="]),
+    ('[[scenario]]\nname = ["a"]\nbenchmark = "syscall"\n', ["name must be"]),
+    (SYS + 'params = ["op", "read0"]\n', ["params must be a table"]),
+    (SYS + 'matrix = "op"\n', ["matrix must be a table"]),
+    (SYS + "[scenario.matrix]\nop = 5\n", ["matrix.op", "give a list"]),
+    (SYS + "params = { op = { x = 1 } }\n", ["params.op", "not a string, number or boolean"]),
+    (SYS + "[scenario.matrix]\nop = [[1]]\n", ["matrix.op", "not a string, number or boolean"]),
+    (SYS + 'columns = "call"\n', ["columns must be a list"]),
+    (SYS + "note = { a = 1 }\n", ["note must be a string"]),
+    (SYS + 'optional = "yes"\n', ["optional must be true or false"]),
+    ("scenario = 5\n", ["write scenarios as [[scenario]] tables"]),
+    ("a = " + "[" * 5000 + "]" * 5000 + "\n" + SYS, ["not valid TOML", "nested too deep"]),
+    ("a = " + "{ b = " * 3000 + "1" + " }" * 3000 + "\n" + SYS, ["not valid TOML"]),
+]
+
+
 @pytest.mark.parametrize("text,words", BAD)
 def test_validation_errors_are_one_line_and_run_nothing(
     cli, store: Path, tmp_path: Path, text: str, words: list[str]
@@ -120,6 +168,53 @@ def test_a_bad_scenario_late_in_the_file_stops_everything(cli, store: Path, tmp_
 
 def test_missing_suite_file(cli, tmp_path: Path) -> None:
     one_error_line(cli("suite", str(tmp_path / "none.toml")), 2, "no such suite file")
+
+
+def _fifo(p: Path) -> None:
+    os.mkfifo(p)
+
+
+def _huge(p: Path) -> None:
+    with open(p, "wb") as f:
+        f.truncate(scenarios.FILE_LIMIT + 1)
+
+
+@pytest.mark.parametrize(
+    "make,words",
+    [
+        (_fifo, ["not a regular file"]),
+        (_huge, ["larger than a scenario file"]),
+        (lambda p: p.write_bytes(b'[[scenario]]\nbenchmark = "\xff"\n'), ["not UTF-8"]),
+        (lambda p: p.mkdir(), ["is a directory"]),
+    ],
+    ids=["fifo", "huge", "not-utf8", "directory"],
+)
+def test_a_suite_file_that_is_no_file_is_refused(
+    cli, store: Path, tmp_path: Path, make, words: list[str]
+) -> None:
+    f = tmp_path / "s.toml"
+    make(f)
+    one_error_line(cli("suite", str(f), "--dry-run"), 2, *words)
+    assert not store.exists()
+
+
+def test_repeat_on_the_command_line_is_limited(cli, store: Path, tmp_path: Path) -> None:
+    f = write(tmp_path, SYS)
+    one_error_line(cli("suite", str(f), "--repeat", "1000000000", "--dry-run"), 2, "at most")
+
+
+def test_names_in_a_suite_are_shown_as_text(cli, store: Path, tmp_path: Path) -> None:
+    f = write(
+        tmp_path,
+        'name = "s[/x]"\ndescription = "[bold]d\\u001b[31m"\n[[scenario]]\n'
+        'name = "a[/x]\\r"\nbenchmark = "syscall"\nnote = "[red]n\\u001b]0;t\\u0007"\n',
+    )
+    r = cli("suite", str(f), "--dry-run")
+    assert r.returncode == 0, r.stderr
+    out = r.stdout + r.stderr
+    assert "\x1b" not in out and "\r" not in out and "\x07" not in out
+    for text in ("suite s[/x]", "[bold]d\\x1b[31m", "a[/x]\\r", "[red]n\\x1b]0;t\\x07"):
+        assert text in out, (text, out)
 
 
 # ------------------------------------------------------------------------------- matrices, order

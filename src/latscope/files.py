@@ -19,6 +19,7 @@ before a byte is read, so neither a swapped path nor a growing file gets past th
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 import tempfile
@@ -78,14 +79,20 @@ def _size(n: int) -> str:
     return f"{n / 2**20:.0f} MiB" if n >= 2**20 else f"{n} bytes"
 
 
-def read_bytes(path: str | os.PathLike[str], what: str, limit: int = READ_LIMIT) -> bytes:
+def read_bytes(
+    path: str | os.PathLike[str], what: str, limit: int = READ_LIMIT, follow: bool = True
+) -> bytes:
     """The contents of a regular file of at most ``limit`` bytes; BadInput (one line) when it
     is missing, a directory, a FIFO, device or socket, larger than ``limit``, or unreadable.
     The file is opened non-blocking (so a FIFO cannot hang the open) and checked with fstat
-    on the open descriptor; at most ``limit`` bytes are ever read, even if it grows."""
+    on the open descriptor; at most ``limit`` bytes are ever read, even if it grows.
+    ``follow=False``: a symbolic link is refused too (O_NOFOLLOW; the store's own files)."""
     p = Path(path)
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0)
+    if not follow:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
     try:
-        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0))
+        fd = os.open(p, flags)
     except FileNotFoundError:
         raise BadInput(f"{p}: no such file") from None
     except IsADirectoryError:
@@ -93,6 +100,8 @@ def read_bytes(path: str | os.PathLike[str], what: str, limit: int = READ_LIMIT)
     except PermissionError:
         raise BadInput(f"{p}: permission denied") from None
     except OSError as e:
+        if not follow and e.errno == errno.ELOOP:
+            raise BadInput(f"{p}: a symbolic link, not {what}") from None
         raise BadInput(f"{p}: cannot open: {e.strerror or e}") from None
     try:
         st = os.fstat(fd)
@@ -118,9 +127,11 @@ def read_bytes(path: str | os.PathLike[str], what: str, limit: int = READ_LIMIT)
         os.close(fd)
 
 
-def read_text(path: str | os.PathLike[str], what: str, limit: int = READ_LIMIT) -> str:
+def read_text(
+    path: str | os.PathLike[str], what: str, limit: int = READ_LIMIT, follow: bool = True
+) -> str:
     """`read_bytes` decoded as UTF-8; BadInput (one line) when it is not UTF-8."""
-    raw = read_bytes(path, what, limit)
+    raw = read_bytes(path, what, limit, follow)
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as e:

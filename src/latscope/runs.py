@@ -3,7 +3,6 @@ sample file.  Measuring and keeping runs is the runner's (runner.py)."""
 
 from __future__ import annotations
 
-import json
 import os
 from functools import cached_property
 from pathlib import Path
@@ -15,6 +14,7 @@ import polars as pl
 from . import probe, samples
 from .errors import BadInput
 from .store.layout import RUN_FILE, SAMPLES_FILE
+from .store.meta import read_run
 from .summary import column_summary, frame
 
 
@@ -31,7 +31,10 @@ class Run:
         if p.is_dir():
             self.dir: Path | None = p
             self.sample_path = p / SAMPLES_FILE
-            run_meta = json.loads((p / RUN_FILE).read_text()) if (p / RUN_FILE).exists() else {}
+            # run.json checked (store.meta): a damaged one is one line, never a TypeError later
+            run_meta = read_run(p) if os.path.lexists(p / RUN_FILE) else {}
+            if self.sample_path.is_symlink():  # the store reads no run's files through a link
+                raise BadInput(f"{self.sample_path}: a symbolic link, not a sample file")
         else:
             self.dir = None
             self.sample_path = p

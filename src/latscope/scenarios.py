@@ -45,6 +45,7 @@ from typing import Any
 
 from . import probe
 from .errors import BadInput, Unsupported
+from .files import read_text
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -67,6 +68,13 @@ SCENARIO_KEYS = {
     "columns",
 }
 INTERLEAVE = ("rounds", "shuffle")
+
+#: The largest scenario file read (docs/suites.md); a suite is a page of TOML, not megabytes.
+FILE_LIMIT = 1 * 2**20
+#: The most scenarios a suite may have (matrices expanded) and the most runs (scenarios x
+#: repetitions), checked before a matrix is expanded or a plan made (docs/suites.md).
+MAX_SCENARIOS = 1_000
+MAX_RUNS = 10_000
 
 
 @dataclass(frozen=True)
@@ -216,25 +224,42 @@ def _label(v: str) -> str:
     return s or "empty"
 
 
-def _pos_int(err: _Err, where: str, key: str, v: Any, minimum: int) -> int:
+def _pos_int(
+    err: _Err, where: str, key: str, v: Any, minimum: int, maximum: int | None = None
+) -> int:
     if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
-        raise err(where, f"{key} = {v!r}: must be a whole number >= {minimum}")
+        raise err(where, f"{key} = {_short(v)}: must be a whole number >= {minimum}")
+    if maximum is not None and v > maximum:
+        raise err(where, f"{key} = {v}: at most {maximum:,} (docs/suites.md)")
     return v
 
 
+def _short(v: Any) -> str:
+    """A value of the file as an error message shows it: its repr, cut to a line."""
+    r = repr(v)
+    return r if len(r) <= 60 else r[:57] + "..."
+
+
 def _read(path: Path, text: str | None) -> dict[str, Any]:
-    """A scenario file's TOML (``text``: its text, already read)."""
+    """A scenario file's TOML (``text``: its text, already read): a regular file (never a
+    FIFO or a device) of at most FILE_LIMIT bytes, UTF-8, TOML."""
     if text is None:
-        try:
-            text = path.read_text()
-        except OSError as e:
-            raise BadInput(f"{path}: cannot read: {e.strerror}") from None
-        except UnicodeDecodeError:
-            raise BadInput(f"{path}: not a text file") from None
+        text = read_text(path, "a scenario file (TOML)", FILE_LIMIT)
     try:
         return dict(tomllib.loads(text))
     except tomllib.TOMLDecodeError as e:
         raise BadInput(f"{path}: not valid TOML: {e}") from None
+    except RecursionError:
+        raise BadInput(f"{path}: not valid TOML: nested too deep") from None
+
+
+def _probe_key(message: str, params: dict[str, str], matrix_keys: set[str]) -> str:
+    """The key of a scenario a probe refusal is about: n, warmup or clock for a refusal
+    of the option (``-n 10: ...``), else the parameter (`_where`)."""
+    for option, key in (("-n ", "n"), ("--warmup ", "warmup"), ("--clock ", "clock")):
+        if message.startswith(option):
+            return key
+    return _where(message, params, matrix_keys)
 
 
 def parse(
@@ -269,11 +294,12 @@ def parse(
         if "warmup" in d:
             out["warmup"] = _pos_int(err, where, "warmup", d["warmup"], 0)
         if "repeat" in d:
-            out["repeat"] = _pos_int(err, where, "repeat", d["repeat"], 1)
+            out["repeat"] = _pos_int(err, where, "repeat", d["repeat"], 1, MAX_RUNS)
         if "clock" in d:
-            if d["clock"] not in clocks:
+            if not isinstance(d["clock"], str) or d["clock"] not in clocks:
                 raise err(
-                    where, f"clock = {d['clock']!r}: choose one of {', '.join(sorted(clocks))}"
+                    where,
+                    f"clock = {_short(d['clock'])}: choose one of {', '.join(sorted(clocks))}",
                 )
             out["clock"] = d["clock"]
         return out
@@ -282,15 +308,19 @@ def parse(
     if repeat is not None:
         if repeat < 1:
             raise BadInput(f"--repeat {repeat}: must be 1 or more")
+        if repeat > MAX_RUNS:
+            raise BadInput(f"--repeat {repeat}: at most {MAX_RUNS:,} (docs/suites.md)")
     interleave = doc.get("interleave", "rounds")
-    if interleave not in INTERLEAVE:
-        raise err("top level", f"interleave = {interleave!r}: choose rounds or shuffle")
+    if not isinstance(interleave, str) or interleave not in INTERLEAVE:
+        raise err("top level", f"interleave = {_short(interleave)}: choose rounds or shuffle")
     seed = doc.get("seed")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-        raise err("top level", f"seed = {seed!r}: must be a whole number")
+        raise err("top level", f"seed = {_short(seed)}: must be a whole number")
     name = doc.get("name", path.stem)
     if not isinstance(name, str) or not name:
         raise err("top level", "name must be a non-empty string")
+    if not isinstance(doc.get("description", ""), str):
+        raise err("top level", "description must be a string")
     entries = doc.get("scenario")
     if entries is None:
         raise err("top level", "no [[scenario]] entries")
@@ -300,6 +330,7 @@ def parse(
     scenarios: list[Scenario] = []
     skipped: list[Skip] = []
     seen: dict[str, str] = {}
+    planned = [0, 0]  # scenarios and runs, counted before any matrix is expanded
     for i, e in enumerate(entries):
         ename = e.get("name")
         where = f"scenario '{ename}'" if isinstance(ename, str) else f"scenario #{i + 1}"
@@ -310,8 +341,10 @@ def parse(
                 f"unknown key '{sorted(unknown)[0]}' (known: {', '.join(sorted(SCENARIO_KEYS))})",
             )
         bench = e.get("benchmark")
-        if not isinstance(bench, str):
+        if bench is None:
             raise err(where, "benchmark: missing (name one from 'latscope list')")
+        if not isinstance(bench, str):
+            raise err(where, f"benchmark = {_short(bench)}: give a name from 'latscope list'")
         if ename is None:
             ename = bench
         if not isinstance(ename, str) or not ename:
@@ -348,6 +381,28 @@ def parse(
         cols = e.get("columns", [])
         if not isinstance(cols, list) or not all(isinstance(c, str) for c in cols):
             raise err(where, "columns must be a list of column names")
+        for k, vals in matrix.items():
+            if not isinstance(vals, (dict, list)):
+                raise err(where, f"matrix.{k}: give a list of values or a table label = value")
+        size = 1
+        for vals in matrix.values():
+            size *= max(len(vals), 1)
+            if size > MAX_SCENARIOS:
+                break
+        planned[0] += size
+        planned[1] += size * opts["repeat"]
+        if planned[0] > MAX_SCENARIOS:
+            raise err(
+                where,
+                f"more than {MAX_SCENARIOS:,} scenarios in the suite (its matrices expanded); "
+                "split it into several suites (docs/suites.md)",
+            )
+        if planned[1] > MAX_RUNS:
+            raise err(
+                where,
+                f"more than {MAX_RUNS:,} runs in the suite (scenarios x repeat); lower repeat "
+                "or split the suite (docs/suites.md)",
+            )
         for c in cols:
             if c not in colnames:
                 raise err(
@@ -405,8 +460,9 @@ def parse(
             # the probe's own rules (docs/probe-cli.md, --check): one call per scenario;
             # refused as bad input: the file is wrong; not possible here (exit 3): the run
             # is skipped when its turn comes, or now where the scenario is optional
+            # with the scenario's n, warmup and clock: their limits are the probe's too
             try:
-                probe.check(bench, ps)
+                probe.check(bench, ps, n=opts["n"], warmup=opts["warmup"], clock=opts["clock"])
             except Unsupported as ex:
                 if optional:
                     skipped.append(Skip(sname, bench, ex.message))
@@ -415,7 +471,8 @@ def parse(
                 if optional:
                     skipped.append(Skip(sname, bench, ex.message))
                     continue
-                raise err(where, f"{_where(ex.message, ps, set(matrix))}: {ex.message}") from None
+                key = _probe_key(ex.message, ps, set(matrix))
+                raise err(where, f"{key}: {ex.message}") from None
             roots = tuple(k for k, v in ps.items() if _needs_root(pdefs[k], v))
             scenarios.append(
                 Scenario(

@@ -1,8 +1,10 @@
-"""Units: every number a user sees carries one, chosen to fit the values."""
+"""Units: every number a user sees carries one, chosen to fit the values.  And text a user
+gave (or a file holds) is shown as text: `shown`."""
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable
 
 _UNITS = (("ns", 1.0), ("µs", 1e3), ("ms", 1e6), ("s", 1e9))
@@ -54,3 +56,36 @@ def fmt_ratio(x: float | None) -> str:
     if "e" in s:  # beyond 1e3 or below 1e-3: no exponent for a ratio a person reads
         return f"{x:.3g}" if x < 1 else f"{x:,.0f}"
     return s.rstrip(".")
+
+
+# C0 and C1 controls, DEL, the bidirectional controls (which reorder what follows them on a
+# terminal) and lone surrogates (undecodable bytes of a file name, as Python reads them)
+_CONTROL = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
+_NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
+def _escaped(m: re.Match[str]) -> str:
+    c = m.group()
+    o = ord(c)
+    if c in _NAMED:
+        return _NAMED[c]
+    if 0xDC80 <= o <= 0xDCFF:  # a byte that was not UTF-8 (surrogateescape): that byte
+        return f"\\x{o - 0xDC00:02x}"
+    return f"\\x{o:02x}" if o < 0x100 else f"\\u{o:04x}"
+
+
+def shown(text: object, markup: bool = True) -> str:
+    """``text`` (a parameter, a name, a path, an error that echoes input) as the terminal
+    should show it: every control character written as an escape (ESC as ``\\x1b``, a
+    newline as ``\\n``, a byte that is not UTF-8 as ``\\xff``), never acted on; and, for
+    text printed with rich markup on (``markup``), brackets escaped so that ``[bold]`` or
+    ``[/x]`` is printed as it is, never read as markup.  The one way user text reaches a table
+    or a line."""
+    s = _CONTROL.sub(_escaped, str(text))
+    if markup:
+        from rich.markup import escape
+
+        s = escape(s)
+    return s

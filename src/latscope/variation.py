@@ -33,6 +33,7 @@ from scipy import stats
 from .errors import BadInput
 from .files import write_text
 from .runs import Run
+from .store.meta import NULL, RUN_LIMIT, Field, Spec, read_json
 
 if TYPE_CHECKING:
     from .store import Store
@@ -59,20 +60,27 @@ def key_of_run(run: Run) -> str:
 
 def record_path(store: Store, key: str) -> Path:
     bench = "".join(c if c.isalnum() or c in "_-" else "_" for c in key.split(" ", 1)[0])
-    h = hashlib.sha256(key.encode()).hexdigest()[:16]
+    h = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:16]
     return store.root / TRUST_DIR / f"{bench}-{h}.json"
+
+
+#: A trust record's fields the lab reads (store.meta checks them before use).
+RECORD_SPEC: Spec = {
+    "format": Field((str,), required=True),
+    "key": Field((str,), required=True),
+    "created_utc": Field((str, NULL)),
+    "pairs": Field((int, NULL)),
+    "columns": Field((dict,), required=True, items=(dict,)),
+}
 
 
 def read_record(store: Store, key: str) -> dict[str, Any] | None:
     """The trust record of a scenario, or None (absent, damaged or of another scenario)."""
-    p = record_path(store, key)
     try:
-        rec = json.loads(p.read_text())
-    except (OSError, ValueError):
+        rec = read_json(record_path(store, key), "a trust record", RECORD_SPEC, RUN_LIMIT)
+    except BadInput:
         return None
-    if not isinstance(rec, dict) or rec.get("format") != FORMAT or rec.get("key") != key:
-        return None
-    if not isinstance(rec.get("columns"), dict):
+    if rec["format"] != FORMAT or rec["key"] != key:
         return None
     return rec
 
@@ -124,7 +132,7 @@ def known_variation(
         return Variation(
             _num(col.get("process_cv")),
             _num(col.get("noise")),
-            f"latscope trust of {rec.get('created_utc', '?')[:10]} ({rec.get('pairs')} pairs)",
+            f"latscope trust of {(rec.get('created_utc') or '?')[:10]} ({rec.get('pairs')} pairs)",
         )
     return _from_history(store, key, column, {*exclude, run.id})
 
@@ -132,9 +140,13 @@ def known_variation(
 def _from_history(store: Store, key: str, column: str, exclude: set[str]) -> Variation | None:
     from .stats.between import segment_medians, typical_median
 
+    try:
+        kept = store.list_meta()
+    except BadInput:  # a store path that is no store: no history
+        return None
     metas = [
         m
-        for m in store.list_meta()
+        for m in kept
         if m.get("id") not in exclude
         and scenario_key(m.get("benchmark", "?"), m.get("params"), m.get("clock")) == key
     ][-HISTORY_RUNS:]

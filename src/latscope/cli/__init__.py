@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 
 from .._version import __version__
 from ..errors import Interrupted, LatscopeError
+from ..units import shown
 from . import analysis, ipc, measure, runs, shared, store, suite
 from .shared import Parser, console, err_console
 
@@ -68,13 +69,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return commands()[args.cmd](args)
     except Interrupted as e:
-        err_console.print(f"latscope: {e.message}")
+        err_console.print(f"latscope: {shown(e.message)}")
         return 130
     except KeyboardInterrupt:
         err_console.print("latscope: interrupted")
         return 130
     except LatscopeError as e:
-        err_console.print(f"latscope: error: {e.message}", soft_wrap=True, markup=False)
+        # the message may echo input: control characters escaped, never sent to the terminal
+        err_console.print(
+            f"latscope: error: {shown(e.message, markup=False)}", soft_wrap=True, markup=False
+        )
         return e.exit_code
     except BrokenPipeError:
         return 0

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import BadInput
+from ..units import shown
 from .shared import RAW, console, err_console, open_store, store_arg, value_error, wrap
 
 if TYPE_CHECKING:
@@ -251,7 +252,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             steps.phase("drawing figures", len(doc.images))
             written.append(report.write_markdown(doc, args.md, progress=steps))
     for w in written:
-        console.print(f"wrote {w} ({len(runs)} run{'s' if len(runs) > 1 else ''})")
+        console.print(f"wrote {shown(w)} ({len(runs)} run{'s' if len(runs) > 1 else ''})")
     return 0
 
 
@@ -274,7 +275,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.plot:
         fig = compare.shift_figure(runs, rows)
         plots.save(fig, args.plot)
-        console.print(f"wrote {args.plot}")
+        console.print(f"wrote {shown(args.plot)}")
     return 0
 
 
@@ -287,12 +288,12 @@ def cmd_import(args: argparse.Namespace) -> int:
         args.file, unit=args.unit, name=args.name, time_column=args.time_column, store=st
     )
     if args.quiet:
-        console.print(run.id)
+        console.print(shown(run.id))
         return 0
     for n in notes:
-        console.print(f"[dim]note: {n}[/dim]")
+        console.print(f"[dim]note: {shown(n)}[/dim]")
     print_run(console, run)
-    console.print(f"[dim]run {run.id} imported into {st.root}[/dim]")
+    console.print(f"[dim]run {shown(run.id)} imported into {shown(st.root)}[/dim]")
     return 0
 
 
@@ -401,7 +402,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
     fig = value_error(draw)
     plots.save(fig, target)
-    console.print(f"wrote {target}")
+    console.print(f"wrote {shown(target)}")
     return 0
 
 

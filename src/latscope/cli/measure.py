@@ -7,11 +7,11 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
-from rich.markup import escape
 from rich.table import Table
 
 from .. import progress
 from ..errors import BadInput
+from ..units import shown
 from .shared import (
     RAW,
     clock_arg,
@@ -279,7 +279,7 @@ def run_and_print(
     from ..runner import measure
 
     st = open_store(args)
-    label = escape(f"{bench} {_pstr(params)}")
+    label = shown(f"{bench} {_pstr(params)}")
     with progress.probe_task(err_console, label, getattr(args, "quiet", False)) as cb:
         run = measure(
             bench,
@@ -306,7 +306,7 @@ def run_and_print(
         console.print(
             f"[dim]a known delay of {run.inject_ns:g} ns was injected into every timed region[/dim]"
         )
-    console.print(f"[dim]run {run.id} kept in {st.root}[/dim]")
+    console.print(f"[dim]run {shown(run.id)} kept in {shown(st.root)}[/dim]")
     return run
 
 
@@ -334,7 +334,7 @@ def _sweep(args: argparse.Namespace, given: dict[str, Any]) -> int:
     st = open_store(args)
     console.print(
         f"[bold]{args.bench}[/bold] between every ordered pair of {len(cpus)} CPUs "
-        f"({len(pairs)} runs), kept in {st.root}"
+        f"({len(pairs)} runs), kept in {shown(st.root)}"
     )
     with progress.cells(err_console, len(pairs), getattr(args, "quiet", False)) as pt:
         on_cell = None
@@ -349,7 +349,7 @@ def _sweep(args: argparse.Namespace, given: dict[str, Any]) -> int:
     console.print("[dim]dim: same CPU; cyan: SMT siblings (one core); plain: other cores[/dim]")
     for c in cells:
         if c.problem:
-            console.print(f"[yellow]not measured:[/yellow] cpus={c.cpus}: {c.problem}")
+            console.print(f"[yellow]not measured:[/yellow] cpus={c.cpus}: {shown(c.problem)}")
     return 0
 
 
@@ -372,7 +372,7 @@ def cmd_trust(args: argparse.Namespace) -> int:
         args.bench, given, args.pairs, injections, args.n, args.repeat, args.clock, args.seed
     )
     console.print(
-        f"[bold]trust[/bold] {args.bench} {' '.join(f'{k}={v}' for k, v in given.items())}: "
+        f"[bold]trust[/bold] {args.bench} {shown(' '.join(f'{k}={v}' for k, v in given.items()))}: "
         f"{plan.total_runs} runs ({plan.pairs} rounds of an A/A pair and "
         f"{', '.join(f'+{f:.0%}' for f in injections)} injected), interleaved"
     )
@@ -414,7 +414,7 @@ def cmd_quick(args: argparse.Namespace) -> int:
     console.print(
         f"[bold]latscope quick[/bold]: {len(suite.scenarios)} runs, one per scenario of the "
         "probe's quick plan (the built-in suite 'quick'); kept in "
-        f"{st.root}"
+        f"{shown(st.root)}"
     )
     done: list[tuple[Any, Any, str | None]] = []  # (scenario, run or None, why not)
     with progress.cells(err_console, len(suite.scenarios), args.quiet) as pt:
@@ -443,12 +443,12 @@ def cmd_quick(args: argparse.Namespace) -> int:
         console.print(f"[yellow]not run:[/yellow] {k.name}: {k.why}")
     for sc, _, why in done:
         if why:
-            console.print(f"[yellow]not measured:[/yellow] {sc.name}: {why}")
+            console.print(f"[yellow]not measured:[/yellow] {sc.name}: {shown(why)}")
     items = [(sc.name, sc.benchmark, sc.params) for sc, run, _ in done if run is not None]
     for names, note in grouped_notes(items):
         console.print(f"[dim]note ({note.key}) — {names}: {note.text}[/dim]")
     kept = sum(run is not None for _, run, _ in done)
-    console.print(f"{kept} of {len(suite.scenarios)} runs kept in {st.root}; next:")
+    console.print(f"{kept} of {len(suite.scenarios)} runs kept in {shown(st.root)}; next:")
     for cmd, what in NEXT_AFTER_QUICK:
         console.print(f"  {cmd:<22} {what}", highlight=False)
     return 0 if kept else 1

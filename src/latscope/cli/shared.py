@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, NoReturn, TypeVar
 from rich.console import Console
 
 from ..errors import BadInput
+from ..units import shown
 
 if TYPE_CHECKING:
     from ..runner import LabStore
@@ -92,7 +93,9 @@ def reflow(lines: Sequence[str], width: int) -> list[str]:
 class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         err_console.print(
-            f"latscope: error: {message} (see 'latscope --help')", soft_wrap=True, markup=False
+            f"latscope: error: {shown(message, markup=False)} (see 'latscope --help')",
+            soft_wrap=True,
+            markup=False,
         )
         raise SystemExit(2)
 

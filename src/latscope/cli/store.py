@@ -11,9 +11,8 @@ import argparse
 import json
 from typing import Any
 
-from rich.markup import escape
-
 from ..errors import BadInput
+from ..units import shown
 from .shared import RAW, console, err_console, open_store, parse_params, store_arg, wrap
 
 EPILOG_LS = """\
@@ -111,9 +110,8 @@ def add_parsers(sub: Any) -> None:
 
 
 def _report_skipped(skipped: list[Any]) -> None:
-
     for s in skipped:
-        err_console.print(f"[yellow]latscope: {s.line()}[/yellow]", soft_wrap=True)
+        err_console.print(f"[yellow]latscope: {shown(s.line())}[/yellow]", soft_wrap=True)
 
 
 def _params_str(meta: dict[str, Any]) -> str:
@@ -134,6 +132,7 @@ def cmd_ls(args: argparse.Namespace) -> int:
     from ..units import fmt_bare, pick_unit
 
     st = open_store(args)
+    exists = st.exists()  # a path that is not a store: one line, exit 2
     scan = st.scan()
     runs = scan.runs
     if args.bench:
@@ -150,7 +149,7 @@ def cmd_ls(args: argparse.Namespace) -> int:
         ]
     skipped = list(scan.skipped)
     first: dict[str, dict[str, Any]] = {}
-    for row in st.summaries(runs, skipped, where="column_index = 0"):
+    for row in st.summaries(runs, skipped, where={"column_index": 0}):
         first[row["run_id"]] = row
     partials = scan.partials
     if args.bench:
@@ -198,7 +197,8 @@ def cmd_ls(args: argparse.Namespace) -> int:
             ],
             "skipped": [{"path": str(s.path), "why": s.why} for s in skipped],
         }
-        console.print_json(json.dumps(out))
+        # ASCII JSON: valid UTF-8 whatever bytes names and parameters hold
+        console.print_json(json.dumps(out), ensure_ascii=True)
         return 0
     _report_skipped(skipped)
     # at 80 columns: id (it carries the date and the benchmark), params, n, the first column
@@ -215,7 +215,7 @@ def cmd_ls(args: argparse.Namespace) -> int:
         Column("status", wrap=True),
     ]
     rows: list[list[str]] = []
-    shown = 0
+    listed = 0
     held: set[str] = set()
     for r in runs:
         row = first.get(r.id)
@@ -235,23 +235,23 @@ def cmd_ls(args: argparse.Namespace) -> int:
         unit = pick_unit([row.get("p50_ns")])
         rows.append(
             [
-                r.id,
+                shown(r.id),
                 str(r.meta.get("created_utc", "")).replace("T", " ")[:19],
-                str(r.meta.get("benchmark")),
-                escape(_params_str(r.meta)),
+                shown(r.meta.get("benchmark")),
+                shown(_params_str(r.meta)),
                 str(row["n"]),
-                f"{row['column']} ({unit[0]})",
+                f"{shown(row['column'])} ({unit[0]})",
                 *(fmt_bare(v, unit) for v in vals),
-                escape(status),
+                shown(status),
             ]
         )
-        shown += 1
+        listed += 1
     for p in partials:
         rows.append(
             [
-                p.run_id,
+                shown(p.run_id),
                 (p.created_utc or "").replace("T", " ").rstrip("Z"),
-                p.benchmark or "?",
+                shown(p.benchmark or "?"),
                 "",
                 "",
                 "",
@@ -259,7 +259,7 @@ def cmd_ls(args: argparse.Namespace) -> int:
                 f"[yellow]{p.status}[/yellow]",
             ]
         )
-    t, left_out = fit(console, cols, rows, wide=args.wide, title=f"runs in {escape(str(st.root))}")
+    t, left_out = fit(console, cols, rows, wide=args.wide, title=f"runs in {shown(st.root)}")
     show(console, t, args.wide)
     extra = ""
     if any(p.state in ("killed", "removing") for p in partials):
@@ -268,8 +268,10 @@ def cmd_ls(args: argparse.Namespace) -> int:
         extra += f"; {WITHHELD_LEGEND} ('latscope show RUN' says why)"
     if left_out:
         extra += f"; {', '.join(left_out)}: 'latscope ls --wide'"
+    if not exists:
+        extra += f"; no store at {shown(st.root)} yet (a run made with it creates it)"
     console.print(
-        f"[dim]{shown} runs, {len(partials)} partial, {len(skipped)} skipped{extra}[/dim]"
+        f"[dim]{listed} runs, {len(partials)} partial, {len(skipped)} skipped{extra}[/dim]"
     )
     return 0
 
@@ -281,19 +283,19 @@ def cmd_rm(args: argparse.Namespace) -> int:
         raise BadInput("rm: name the runs to remove (ids, or 'last'), or give --partial")
     targets = []
     for ref in args.runs:
-        d = st.resolve(ref)
+        d = st.resolve(ref, any_entry=True)  # a damaged run, a link: removed, never followed
         if d.parent.resolve() != st.runs_dir.resolve():
             raise BadInput(f"{ref}: not a run of the store {st.root}")
         targets.append(d)
     for d in dict.fromkeys(targets):
         st.remove(d)
-        console.print(f"removed {d.name}")
+        console.print(f"removed {shown(d.name)}")
     if args.partial:
         removed, kept = st.remove_partials()
         for p in removed:
-            console.print(f"removed {p.path.name} ({p.status})")
+            console.print(f"removed {shown(p.path.name)} ({p.status})")
         for p in kept:
-            err_console.print(f"latscope: kept {p.path.name}: {p.status}")
+            err_console.print(f"latscope: kept {shown(p.path.name)}: {p.status}")
         if not removed:
             console.print("no leftovers of killed runs")
     return 0
@@ -319,7 +321,7 @@ def cmd_history(args: argparse.Namespace) -> int:
                         {
                             "run_id": r["run_id"],
                             "created_utc": r["created_utc"].isoformat() + "Z",
-                            "params": json.loads(r["params"]),
+                            "params": json.loads(r["params"] or "{}"),
                             "value": h.value(r),
                             "withheld": h.withheld(r),
                             "p50_ci_ns": [r["p50_ci_low_ns"], r["p50_ci_high_ns"]],
@@ -333,7 +335,8 @@ def cmd_history(args: argparse.Namespace) -> int:
                     "environment_differences": h.env_notes,
                 },
                 default=str,
-            )
+            ),
+            ensure_ascii=True,
         )
         return 0
     _report_skipped(h.skipped)
@@ -362,10 +365,10 @@ def cmd_history(args: argparse.Namespace) -> int:
             tags = f"{r.get('suite')}/{r['scenario']} #{r.get('repetition')}"
         elif r.get("repeat_group"):
             tags = f"repetition {r.get('repetition')}"
-        cells = [str(i), r["created_utc"].strftime("%Y-%m-%d %H:%M:%S"), r["run_id"]]
+        cells = [str(i), r["created_utc"].strftime("%Y-%m-%d %H:%M:%S"), shown(r["run_id"])]
         if keys:
-            cells.append(escape(history.series_label(r, keys)))
-        cells += [escape(tags), str(r["n"])]
+            cells.append(shown(series))
+        cells += [shown(tags), str(r["n"])]
         if v is None or unit[0]:
             cells.append(fmt_bare(v, unit))
         else:
@@ -385,7 +388,7 @@ def cmd_history(args: argparse.Namespace) -> int:
         cols,
         rows,
         wide=args.wide,
-        title=f"{escape(h.bench)} {escape(h.column)}: {h.stat} over time ({len(h.rows)} runs)",
+        title=f"{shown(h.bench)} {shown(h.column)}: {h.stat} over time ({len(h.rows)} runs)",
     )
     show(console, t, args.wide)
     legend = "vs prev: change from the previous run with the same parameters"
@@ -393,11 +396,11 @@ def cmd_history(args: argparse.Namespace) -> int:
         legend += f"; {', '.join(left_out)}: 'latscope history --wide'"
     console.print(f"[dim]{legend}[/dim]")
     for why in reasons:
-        console.print(f"[dim]{why}[/dim]")
+        console.print(f"[dim]{shown(why)}[/dim]")
     for n in h.env_notes:
-        console.print(f"[yellow]note:[/yellow] {n}")
+        console.print(f"[yellow]note:[/yellow] {shown(n)}")
     if args.plot:
-        console.print(f"plot written to {target}")
+        console.print(f"plot written to {shown(target)}")
     return 0
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import BadInput
+from ..units import shown
 from .shared import RAW, console, err_console, open_store, store_arg, wrap
 
 EPILOG_SUITE = """\
@@ -89,7 +90,7 @@ def cmd_env(args: argparse.Namespace) -> int:
         out: dict[str, Any] = {"env": e}
         if findings is not None:
             out["findings"] = [asdict(f) for f in findings]
-        console.print_json(json.dumps(out, default=str))
+        console.print_json(json.dumps(out, default=str), ensure_ascii=True)
         return 0
     console.print(env.render(e, findings))
     if findings:
@@ -107,23 +108,23 @@ def cmd_env(args: argparse.Namespace) -> int:
 def _plan_table(suite: Any, steps: list[Any], seed: int) -> Any:
     from rich.table import Table
 
-    t = Table(title=f"scenarios of {suite.name}", title_justify="left", show_lines=False)
+    t = Table(title=f"scenarios of {shown(suite.name)}", title_justify="left", show_lines=False)
     for h in ("scenario", "benchmark", "params", "n", "warmup", "clock", "R", "note"):
         t.add_column(h, justify="right" if h in ("n", "warmup", "R") else "left")
     root = os.geteuid() == 0 if hasattr(os, "geteuid") else False
     for s in suite.scenarios:
-        note = s.note or ""
+        note = shown(s.note or "")
         if s.needs_root and not root:
             note = (
                 f"[yellow]needs root ({', '.join(s.needs_root)}): will be skipped[/yellow] " + note
             )
         t.add_row(
-            s.name,
-            s.benchmark,
-            " ".join(f"{k}={v}" for k, v in s.params.items()),
+            shown(s.name),
+            shown(s.benchmark),
+            shown(" ".join(f"{k}={v}" for k, v in s.params.items())),
             str(s.n) if s.n else "default",
             str(s.warmup) if s.warmup is not None else "default",
-            s.clock or "auto",
+            shown(s.clock or "auto"),
             str(s.repeat),
             note,
         )
@@ -133,10 +134,10 @@ def _plan_table(suite: Any, steps: list[Any], seed: int) -> Any:
 def _print_plan(console: Any, suite: Any, steps: list[Any], seed: int) -> None:
     console.print(_plan_table(suite, steps, seed))
     for k in suite.skipped:
-        console.print(f"[yellow]not run:[/yellow] {k.name}: {k.why}")
+        console.print(f"[yellow]not run:[/yellow] {shown(k.name)}: {shown(k.why)}")
     order = "  ".join(f"{s.index + 1}.{s.scenario.name}#{s.repetition}" for s in steps)
     console.print(
-        f"[bold]order[/bold] ({suite.interleave}, seed {seed}, {len(steps)} runs):", order
+        f"[bold]order[/bold] ({suite.interleave}, seed {seed}, {len(steps)} runs):", shown(order)
     )
 
 
@@ -149,9 +150,9 @@ def _write_reports(sr: Any, rows: list[Any], args: argparse.Namespace, console: 
     if not args.html:
         html.parent.mkdir(parents=True, exist_ok=True)
     doc = document(sr, rows, figures=not args.no_figures)
-    console.print(f"report: {report.write_html(doc, html)}")
+    console.print(f"report: {shown(report.write_html(doc, html))}")
     if args.md:
-        console.print(f"report (Markdown): {report.write_markdown(doc, args.md)}")
+        console.print(f"report (Markdown): {shown(report.write_markdown(doc, args.md))}")
 
 
 def cmd_suite(args: argparse.Namespace) -> int:
@@ -165,11 +166,12 @@ def cmd_suite(args: argparse.Namespace) -> int:
     steps = scenarios.plan(suite, seed)
     st = open_store(args)
     console.print(
-        f"[bold]suite {suite.name}[/bold] ({suite.path}): {len(suite.scenarios)} scenarios, "
-        f"{len(steps)} runs, order {suite.interleave} with seed {seed}; store {st.root}"
+        f"[bold]suite {shown(suite.name)}[/bold] ({shown(suite.path)}): "
+        f"{len(suite.scenarios)} scenarios, {len(steps)} runs, order {suite.interleave} with "
+        f"seed {seed}; store {shown(st.root)}"
     )
     if suite.description:
-        console.print(f"[dim]{suite.description.strip()}[/dim]")
+        console.print(f"[dim]{shown(suite.description.strip())}[/dim]")
     if args.dry_run:
         _print_plan(console, suite, steps, seed)
         console.print("[dim]dry run: nothing was run[/dim]")
@@ -181,15 +183,15 @@ def cmd_suite(args: argparse.Namespace) -> int:
     if args.md and Path(args.md).exists() and not Path(args.md).is_dir():
         raise BadInput(f"--md {args.md}: not a directory")
     for k in suite.skipped:
-        console.print(f"[yellow]not run:[/yellow] {k.name}: {k.why}")
+        console.print(f"[yellow]not run:[/yellow] {shown(k.name)}: {shown(k.why)}")
     sr = execute(suite, steps, seed, st, console, err_console, quiet=args.quiet)
     rows = compare_rows(sr)
     if rows:
         print_comparison(console, sr, rows)
     for name, why in sr.skipped_scenarios().items():
-        console.print(f"[yellow]skipped here:[/yellow] {name}: {why}")
+        console.print(f"[yellow]skipped here:[/yellow] {shown(name)}: {shown(why)}")
     rec = write_record(sr, rows)
-    console.print(f"[dim]suite record: {rec}[/dim]")
+    console.print(f"[dim]suite record: {shown(rec)}[/dim]")
     ok = sum(r.status == "ok" for r in sr.results)
     if sr.interrupted:
         err_console.print(

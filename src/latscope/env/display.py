@@ -143,11 +143,13 @@ def render(env: Env, findings: list[Finding] | None = None) -> Any:
     from rich.console import Group
     from rich.table import Table
 
+    from ..units import shown
+
     table = Table(title="Environment", show_header=False, title_justify="left")
     table.add_column("field", style="bold", no_wrap=True)
     table.add_column("value", overflow="fold")
     for name, value in summary_rows(env):
-        table.add_row(name, value)
+        table.add_row(name, shown(value))  # paths, names: text, never markup
     if findings is None:
         return table
     if not findings:
@@ -159,5 +161,5 @@ def render(env: Env, findings: list[Finding] | None = None) -> Any:
     ft.add_column("advice", overflow="fold", ratio=2)
     for fd in findings:
         sev = "[yellow]warning[/yellow]" if fd.severity == "warning" else "[cyan]info[/cyan]"
-        ft.add_row(sev, fd.code, fd.message, fd.advice)
+        ft.add_row(sev, fd.code, shown(fd.message), shown(fd.advice))
     return Group(table, ft)

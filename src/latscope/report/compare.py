@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import BadInput
-from ..units import fmt, fmt_ratio, pick_unit
+from ..units import fmt, fmt_ratio, pick_unit, shown
 from .document import Alert, Block, Cell, Table, Text
 from .text import unique_labels
 
@@ -335,9 +335,10 @@ def print_comparison(console: Console, runs: Sequence[Run], rows: Sequence[Row])
 
     console.print(
         "[bold]compare[/bold]: baseline "
-        + f"[bold]{labels[0]}[/bold] ({runs[0].id}, {what(runs[0])}); "
+        + f"[bold]{shown(labels[0])}[/bold] ({shown(runs[0].id)}, {what(runs[0])}); "
         + ", ".join(
-            f"{lab} ({r.id}, {what(r)})" for lab, r in zip(labels[1:], runs[1:], strict=True)
+            f"{shown(lab)} ({shown(r.id)}, {what(r)})"
+            for lab, r in zip(labels[1:], runs[1:], strict=True)
         )
     )
     render_rich(comparison_blocks(runs, rows, labels), console)

@@ -351,7 +351,7 @@ _RICH_TONE = {"good": "green", "bad": "red", "warn": "yellow", "dim": "dim", "bo
 
 
 def _rich_cell(c: CellLike) -> str:
-    from rich.markup import escape
+    from ..units import shown as escape  # markup and control characters: text, as given
 
     t = escape(_text(c))
     style = _RICH_TONE.get(_tone(c))
@@ -360,10 +360,10 @@ def _rich_cell(c: CellLike) -> str:
 
 def render_rich(doc: Document | Sequence[Block], console: Console) -> None:
     """Print the blocks with rich (figures are listed, not drawn)."""
-    from rich.markup import escape
     from rich.table import Table as RTable
 
     from ..tables import Column, fit
+    from ..units import shown as escape  # markup and control characters: text, as given
 
     blocks = doc.blocks if isinstance(doc, Document) else doc
     for b in blocks:
@@ -388,7 +388,7 @@ def render_rich(doc: Document | Sequence[Block], console: Console) -> None:
         elif isinstance(b, Table):
             cols = [
                 Column(
-                    escape(h),
+                    "\n".join(escape(part) for part in h.split("\n")),  # a header may break
                     justify="right" if i < len(b.align) and b.align[i] == "r" else "left",
                     drop=b.drop.get(i),
                     wrap=not (i < len(b.align) and b.align[i] == "r"),

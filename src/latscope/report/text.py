@@ -8,7 +8,6 @@ from typing import Any
 
 from rich import box
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from .. import probe
@@ -23,7 +22,7 @@ from ..summary import (
     value,
     withheld_notes,
 )
-from ..units import fmt, fmt_bare, pick_unit
+from ..units import fmt, fmt_bare, pick_unit, shown
 
 #: A terminal at least this wide gets every figure of the run table; a narrower one the brief
 #: set (summary.STATS brief, and max), whole.
@@ -268,15 +267,16 @@ def print_run(console: Console, run: Any, details: bool = False) -> None:
         else "warm-up unknown"
     )
     console.print(
-        f"[bold]{meta['benchmark']}[/bold] {escape(params_line(meta))}  —  n={meta['n']} {warm}"
+        f"[bold]{shown(meta['benchmark'])}[/bold] {shown(params_line(meta))}  —  "
+        f"n={meta['n']} {warm}"
     )
-    console.print(f"clock [bold]{clk['name']}[/bold]: {clock_line(clk)}")
+    console.print(f"clock [bold]{shown(clk['name'])}[/bold]: {clock_line(clk)}")
     summ = run.summary()
     # a narrow terminal gets the figures that matter (n, p50 with its interval, the tail, max)
     # whole, never cut; the rest at WIDE_TABLE columns or more, or in 'show --full'
     wide = console.width >= WIDE_TABLE
     t = Table(
-        title=f"run {run.id}",
+        title=f"run {shown(run.id)}",
         title_justify="left",
         box=None if not wide else box.HEAVY_HEAD,
         pad_edge=wide,
@@ -304,9 +304,9 @@ def print_run(console: Console, run: Any, details: bool = False) -> None:
         c = row["column"]
         colmeta = run.column_meta(c)
         unit = pick_unit([row["p50_ns"]])
-        cells = [c, latency_label(colmeta)] if wide else [c]
+        cells = [shown(c), latency_label(colmeta)] if wide else [shown(c)]
         if not wide:
-            narrow_latency.append(f"{c}: {latency_label(colmeta)}")
+            narrow_latency.append(f"{shown(c)}: {latency_label(colmeta)}")
         for s in figures:
             v = value(row, s)
             if s.kind == "count":
@@ -340,7 +340,7 @@ def print_run(console: Console, run: Any, details: bool = False) -> None:
     notes = withheld_notes(withheld)
     if notes and details:
         for line in notes:
-            console.print(f"[dim]{line}[/dim]")
+            console.print(f"[dim]{shown(line)}[/dim]")
     elif notes:
         console.print(f"[dim]{WITHHELD_LEGEND} ('latscope show RUN' says why)[/dim]")
     # the interval's method family per column (details: latscope show RUN --full)
@@ -349,7 +349,7 @@ def print_run(console: Console, run: Any, details: bool = False) -> None:
     for r in summ.iter_rows(named=True):
         if r["ci_method"] and r["column"] not in derived:
             fam = r["ci_method"].split(",")[0].split(" (")[0]
-            ess_txt = f"{r['column']} (ESS {r['ess']:,.0f} of {r['n']:,})"
+            ess_txt = f"{shown(r['column'])} (ESS {r['ess']:,.0f} of {r['n']:,})"
             families.setdefault(fam, []).append(ess_txt)
     if families:
         parts = [f"{fam}: {', '.join(cols)}" for fam, cols in families.items()]
@@ -371,7 +371,7 @@ def print_run(console: Console, run: Any, details: bool = False) -> None:
         text = fill(str(ln.get("template") or ""), filled)
         if text:
             style = ln.get("style")
-            text = escape(text)  # paths and parameters are the user's, never markup
+            text = shown(text)  # paths and parameters are the user's, never markup
             console.print(f"[{style}]{text}[/{style}]" if style else text, highlight=False)
     for note in run_notes(meta):
         console.print(f"[dim]note ({note.key}): {note.text}[/dim]")
@@ -382,24 +382,26 @@ def print_run(console: Console, run: Any, details: bool = False) -> None:
     for w in meta.get("run", {}).get("probe_warnings", []) or []:
         warnings.append(w)
     for w in warnings:
-        console.print(f"[yellow]warning:[/yellow] {w}")
+        console.print(f"[yellow]warning:[/yellow] {shown(w)}")
     if details and meta.get("source"):
         src = meta["source"]
-        console.print(
-            f"[dim]imported {meta['run'].get('created_utc', '')} from {src.get('path')} "
+        line = (
+            f"imported {meta['run'].get('created_utc', '')} from {src.get('path')} "
             f"(sha256 {str(src.get('sha256'))[:16]}…, {src.get('rows')} rows); measured "
-            "elsewhere: environment and clock unknown[/dim]"
+            "elsewhere: environment and clock unknown"
         )
+        console.print(f"[dim]{shown(line)}[/dim]")
     elif details:
         env = of_header(meta) or {}
         cpu = env.get("cpu") or {}
-        console.print(
-            f"[dim]measured {meta.get('started_utc')} on {env.get('hostname')}: "
+        line = (
+            f"measured {meta.get('started_utc')} on {env.get('hostname')}: "
             f"{cpu.get('model')}, {cpu.get('online_count')} CPUs, kernel "
             f"{(env.get('kernel') or {}).get('release')}, clocksource "
             f"{(env.get('clocksource') or {}).get('current')}; probe "
-            f"{(meta.get('probe') or {}).get('version')}[/dim]"
+            f"{(meta.get('probe') or {}).get('version')}"
         )
+        console.print(f"[dim]{shown(line)}[/dim]")
 
 
 def _check_figure(run: Any, summ: Any, check: dict[str, Any]) -> str | None:

@@ -12,16 +12,19 @@ looks complete.  Files that are not runs are reported and skipped, never fatal.
 
 Each committed run also holds `summary.parquet` (one row per timed column: the figures of the
 summary table, the run id, benchmark, parameters, creation time and suite tags), written before
-the rename like everything else.  Queries across runs (`latscope ls`, `latscope history`) read
-those files with DuckDB and never touch the samples; the rows are computed by the runner when
-a run is made (`runner`), never by the store.  `scan()` is the store's health check: it
-reads every run.json, checks each samples.lss for its END line and exact size (no sample is
-read), and sorts what it finds into runs, partial runs (with their owner: still running or
-killed) and entries it skips with a reason.
+the rename like everything else.  Queries across runs (`latscope ls`, `latscope history`)
+read those files (each checked before use) and never touch the samples; the rows are computed
+by the runner when a run is made (`runner`), never by the store.  `scan()` is the store's
+health check: it reads every run.json, checks each samples.lss for its END line and exact size
+(no sample is read), and sorts what it finds into runs, partial runs (with their owner: still
+running or killed) and entries it skips with a reason.  Every file is read through the guarded
+reader (`files.read_bytes`: a regular file, never through a link, at most a documented size)
+and checked before use (docs/store.md).
 
 Modules: `layout` (names and what a scan finds), `core` (`Store`: adding, scanning, resolving,
-removing runs, and the DuckDB query over the summaries), `index` (summary.parquet), `history`
-(one figure of a benchmark over time).
+removing runs, and the query over the summaries), `index` (summary.parquet), `meta` (run.json
+and the store's other JSON files, read and checked), `history` (one figure of a benchmark over
+time).
 """
 
 from .core import Store, Transaction

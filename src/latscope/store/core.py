@@ -1,7 +1,8 @@
 """The store's directories: one per run, made visible by an atomic rename once everything in
 it is written, so two processes can add runs to one store at the same time and a run killed
-half-way never looks complete; `scan()`, the health check; summaries read across runs with
-DuckDB.  The layout is in layout.py, summary.parquet in index.py."""
+half-way never looks complete; `scan()`, the health check; summaries read across runs.  The
+layout is in layout.py, summary.parquet in index.py, the checked reading of run.json and the
+other JSON files in meta.py."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ import os
 import secrets
 import shutil
 import socket
+import stat
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -36,6 +38,7 @@ from .layout import (
     bench_of_id,
     default_location,
 )
+from .meta import OWNER_LIMIT, OWNER_SPEC, BadFile, read_json, read_run
 
 if TYPE_CHECKING:
     import polars as pl
@@ -73,6 +76,52 @@ def _iso_mtime(p: Path) -> str | None:
     except OSError:
         return None
     return datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _kind(st: os.stat_result) -> str | None:
+    """What a store entry is when it is not a directory, in words; None for a directory."""
+    m = st.st_mode
+    if stat.S_ISDIR(m):
+        return None
+    if stat.S_ISLNK(m):
+        return "a symbolic link"
+    if stat.S_ISREG(m):
+        return "a file"
+    if stat.S_ISFIFO(m):
+        return "a FIFO"
+    return "a device or socket"
+
+
+def _file_problem(p: Path, what: str) -> str | None:
+    """Why ``p`` (a file of a run, looked at without following a link) cannot be read as
+    ``what``, or None: missing, a link, a FIFO, a directory."""
+    try:
+        st = p.lstat()
+    except FileNotFoundError:
+        return f"{p.name} is missing"
+    except OSError as e:
+        return f"{p.name} cannot be read ({e.strerror})"
+    if stat.S_ISREG(st.st_mode):
+        return None
+    kind = _kind(st) or "a directory"
+    return f"{p.name} is {kind}, not {what}"
+
+
+def delete(p: Path) -> None:
+    """Remove a store entry: a directory with what it holds, anything else (a symbolic link, a
+    file) by unlinking it; a link is never followed.  Errors are left for the caller to see
+    (the entry still exists)."""
+    try:
+        st = p.lstat()
+    except OSError:
+        return
+    if stat.S_ISDIR(st.st_mode):
+        shutil.rmtree(p, ignore_errors=True)
+    else:
+        try:
+            p.unlink()
+        except OSError:
+            pass
 
 
 # ------------------------------------------------------------------------------- the store
@@ -174,7 +223,8 @@ class Store:
 
     def remove(self, d: Path) -> None:
         """Remove a run: first renamed out of sight (atomic), then deleted, so a half-deleted
-        run never looks like a run; a leftover is cleaned by `remove_partials`."""
+        run never looks like a run; a leftover is cleaned by `remove_partials`.  A run that is
+        a symbolic link is removed as the link (never followed)."""
         gone = self.runs_dir / f"{REMOVING_PREFIX}{d.name}-{secrets.token_hex(2)}"
         try:
             os.rename(d, gone)
@@ -182,7 +232,7 @@ class Store:
             return
         except OSError as e:
             raise BadInput(f"cannot remove {d}: {e.strerror}") from None
-        shutil.rmtree(gone, ignore_errors=True)
+        delete(gone)
 
     def remove_partials(self) -> tuple[list[Partial], list[Partial]]:
         """Remove what killed runs and interrupted removals left; runs still being measured
@@ -190,8 +240,8 @@ class Store:
         removed, kept = [], []
         for p in self.scan(check=False).partials:
             if p.state in ("killed", "removing"):
-                shutil.rmtree(p.path, ignore_errors=True)
-                if not p.path.exists():
+                delete(p.path)
+                if not os.path.lexists(p.path):
                     removed.append(p)
                     continue
             kept.append(p)
@@ -199,40 +249,99 @@ class Store:
 
     # ---------------------------------------------------------------- reading
 
-    def run_dirs(self, skipped: list[Skipped] | None = None) -> Iterator[Path]:
+    def exists(self) -> bool:
+        """Whether the store exists (False: not yet, nothing to read); BadInput (one line) when
+        its path names something that is not a store: a file, a runs/ that is not a
+        directory, or a directory with other things in it but none a store has."""
+        try:
+            st = self.root.stat()
+            if not stat.S_ISDIR(st.st_mode):
+                raise BadInput(f"the store {self.root} is not a directory; give --store DIR")
+            names = set(os.listdir(self.root))
+        except FileNotFoundError:
+            return False
+        except OSError as e:
+            raise BadInput(f"cannot read the store {self.root}: {e.strerror}") from None
+        if "runs" not in names:
+            if names and not names & {"suites", "reports", "trust"}:
+                raise BadInput(
+                    f"{self.root} is not a latscope store (it has no runs/ directory); "
+                    "give --store DIR"
+                )
+            return False
         if not self.runs_dir.is_dir():
-            return
-        for d in sorted(self.runs_dir.iterdir()):
+            raise BadInput(f"{self.runs_dir} is not a directory: {self.root} is not a store")
+        return True
+
+    def _entries(self) -> list[tuple[Path, os.stat_result | None]]:
+        """Every entry of runs/ with its lstat (None: gone meanwhile), sorted by name."""
+        if not self.exists():
+            return []
+        try:
+            names = sorted(os.listdir(self.runs_dir))
+        except OSError as e:
+            raise BadInput(f"cannot read the store {self.root}: {e.strerror}") from None
+        out = []
+        for name in names:
+            d = self.runs_dir / name
+            try:
+                out.append((d, d.lstat()))
+            except OSError:
+                out.append((d, None))
+        return out
+
+    def run_dirs(self, skipped: list[Skipped] | None = None) -> Iterator[Path]:
+        """The directories of runs/ that look like runs (a run.json that is a file), by name;
+        partial runs and foreign entries are added to ``skipped``."""
+        for d, st in self._entries():
             if d.name.startswith(PARTIAL_PREFIX):
                 if skipped is not None:
                     skipped.append(Skipped(d, "partial run (killed or still running)"))
                 continue
             if d.name.startswith("."):
                 continue
-            if not d.is_dir() or not (d / RUN_FILE).is_file():
+            why = self._not_a_run(d, st)
+            if why:
                 if skipped is not None:
-                    skipped.append(Skipped(d, "not a latscope run"))
+                    skipped.append(Skipped(d, why))
                 continue
             yield d
 
-    def read_meta(self, d: Path) -> dict[str, Any]:
+    @staticmethod
+    def _not_a_run(d: Path, st: os.stat_result | None) -> str | None:
+        """Why an entry of runs/ is not a run directory (a file, a link, no run.json), or None."""
+        if st is None:
+            return "removed while being read"
+        kind = _kind(st)
+        if kind == "a symbolic link":
+            return (
+                "a symbolic link, not a run directory (the store reads no run through a link; "
+                f"'latscope rm {d.name}' removes the link)"
+            )
+        if kind:
+            return f"not a latscope run ({kind}, not a run directory)"
         try:
-            meta = json.loads((d / RUN_FILE).read_text())
-        except (OSError, json.JSONDecodeError, UnicodeDecodeError) as e:
-            raise BadInput(f"{d / RUN_FILE}: unreadable run metadata ({e})") from None
-        if not isinstance(meta, dict) or "id" not in meta:
-            raise BadInput(f"{d / RUN_FILE}: not latscope run metadata")
-        return meta
+            (d / RUN_FILE).lstat()
+        except FileNotFoundError:
+            return "not a latscope run (no run.json)"
+        except OSError as e:
+            return f"cannot be read ({e.strerror})"
+        return None
+
+    def read_meta(self, d: Path) -> dict[str, Any]:
+        """A run's run.json, checked (meta.RUN_SPEC, and its id is the directory's name);
+        BadFile (one line) when it cannot be used."""
+        return read_run(d)
 
     def list_meta(self, skipped: list[Skipped] | None = None) -> list[dict[str, Any]]:
         out = []
         for d in self.run_dirs(skipped):
             try:
                 out.append(self.read_meta(d))
-            except BadInput as e:
+            except BadFile as e:
                 if skipped is not None:
-                    skipped.append(Skipped(d, str(e)))
-        out.sort(key=lambda m: (m.get("created_utc", ""), m["id"]))
+                    skipped.append(Skipped(d, f"{RUN_FILE}: {e.problem}"))
+        out.sort(key=lambda m: (m["created_utc"], m["id"]))
         return out
 
     def _partial(self, d: Path) -> Partial:
@@ -240,13 +349,16 @@ class Store:
             rid = d.name[len(REMOVING_PREFIX) :].rsplit("-", 1)[0]
             return Partial(d, rid, bench_of_id(rid), "removing", None, _iso_mtime(d))
         rid = d.name[len(PARTIAL_PREFIX) :]
+        owner: dict[str, Any] | None
         try:
-            owner = json.loads((d / OWNER_FILE).read_text())
-            pid = int(owner["pid"])
-        except (OSError, ValueError, KeyError, TypeError):
+            owner = read_json(d / OWNER_FILE, "an owner file (owner.json)", OWNER_SPEC, OWNER_LIMIT)
+            pid: int | None = owner["pid"]
+        except BadInput:
             owner, pid = None, None
-        created = owner.get("started_utc") if owner else _iso_mtime(d)
-        if owner is None or pid is None:
+        created = owner.get("started_utc") if owner else None
+        if created is None or index.parse_utc(created) is None:
+            created = _iso_mtime(d)
+        if owner is None or pid is None or pid <= 0:
             try:
                 age = time.time() - d.stat().st_mtime
             except OSError:
@@ -266,59 +378,74 @@ class Store:
 
     def scan(self, check: bool = True) -> Scan:
         """Everything under runs/: complete runs (sorted by creation time), partial runs and
-        entries that are skipped, each with a reason.  Never raises for what it finds.
+        entries that are skipped, each with a reason.  Never raises for what it finds (only
+        for a store path that is not a store: `exists`).
         check: also verify that each samples.lss is complete (header and trailer only)."""
         out = Scan()
-        try:
-            entries = sorted(self.runs_dir.iterdir()) if self.runs_dir.is_dir() else []
-        except OSError as e:
-            raise BadInput(f"cannot read the store {self.root}: {e.strerror}") from None
-        for d in entries:
+        for d, st in self._entries():
             name = d.name
             if name.startswith(PARTIAL_PREFIX) or name.startswith(REMOVING_PREFIX):
-                if d.is_dir():
+                if st is None:
+                    continue
+                if stat.S_ISDIR(st.st_mode):
                     out.partials.append(self._partial(d))
+                elif name.startswith(REMOVING_PREFIX):  # a link an older rm renamed
+                    out.partials.append(self._partial(d))
+                else:
+                    out.skipped.append(Skipped(d, f"not a partial run ({_kind(st)})"))
                 continue
             if name.startswith("."):
                 continue  # temporary files of our own writers
-            if not d.is_dir():
-                out.skipped.append(Skipped(d, "not a latscope run (a file, not a run directory)"))
-                continue
-            if not (d / RUN_FILE).is_file():
-                out.skipped.append(Skipped(d, "not a latscope run (no run.json)"))
+            why = self._not_a_run(d, st)
+            if why:
+                out.skipped.append(Skipped(d, why))
                 continue
             try:
                 meta = self.read_meta(d)
-            except BadInput as e:
-                out.skipped.append(Skipped(d, e.message.split(": ", 1)[-1]))
+            except BadFile as e:
+                out.skipped.append(Skipped(d, f"{RUN_FILE}: {e.problem}"))
                 continue
             if check:
-                why = samples.check(d / SAMPLES_FILE)
+                why = _file_problem(d / SAMPLES_FILE, "a sample file") or samples.check(
+                    d / SAMPLES_FILE
+                )
                 if why:
                     out.skipped.append(Skipped(d, why))
                     continue
             out.runs.append(StoredRun(d, meta))
-        out.runs.sort(key=lambda r: (str(r.meta.get("created_utc", "")), r.id))
+        out.runs.sort(key=lambda r: (r.meta["created_utc"], r.id))
         return out
 
-    def ensure_summary(self, run: StoredRun) -> Path:
-        """summary.parquet of a run, rebuilt by `summarize` if missing (runs kept by older
-        versions): it is a cache of figures the samples define.  A file written by an older
-        latscope (lacking columns of `index.SUMMARY_COLUMNS`, e.g. the counts of samples above
-        the tail percentiles) is rebuilt too; where that fails (samples damaged, store
-        read-only) the old file is used as it is, and its tail percentiles, whose rule cannot
-        be checked, are withheld by every view (`summary.value`)."""
+    def summary(self, run: StoredRun) -> pl.DataFrame:
+        """The rows of a run's summary.parquet, checked (`index.read`): a file that is
+        missing or damaged is rebuilt by `summarize` (it is a cache of figures the samples
+        define); one written by an older latscope (lacking columns of
+        `index.SUMMARY_COLUMNS`, e.g. the counts of samples above the tail percentiles) is
+        rebuilt too, and where that fails (samples damaged, store read-only) the old rows are
+        used as they are, and their tail percentiles, whose rule cannot be checked, are
+        withheld by every view (`summary.value`).  BadInput (or OSError) when there is no
+        summary and none can be made."""
         target = run.dir / SUMMARY_FILE
-        if target.is_file():
-            if not index.outdated(target):
-                return target
-            try:
-                index.write(self.summarize(run), target)
-            except (LatscopeError, OSError, ValueError):
-                pass
-            return target
-        index.write(self.summarize(run), target)
-        return target
+        try:
+            rows, complete = index.read(target, run.id)
+        except BadFile:
+            rows, complete = None, False
+        if rows is not None and complete:
+            return rows
+        try:
+            fresh = self.summarize(run)
+            index.write(fresh, target)
+            return index.read(target, run.id)[0]
+        except (LatscopeError, OSError, ValueError):
+            if rows is not None:
+                return rows
+            raise
+
+    def ensure_summary(self, run: StoredRun) -> Path:
+        """The path of a run's summary.parquet, rebuilt first where it is missing, damaged
+        or outdated (`summary`)."""
+        self.summary(run)
+        return run.dir / SUMMARY_FILE
 
     def summarize(self, run: StoredRun) -> pl.DataFrame:
         """The rows of summary.parquet for a kept run (`index.summary_frame`).  The store
@@ -329,68 +456,61 @@ class Store:
         self,
         runs: Sequence[StoredRun],
         skipped: list[Skipped],
-        where: str = "",
-        args: Iterable[Any] = (),
+        where: Mapping[str, Any] | None = None,
     ) -> list[dict[str, Any]]:
-        """Rows of the runs' summary.parquet files, read together with DuckDB, ordered by
-        creation time, run id and column.  `where` is an SQL condition on the columns of
-        SUMMARY_COLUMNS with `?` placeholders bound to `args`.  A run whose summary cannot be
-        read or rebuilt is added to `skipped` and left out; a column that an old file lacks is
-        absent from its rows (or null, when other files have it)."""
-        import duckdb
+        """Rows of the runs' summary.parquet files (`summary`: each read through the guarded
+        reader and checked), ordered by creation time, run id and column; ``where``: only the
+        rows whose columns have these values (e.g. ``{"column_index": 0}``).  A run whose
+        summary cannot be read or rebuilt is added to `skipped` and left out.  Every column of
+        SUMMARY_COLUMNS is in every row (null where a file lacks it); created_utc is a naive
+        datetime in UTC."""
+        import polars as pl
 
-        files: dict[str, StoredRun] = {}
+        frames = []
         for r in runs:
             try:
-                files[str(self.ensure_summary(r))] = r
+                frames.append(self.summary(r))
             except (LatscopeError, OSError, ValueError) as e:
-                skipped.append(Skipped(r.dir, f"no summary and none can be computed ({e})"))
-        # created_utc comes back as a naive datetime in UTC (no pytz needed)
-        sql = (
-            "SELECT * REPLACE (CAST(created_utc AS TIMESTAMP) AS created_utc) "
-            "FROM read_parquet(?, union_by_name=true)"
-            + (f" WHERE {where}" if where else "")
-            + " ORDER BY created_utc, run_id, column_index"
-        )
-        con = duckdb.connect()
-        con.execute("SET TimeZone = 'UTC'")
-        for attempt in range(2):
-            if not files:
-                return []
-            try:
-                cur = con.execute(sql, [list(files), *args])
-                names = [d[0] for d in cur.description]
-                return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
-            except duckdb.Error:
-                if attempt:
-                    raise
-            # one file is bad (damaged, removed meanwhile): find it, rebuild or skip it
-            for f, r in list(files.items()):
-                try:
-                    con.execute("SELECT count(*) FROM read_parquet(?)", [f]).fetchall()
-                    continue
-                except duckdb.Error:
-                    pass
-                try:
-                    Path(f).unlink(missing_ok=True)
-                    if r.dir.is_dir():
-                        self.ensure_summary(r)
-                        con.execute("SELECT count(*) FROM read_parquet(?)", [f]).fetchall()
-                        continue
-                    skipped.append(Skipped(r.dir, "removed while being read"))
-                except (LatscopeError, OSError, ValueError, duckdb.Error) as e:
-                    skipped.append(Skipped(r.dir, f"summary.parquet unreadable ({e})"))
-                del files[f]
-        return []
+                if isinstance(e, BadFile):
+                    why = f"{SUMMARY_FILE}: {e.problem}"
+                elif isinstance(e, OSError):
+                    why = f"cannot write {SUMMARY_FILE}: {e.strerror or e}"
+                else:
+                    why = e.message if isinstance(e, LatscopeError) else str(e)
+                skipped.append(Skipped(r.dir, f"no summary and none can be computed ({why})"))
+        if not frames:
+            return []
+        df = pl.concat(frames, how="vertical")
+        for k, v in (where or {}).items():
+            df = df.filter(pl.col(k) == v)
+        return df.sort(["created_utc", "run_id", "column_index"]).to_dicts()
 
-    def resolve(self, ref: str) -> Path:
+    def resolve(self, ref: str, any_entry: bool = False) -> Path:
         """A run directory from an id, a unique id prefix, 'last', or a path. An empty
-        reference (an unset shell variable) is an error, never a match of every run."""
+        reference (an unset shell variable) is an error, never a match of every run.  A
+        directory of runs/ named exactly is found even when it is damaged (what is wrong is
+        said when it is read; `rm` removes it); ``any_entry``: any entry of runs/ named
+        exactly, a symbolic link or a file too (for `rm`, which removes it, never following
+        a link), else such an entry is refused."""
         if not ref.strip():
             raise BadInput(
                 "an empty run reference: give a run id, a unique part of one, or 'last' "
                 "('latscope ls' lists the runs)"
             )
+        exact = self.runs_dir / ref
+        inside = "/" not in ref and ref not in (".", "..") and not ref.startswith(".")
+        try:
+            st = exact.lstat() if inside else None
+        except (OSError, ValueError):  # ValueError: a NUL in the name
+            st = None
+        kind = _kind(st) if st is not None else None
+        if kind and not any_entry:
+            raise BadInput(
+                f"{ref}: {kind} in the store {self.root}, not a run directory "
+                f"('latscope rm {ref}' removes it)"
+            )
+        if st is not None and (kind is None or any_entry):
+            return exact
         p = Path(ref)
         if p.is_dir() and (p / RUN_FILE).is_file():
             return p
@@ -399,9 +519,6 @@ class Store:
             if not metas:
                 raise BadInput(f"the store {self.root} has no runs yet")
             return self.runs_dir / metas[-1]["id"]
-        exact = self.runs_dir / ref
-        if ref and not ref.startswith(".") and exact.is_dir() and (exact / RUN_FILE).is_file():
-            return exact
         matches = [d for d in self.run_dirs() if d.name.startswith(ref) or ref in d.name]
         if len(matches) == 1:
             return matches[0]

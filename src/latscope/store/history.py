@@ -1,6 +1,6 @@
 """One figure of one benchmark over time, across the runs in the store.
 
-The rows come from the runs' summary.parquet files, read together by DuckDB (no sample is
+The rows come from the runs' summary.parquet files, each read and checked (no sample is
 read); damaged or foreign entries are reported and skipped (`Store.scan`).  The plot shows the
 figure against the runs' creation time, one series per distinct parameter set, with the
 confidence interval of the median as error bars (the other figures have no interval).
@@ -102,7 +102,7 @@ def query(
             f"no runs of '{bench}' in the store {store.root}"
             + (f" (it has: {', '.join(known)})" if known else "")
         )
-    rows = store.summaries(runs, skipped, where="benchmark = ?", args=[bench])
+    rows = store.summaries(runs, skipped, where={"benchmark": bench})
     columns: list[str] = []
     for r in sorted(rows, key=lambda r: r["column_index"]):
         if r["column"] not in columns:

@@ -3,18 +3,18 @@
 
 The rows come from `Run.summary()`, computed when the run is made (`runner`); the store only
 writes and reads them.  Queries across runs (`latscope ls`, `latscope history`) read these
-files with DuckDB (`Store.summaries`) and never touch the samples.
+files (`Store.summaries`, each checked by `read`) and never touch the samples.
 """
 
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..files import atomic_write
 from ..summary import summary_columns
+from .meta import parse_utc
 
 if TYPE_CHECKING:
     import polars as pl
@@ -49,20 +49,6 @@ SUMMARY_COLUMNS: tuple[tuple[str, str], ...] = (
 )
 
 
-def _parse_utc(s: Any) -> datetime | None:
-    if not isinstance(s, str) or not s:
-        return None
-    for f in ("%Y-%m-%dT%H:%M:%S.%fZ", "%Y-%m-%dT%H:%M:%SZ"):
-        try:
-            return datetime.strptime(s, f).replace(tzinfo=timezone.utc)
-        except ValueError:
-            pass
-    try:
-        return datetime.fromisoformat(s.replace("Z", "+00:00")).astimezone(timezone.utc)
-    except ValueError:
-        return None
-
-
 def _int_or_none(v: Any) -> int | None:
     try:
         return None if v is None else int(v)
@@ -81,7 +67,7 @@ def summary_frame(meta: dict[str, Any], summary: pl.DataFrame) -> pl.DataFrame:
     common = {
         "schema_version": SUMMARY_SCHEMA_VERSION,
         "run_id": meta["id"],
-        "created_utc": _parse_utc(meta.get("created_utc")),
+        "created_utc": parse_utc(meta.get("created_utc")),
         "benchmark": meta.get("benchmark"),
         "params": json.dumps(meta.get("params") or {}, sort_keys=True),
         "params_given": json.dumps(meta.get("params_given") or {}, sort_keys=True),
@@ -120,13 +106,98 @@ def write(df: pl.DataFrame, target: Path) -> None:
         df.write_parquet(f)
 
 
-def outdated(target: Path) -> bool:
-    """Whether a summary.parquet lacks columns of `SUMMARY_COLUMNS` (written by an older
-    latscope); a damaged file is not outdated (`Store.summaries` finds and rebuilds it)."""
+#: The largest summary.parquet the store reads (one row per timed column: kilobytes).
+SUMMARY_LIMIT = 16 * 2**20
+
+#: The columns a summary.parquet must have to be read at all (others may be missing: null).
+REQUIRED = ("run_id", "created_utc", "benchmark", "column", "column_index")
+
+
+def _fits(have: pl.DataType, want: str) -> bool:
+    """Whether a column of type ``have`` holds what `SUMMARY_COLUMNS` declares as ``want``."""
     import polars as pl
 
+    if have == pl.Null:
+        return True
+    if want in ("Int32", "Int64"):
+        return have.is_integer()
+    if want == "Float64":
+        return have.is_numeric()
+    if want == "Utf8":
+        return have == pl.Utf8
+    if want == "Datetime":
+        return isinstance(have, pl.Datetime)
+    return False
+
+
+def read(target: Path, run_id: str) -> tuple[pl.DataFrame, bool]:
+    """A run's summary.parquet, read through the guarded reader (a regular file, never through
+    a link, at most `SUMMARY_LIMIT` bytes) and checked: parquet, the `REQUIRED` columns, every
+    column of `SUMMARY_COLUMNS` it has of its declared type, at least one row, every row of
+    run ``run_id`` with a column name and index and a creation time.  Returns the rows in the
+    types and order of `SUMMARY_COLUMNS` (created_utc naive, in UTC), a column the file lacks
+    null, and whether it had every column (False: written by an older latscope).  BadFile
+    (meta.py) when it cannot be used."""
+    import io
+
+    import polars as pl
+    from polars.exceptions import PanicException
+
+    from ..errors import BadInput
+    from ..files import read_bytes
+    from .meta import BadFile, loads
+
     try:
-        have = set(pl.read_parquet_schema(target))
-    except Exception:  # damaged: `summaries` finds it and rebuilds it
-        return False
-    return any(name not in have for name, _ in SUMMARY_COLUMNS)
+        raw = read_bytes(target, "a summary (summary.parquet)", SUMMARY_LIMIT, follow=False)
+    except BadInput as e:
+        prefix = f"{target}: "
+        raise BadFile(target, e.message.removeprefix(prefix)) from None
+    try:
+        df = pl.read_parquet(io.BytesIO(raw))
+    except (Exception, PanicException) as e:  # polars' errors, and its panics on bad input
+        raise BadFile(target, f"not a readable parquet file ({type(e).__name__})") from None
+    for name in REQUIRED:
+        if name not in df.columns:
+            raise BadFile(target, f"no column '{name}'")
+    types = dict(SUMMARY_COLUMNS)
+    for name, dtype in df.schema.items():
+        if name in types and not _fits(dtype, types[name]):
+            raise BadFile(target, f"column '{name}' is {dtype}, not {types[name]}")
+    if df.height == 0:
+        raise BadFile(target, "no rows")
+    for name in ("run_id", "column", "column_index", "created_utc"):
+        if df[name].null_count():
+            raise BadFile(target, f"column '{name}' has empty values")
+    others = df.filter(pl.col("run_id") != run_id)["run_id"]
+    if others.len():
+        raise BadFile(target, f"holds the summary of another run ({others[0]!r})")
+    for name in ("params", "params_given"):
+        if name in df.columns:
+            for text in df[name].drop_nulls():
+                if not isinstance(loads(text, target), dict):
+                    raise BadFile(target, f"column '{name}' holds JSON that is not an object")
+    dtypes = {
+        "Int32": pl.Int32,
+        "Int64": pl.Int64,
+        "Float64": pl.Float64,
+        "Utf8": pl.Utf8,
+        "Datetime": pl.Datetime("us"),
+    }
+    cols = []
+    for name, t in SUMMARY_COLUMNS:
+        if name not in df.columns:
+            cols.append(pl.lit(None, dtypes[t]).alias(name))
+        elif t == "Datetime":
+            c = pl.col(name)
+            if df.schema[name] == pl.Null:
+                cols.append(c.cast(dtypes[t]))
+            elif getattr(df.schema[name], "time_zone", None):
+                cols.append(
+                    c.dt.convert_time_zone("UTC").dt.replace_time_zone(None).cast(dtypes[t])
+                )
+            else:
+                cols.append(c.cast(dtypes[t]))
+        else:
+            cols.append(pl.col(name).cast(dtypes[t], strict=False))
+    complete = all(name in df.columns for name, _ in SUMMARY_COLUMNS)
+    return df.select(cols), complete

@@ -11,7 +11,7 @@ import numpy as np
 from ..notes import grouped_notes
 from ..repeat import Between, Rep, between, pct
 from ..scenarios import Scenario
-from ..units import fmt_bare, fmt_ratio, pick_unit
+from ..units import fmt_bare, fmt_ratio, pick_unit, shown
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -193,8 +193,6 @@ def comparison_table(
 ) -> tuple[Table, list[str]]:
     """The suite's comparison as a rich table that fits ``console`` (columns explained by
     `print_comparison`), and the headings it left out for width (`tables.fit`)."""
-    from rich.markup import escape
-
     from ..tables import Column, fit
 
     reps = any(r.between.r > 1 for r in rows)  # between-run columns only when there are reps
@@ -218,16 +216,16 @@ def comparison_table(
     for r in rows:
         x = row_text(r, baselines)
         style = {"faster": "green", "slower": "red"}.get(x.tone)
-        cells = [escape(r.scenario) if r.scenario != last else "", escape(r.column)]
+        cells = [shown(r.scenario) if r.scenario != last else "", shown(r.column)]
         cells += [str(r.between.r), x.median, x.within]
         if reps:
             cells += [x.cv, x.interval]
         if baselines:
-            verdict = escape(x.verdict)
+            verdict = shown(x.verdict)
             cells += [x.ratio, f"[{style}]{verdict}[/{style}]" if style else verdict]
         out.append(cells)
         last = r.scenario
-    return fit(console, cols, out, wide=wide, title=escape(title) if title else None)
+    return fit(console, cols, out, wide=wide, title=title)
 
 
 def baselines_line(rows: list[Row]) -> str:
@@ -251,7 +249,9 @@ def baselines_line(rows: list[Row]) -> str:
 
 def print_comparison(console: Console, sr: SuiteRun, rows: list[Row]) -> None:
     table, left_out = comparison_table(
-        console, rows, title=f"suite {sr.suite.name} — run {sr.suite_run} (seed {sr.seed})"
+        console,
+        rows,
+        title=f"suite {shown(sr.suite.name)} — run {shown(sr.suite_run)} (seed {sr.seed})",
     )
     console.print(table)
     if left_out:
@@ -262,7 +262,8 @@ def print_comparison(console: Console, sr: SuiteRun, rows: list[Row]) -> None:
     base = baselines_line(rows)
     if base:
         console.print(
-            f"baselines (ratio = scenario / baseline, same column): {base}", highlight=False
+            f"baselines (ratio = scenario / baseline, same column): {shown(base)}",
+            highlight=False,
         )
     reps = any(r.between.r > 1 for r in rows)
     parts = []
@@ -289,7 +290,7 @@ def print_comparison(console: Console, sr: SuiteRun, rows: list[Row]) -> None:
         )
     console.print(f"[dim]{' '.join(parts)}[/dim]")
     for names, n in grouped_notes((sc.name, sc.benchmark, sc.params) for sc in sr.suite.scenarios):
-        console.print(f"[dim]note ({n.key}) — {names}: {n.text}[/dim]", highlight=False)
+        console.print(f"[dim]note ({n.key}) — {shown(names)}: {n.text}[/dim]", highlight=False)
     noted = [f"{r.scenario}:{r.column}" for r in rows if r.between.note]
     if noted:
         console.print(

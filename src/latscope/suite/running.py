@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import Interrupted, LatscopeError, Unsupported
 from ..scenarios import Scenario, Step, Suite
-from ..units import fmt_bare, pick_unit
+from ..units import fmt_bare, pick_unit, shown
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -142,7 +142,7 @@ def execute(
         if prog:
             width = max(len(s.name) for s in suite.scenarios)
             for s in suite.scenarios:
-                tasks[s.name] = prog.add_task(s.name.ljust(width), total=s.repeat, note="")
+                tasks[s.name] = prog.add_task(shown(s.name.ljust(width)), total=s.repeat, note="")
         done_runs = 0
         done_reps: dict[str, int] = {}
         for step in steps:
@@ -177,7 +177,7 @@ def execute(
                 "repeat": sc.repeat,
                 "order": step.index,
             }
-            head = f"[{step.index + 1}/{total}] {sc.name} rep {step.repetition}/{sc.repeat}"
+            head = f"[{step.index + 1}/{total}] {shown(sc.name)} rep {step.repetition}/{sc.repeat}"
             try:
                 run = measure(
                     sc.benchmark,
@@ -195,16 +195,19 @@ def execute(
             except Unsupported as e:
                 refused[sc.name] = e.message
                 sr.results.append(StepResult(step, "skipped", why=e.message))
-                out.print(f"{head}: [yellow]skipped[/yellow] (not possible here): {e.message}")
+                out.print(
+                    f"{head}: [yellow]skipped[/yellow] (not possible here): {shown(e.message)}"
+                )
             except LatscopeError as e:
                 sr.results.append(StepResult(step, "failed", why=e.message))
-                out.print(f"{head}: [red]failed[/red]: {e.message}")
+                out.print(f"{head}: [red]failed[/red]: {shown(e.message)}")
             else:
                 sr.results.append(StepResult(step, "ok", run=run))
                 s = run.summary().row(0, named=True)
                 unit = pick_unit([s["p50_ns"]])
                 out.print(
-                    f"{head}: run {run.id}  {s['column']} p50 {fmt_bare(s['p50_ns'], unit)} "
+                    f"{head}: run {shown(run.id)}  {shown(s['column'])} p50 "
+                    f"{fmt_bare(s['p50_ns'], unit)} "
                     f"{unit[0]}"
                 )
             done_runs += 1
