@@ -87,8 +87,8 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
 
     d = tmp_path_factory.mktemp("latex")
     store = d / "store"
-    a = make_run(store, {"call_1": lognormal(2000, 500.0, seed=1)}, params={"dir": NASTY})
-    b = make_run(store, {"call_1": lognormal(2000, 560.0, seed=2)})
+    a = make_run(store, {"call_1": lognormal(2000, 5000.0, seed=1)}, params={"dir": NASTY})
+    b = make_run(store, {"call_1": lognormal(2000, 5600.0, seed=2)})
     r = CLI(store)("report", a.id, b.id, "--latex", str(d / "tex"))
     assert r.returncode == 0, r.stderr
     sr = make_suite_run(store, {"base": [1000.0, 1010.0], "other": [1200.0, 1190.0]})
@@ -176,6 +176,8 @@ def test_a_document_inputting_the_fragments_compiles(written: dict) -> None:
     log = _pdflatex(doc)
     for bad in ("undefined", "multiply defined", "Float too large", "Missing character"):
         assert bad not in log, bad
+    # no glyph from a bitmap font (such as µ from TS1 in pdfLaTeX's default encoding)
+    assert not re.search(r"\.\d+pk>", log.replace("\n", ""))
     assert _pages(log, root / "lab.pdf") == 1 + 5 + 5 + 1 + 3 + 3 + 1
 
 

@@ -478,7 +478,10 @@ def suite_fragment(doc: Document, suite_run: str) -> Fragment:
 
 
 def _example(frags: Sequence[Fragment], title: str) -> str:
-    inputs = "\n".join(rf"\input{{{f.name}}}" for f in frags)
+    """A standalone document that inputs every fragment, and refers to each one's first
+    table by its label (what a lab report does)."""
+    firsts = [f.floats[0] for f in frags if f.floats]
+    refs = ", ".join(rf"{f.kind.capitalize()}~\ref{{{f.label}}}" for f in firsts)
     return "\n".join(
         [
             "% A standalone document that inputs the fragments beside it: pdflatex example.tex",
@@ -486,11 +489,12 @@ def _example(frags: Sequence[Fragment], title: str) -> str:
             *[rf"\usepackage{{{p}}}" for p in PACKAGES],
             r"\begin{document}",
             rf"\section*{{{escape(title, breaks=True)}}}",
-            "Tables "
-            + ", ".join(rf"\ref{{{f.floats[0].label}}}" for f in frags if f.floats)
-            + " and the figures below were written by latscope.",
+            f"The tables and figures that follow were written by latscope; each fragment starts "
+            f"with a summary ({refs})."
+            if refs
+            else "",
             "",
-            inputs,
+            *(rf"\input{{{f.name}}}" for f in frags),
             r"\end{document}",
             "",
         ]
