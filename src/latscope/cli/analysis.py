@@ -109,7 +109,7 @@ def add_parsers(sub: Any) -> None:
     """Add report, compare, import and plot to the CLI's subparsers, and --full to show."""
     r = sub.add_parser(
         "report",
-        help="the full analysis of runs as one HTML file (or Markdown)",
+        help="the full analysis of runs as one HTML file (or Markdown, or LaTeX for a report)",
         description=wrap(
             "Write the full analysis of one or more runs: per run the environment, "
             "parameters, clock, summary with confidence intervals, distribution fit, outliers, "

@@ -8,14 +8,15 @@ summary figures, the comparison) and one figure environment per plot, each with 
 and a label. It takes its content from the report's document blocks (document.py), so its
 figures, intervals, units and withheld percentiles ("—") are those of the HTML report:
 
-- a run: its setup (what was measured, the clock, the environment), the run table (the
-  figures of `summary.STATS` per column, as ``latscope show`` gives them), then per column
-  the report's summary table with the column's warnings as notes, and every figure;
+- a run: the answer first, the run table (the figures of `summary.STATS` per column, as
+  ``latscope show`` gives them, with the interval of the median), then its setup (what was
+  measured, the clock, the environment with its warnings), then per column the report's
+  summary table with the column's warnings as notes, and every figure;
 - a comparison of runs: the comparison table with its sentences, and its figures;
 - a suite: the suite and its scenarios, the comparison of the scenarios, and its figures.
 
 The rest of the analysis (serial dependence, the fit, outliers, drift) stays in the HTML
-report. Every piece of text is escaped (`escape`): the fragment compiles whatever the run's
+report. Every piece of text is escaped (`tex.escape`): the fragment compiles whatever the run's
 parameters, names or notes contain. It needs the packages graphicx and booktabs, and LaTeX
 2019-10 or newer (``\\CurrentFilePath`` finds the figures beside the fragment wherever it is
 input from). ``\\latscopeflush`` (default ``\\clearpage``) follows each group of at most a
@@ -28,7 +29,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -113,7 +114,7 @@ def _tabular(
     headers: Sequence[CellLike],
     rows: Sequence[Sequence[CellLike]],
     align: str,
-    small: set[int] = frozenset(),  # type: ignore[assignment]
+    small: Collection[int] = (),
 ) -> tuple[list[str], list[str]]:
     """A booktabs tabular, shrunk to the line width where wider (\\latscopefit), and its
     notes: a column the report sets small (a method, a note) shows a letter per distinct
@@ -127,7 +128,8 @@ def _tabular(
         for i, c in enumerate(row[:n]):
             text = c.text if isinstance(c, Cell) else c
             if i in letters and text:
-                key = letters[i].setdefault(text, chr(ord("a") + len(letters[i]) % 26))
+                k = len(letters[i])
+                key = letters[i].setdefault(text, chr(ord("a") + k) if k < 26 else str(k + 1))
                 cells.append(f"({key})")
             else:
                 cells.append(_cell(c))
