@@ -11,15 +11,28 @@ MESON_RUN = $(if $(findstring /,$(MESON)),PATH="$(abspath $(dir $(MESON))):$$PAT
 MESON_DEP := $(if $(filter $(VENV)/bin/meson,$(MESON)),$(STAMP))
 SAN_DIR := build/san
 
+# Each stage of the set-up says what it does in one line; apt's, pip's and the compiler's
+# output go to SETUP_LOG, shown (its end) only when a stage fails (scripts/stage).
+export SETUP_LOG := build/setup.log
+STAGE := scripts/stage $(SETUP_LOG)
+# how many runs, of how many benchmarks, the quick plan holds here (the probe's catalogue)
+QUICK_PLAN = $(VENV)/bin/python -c 'from latscope import scenarios; \
+  s = scenarios.quick().scenarios; print(f"{len(s)} runs of {len({x.benchmark for x in s})} benchmarks")'
+
 .PHONY: run test build-deps system-deps probe-test pytest lint clean
 
 run: $(STAMP)
-	$(VENV)/bin/latscope quick
+	@echo "running the quick suite: $$($(QUICK_PLAN)), about a minute…"
+	@$(VENV)/bin/latscope quick
 
+# the dependencies first, then the probe (meson-python compiles it) and latscope, without
+# build isolation: meson-python, meson and ninja are in the venv by then (ninja on PATH)
 $(STAMP): $(SOURCES) | build-deps
-	@test -d $(VENV) || $(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/python -m pip install -q --upgrade pip
-	$(VENV)/bin/python -m pip install -q '.[test]'
+	@$(STAGE) "installing Python dependencies into $(VENV) (about a minute the first time)" \
+	    scripts/python-deps $(VENV) $(PYTHON) test
+	@$(STAGE) "building the probe and installing latscope into $(VENV)" \
+	    env PATH="$(abspath $(VENV))/bin:$$PATH" \
+	    $(VENV)/bin/python -m pip install --no-deps --no-build-isolation .
 	@touch $@
 
 test: system-deps probe-test pytest

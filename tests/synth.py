@@ -105,6 +105,26 @@ def make_run(
     return run
 
 
+def make_suite_run(store: Path | str, medians: dict[str, list[float]], seed: int = 0) -> Any:
+    """A finished SuiteRun of synthetic runs: per scenario, one run per given repetition
+    median (each run 4 worker processes of 500 samples around it)."""
+    from latscope.scenarios import Scenario, Step, Suite
+    from latscope.suite import StepResult, SuiteRun
+
+    rng = np.random.default_rng(seed)
+    scs = [Scenario(name, "synthetic", {}, repeat=len(m)) for name, m in medians.items()]
+    suite = Suite("synthetic", Path("synthetic.toml"), None, scs)
+    sr = SuiteRun(suite, "test", 0, [], Store(store))
+    i = 0
+    for sc in scs:
+        for rep, med in enumerate(medians[sc.name], 1):
+            x = med * np.exp(0.01 * rng.standard_normal() + 0.3 * rng.standard_normal(2000))
+            run = make_run(store, {"call": x}, segments=[500] * 4)
+            sr.results.append(StepResult(Step(i, sc, rep), "ok", run=run))
+            i += 1
+    return sr
+
+
 # ------------------------------------------------------------------ series with known properties
 
 

@@ -10,8 +10,7 @@ import pytest
 from rich.console import Console
 
 from latscope.tables import Column, fit
-from synth import lognormal, make_run
-from test_suite import _synthetic_suite
+from synth import lognormal, make_run, make_suite_run
 
 WIDTH = 80
 NARROW = {"COLUMNS": str(WIDTH)}
@@ -163,7 +162,7 @@ def test_suite_comparison_fits_80_columns(store: Path) -> None:
     from latscope.suite import compare_rows, comparison_table
 
     spread = [0.95, 1.0, 1.05]
-    sr = _synthetic_suite(
+    sr = make_suite_run(
         store,
         {"pipe-same-cpu": [1000.0 * f for f in spread], "pipe-two-cpus": [2500.0] * 3},
     )

@@ -18,6 +18,7 @@ import pytest
 from conftest import procs_mentioning
 from latscope import scenarios
 from latscope.store import Store
+from synth import make_suite_run
 
 SMALL = """
 name = "small"
@@ -322,7 +323,19 @@ def test_optional_scenarios_of_absent_benchmarks_are_skipped_with_a_note(
 def test_suite_runs_tags_and_compares(cli, store: Path, tmp_path: Path) -> None:
     html = tmp_path / "r.html"
     f = write(tmp_path, SMALL)
-    r = cli("suite", str(f), "--seed", "9", "--html", str(html), "--md", str(tmp_path / "md"))
+    tex = tmp_path / "tex"
+    r = cli(
+        "suite",
+        str(f),
+        "--seed",
+        "9",
+        "--html",
+        str(html),
+        "--md",
+        str(tmp_path / "md"),
+        "--latex",
+        str(tex),
+    )
     assert r.returncode == 0, r.stderr
     out = r.stdout
     for w in ("median of", "ratio to baseline", "verdict", "sys-read0", "baselines", "report:"):
@@ -330,6 +343,10 @@ def test_suite_runs_tags_and_compares(cli, store: Path, tmp_path: Path) -> None:
     assert html.is_file() and html.read_text().startswith("<!DOCTYPE html")
     assert "<img" in html.read_text()  # the one suite report drawn with its figures
     assert (tmp_path / "md" / "report.md").is_file()
+    fragment = [p for p in tex.glob("*.tex") if p.name != "example.tex"]
+    assert len(fragment) == 1 and "Scenarios compared" in fragment[0].read_text()
+    assert (tex / "example.tex").is_file() and list(tex.glob("suite-*.pdf"))
+    assert "report (LaTeX)" in out
     runs = Store(store).list_meta()
     assert len(runs) == 6
     tags = [m["tags"] for m in runs]
@@ -538,27 +555,6 @@ n = 50
 # ------------------------------------------------------------------------------- comparison
 
 
-def _synthetic_suite(store: Path, medians: dict[str, list[float]], seed: int = 0):
-    """A finished SuiteRun of synthetic runs: per scenario, one run per given repetition
-    median (each run 4 worker processes of 500 samples around it)."""
-    from latscope.scenarios import Scenario, Step, Suite
-    from latscope.suite import StepResult, SuiteRun
-    from synth import make_run
-
-    rng = np.random.default_rng(seed)
-    scs = [Scenario(name, "synthetic", {}, repeat=len(m)) for name, m in medians.items()]
-    suite = Suite("synthetic", Path("synthetic.toml"), None, scs)
-    sr = SuiteRun(suite, "test", 0, [], Store(store))
-    i = 0
-    for sc in scs:
-        for rep, med in enumerate(medians[sc.name], 1):
-            x = med * np.exp(0.01 * rng.standard_normal() + 0.3 * rng.standard_normal(2000))
-            run = make_run(store, {"call": x}, segments=[500] * 4)
-            sr.results.append(StepResult(Step(i, sc, rep), "ok", run=run))
-            i += 1
-    return sr
-
-
 def test_suite_ratio_interval_comes_from_the_repetitions(store: Path) -> None:
     """Two identical scenarios whose repetitions vary by ~5% run to run: the pooled samples'
     interval excludes 1, the interval from the repetitions does not, and a 25% shift is
@@ -569,7 +565,7 @@ def test_suite_ratio_interval_comes_from_the_repetitions(store: Path) -> None:
     a = [1000.0 * f for f in spread]
     b = [1040.0 * f for f in spread[::-1]]  # a 4% difference between identical scenarios
     c = [1250.0 * f for f in spread[1:] + spread[:1]]
-    sr = _synthetic_suite(store, {"a": a, "b": b, "c": c})
+    sr = make_suite_run(store, {"a": a, "b": b, "c": c})
     rows = {r.scenario: r for r in compare_rows(sr)}
     cmp_b = rows["b"].comparison
     assert cmp_b is not None and cmp_b.levels is not None

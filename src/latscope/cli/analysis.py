@@ -31,7 +31,11 @@ examples:
   latscope report RUN_A RUN_B RUN_C --html cmp.html
       several runs, each in full, then a comparison with the first (the baseline)
   latscope report last --md report/
-      report/report.md and its PNG figures, e.g. for a Git repository or a LaTeX document
+      report/report.md and its PNG figures, e.g. for a Git repository
+  latscope report last --latex tex/
+      for a LaTeX lab report: tex/<run id>.tex (booktabs tables of the setup and the summary,
+      a figure per plot, each with a caption and a label) and its figures as PDF files;
+      \\input{tex/<run id>} with \\usepackage{graphicx,booktabs}; tex/example.tex compiles
 
 The HTML file is self-contained (inline CSS, figures embedded, no scripts): it opens
 without network access and can be mailed or archived as is.
@@ -106,7 +110,7 @@ def add_parsers(sub: Any) -> None:
     """Add report, compare, import and plot to the CLI's subparsers, and --full to show."""
     r = sub.add_parser(
         "report",
-        help="the full analysis of runs as one HTML file (or Markdown)",
+        help="the full analysis of runs as one HTML file (or Markdown, or LaTeX for a report)",
         description=wrap(
             "Write the full analysis of one or more runs: per run the environment, "
             "parameters, clock, summary with confidence intervals, distribution fit, outliers, "
@@ -118,6 +122,11 @@ def add_parsers(sub: Any) -> None:
     r.add_argument("runs", nargs="+", metavar="RUN", help="run ids (or unique parts, or 'last')")
     r.add_argument("--html", metavar="FILE", help="write one self-contained HTML file")
     r.add_argument("--md", metavar="DIR", help="write DIR/report.md and its PNG figures")
+    r.add_argument(
+        "--latex",
+        metavar="DIR",
+        help="write LaTeX fragments (tables, figure environments) and PDF figures into DIR",
+    )
     r.add_argument(
         "--noise",
         type=_noise,
@@ -225,34 +234,46 @@ def _load_runs(args: argparse.Namespace) -> list[Run]:
 def cmd_report(args: argparse.Namespace) -> int:
     from .. import progress, report
 
-    if not args.html and not args.md:
-        raise BadInput("report: give --html FILE and/or --md DIR")
+    if not args.html and not args.md and not args.latex:
+        raise BadInput("report: give --html FILE, --md DIR and/or --latex DIR")
     if args.html:
         report.check_target(Path(args.html))
-    if args.md:
-        report.check_target(Path(args.md), directory=True)
+    for d in (args.md, args.latex):
+        if d:
+            report.check_target(Path(d), directory=True)
     runs = _load_runs(args)
     big = len(runs) >= PROGRESS_RUNS or sum(r.n for r in runs) >= PROGRESS_SAMPLES
+    figures = not args.no_figures
     with progress.steps(err_console, big and not args.quiet) as steps:
         steps.phase("analysing", sum(len(r.all_columns) for r in runs))
-        doc = value_error(
-            lambda: report.build(
-                runs,
-                figures=not args.no_figures,
-                noise=args.noise,
-                seed=args.seed,
-                progress=steps,
-            )
-        )
+        analyses = value_error(lambda: report.analyse_runs(runs, seed=args.seed, progress=steps))
         written = []
-        if args.html:
-            steps.phase("drawing figures", len(doc.images))
-            written.append(report.write_html(doc, args.html, progress=steps))
-        if args.md:
-            steps.phase("drawing figures", len(doc.images))
-            written.append(report.write_markdown(doc, args.md, progress=steps))
+        if args.html or args.md:
+            doc = value_error(
+                lambda: report.build(
+                    runs, figures=figures, noise=args.noise, seed=args.seed, analyses=analyses
+                )
+            )
+            if args.html:
+                steps.phase("drawing figures", len(doc.images))
+                written.append(report.write_html(doc, args.html, progress=steps))
+            if args.md:
+                steps.phase("drawing figures", len(doc.images))
+                written.append(report.write_markdown(doc, args.md, progress=steps))
+        if args.latex:
+            frags = value_error(
+                lambda: report.report_fragments(
+                    analyses, noise=args.noise, seed=args.seed, figures=figures
+                )
+            )
+            steps.phase("drawing figures", sum(len(f.images) for f in frags))
+            title = "latscope report — " + ", ".join(a.label for a in analyses)
+            paths = report.write_latex(frags, args.latex, title, progress=steps)
+    n = f"{len(runs)} run{'s' if len(runs) > 1 else ''}"
     for w in written:
-        console.print(f"wrote {shown(w)} ({len(runs)} run{'s' if len(runs) > 1 else ''})")
+        console.print(f"wrote {shown(w)} ({n})")
+    if args.latex:
+        console.print(report.latex.written(paths, frags, n), markup=False)
     return 0
 
 

@@ -20,6 +20,7 @@ examples:
   latscope suite seeds                  five student lab experiments, re-created
   latscope suite my.toml --dry-run      validate the file and print the plan; run nothing
   latscope suite my.toml --repeat 5 --seed 7 --html report.html
+  latscope suite my.toml --latex tex/   also tex/<suite run>.tex and its PDF figures
 
 built-in suite names resolve before paths; the file format is in docs/suites.md
 """
@@ -52,6 +53,11 @@ def add_parsers(sub: Any) -> None:
         help="HTML report (default: STORE/reports/<suite run id>.html)",
     )
     p.add_argument("--md", metavar="DIR", help="also write a Markdown report into DIR")
+    p.add_argument(
+        "--latex",
+        metavar="DIR",
+        help="also write a LaTeX fragment (tables, figure environments) and PDF figures into DIR",
+    )
     p.add_argument("--no-figures", action="store_true", help="reports with tables only (faster)")
     p.add_argument("--dry-run", action="store_true", help="print the plan; run nothing")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -142,7 +148,8 @@ def _print_plan(console: Any, suite: Any, steps: list[Any], seed: int) -> None:
 
 
 def _write_reports(sr: Any, rows: list[Any], args: argparse.Namespace, console: Any) -> None:
-    """The HTML report (and with --md the Markdown one), rendered by report/full.py."""
+    """The HTML report (with --md the Markdown one, with --latex a LaTeX fragment), rendered
+    by report/full.py and report/latex.py."""
     from .. import report
     from ..suite import document
 
@@ -153,6 +160,14 @@ def _write_reports(sr: Any, rows: list[Any], args: argparse.Namespace, console: 
     console.print(f"report: {shown(report.write_html(doc, html))}")
     if args.md:
         console.print(f"report (Markdown): {shown(report.write_markdown(doc, args.md))}")
+    if args.latex:
+        brief = document(sr, rows, details=False, figures=not args.no_figures)
+        frags = [report.suite_fragment(brief, sr.suite_run)]
+        paths = report.write_latex(frags, args.latex, doc.title)
+        console.print(
+            "report (LaTeX): " + report.latex.written(paths, frags, f"suite {sr.suite.name}"),
+            markup=False,
+        )
 
 
 def cmd_suite(args: argparse.Namespace) -> int:
@@ -182,6 +197,10 @@ def cmd_suite(args: argparse.Namespace) -> int:
             raise BadInput(f"--html {h}: give a file in an existing directory")
     if args.md and Path(args.md).exists() and not Path(args.md).is_dir():
         raise BadInput(f"--md {args.md}: not a directory")
+    if args.latex:
+        from .. import report
+
+        report.check_target(Path(args.latex), directory=True)
     for k in suite.skipped:
         console.print(f"[yellow]not run:[/yellow] {shown(k.name)}: {shown(k.why)}")
     sr = execute(suite, steps, seed, st, console, err_console, quiet=args.quiet)

@@ -1,6 +1,7 @@
 """The full analysis of one or more runs, as a document (``document.py``) written as one
 self-contained HTML file (``latscope report RUN... --html FILE``), as Markdown with image
-files (``--md DIR``), or printed in the terminal (``latscope show RUN --full``).
+files (``--md DIR``), or printed in the terminal (``latscope show RUN --full``); LaTeX
+fragments for a lab report (``--latex DIR``) take their content from it (latex.py).
 
 Per run: what was measured and how (benchmark, parameters, the environment, the clock's
 read cost and step), then per column the summary table (percentiles p1 ... p99.99 with the
@@ -124,6 +125,24 @@ def comparison_section(
     return out
 
 
+def analyse_runs(
+    runs: Sequence[Run],
+    *,
+    seed: int = 0,
+    level: float = 0.95,
+    progress: Progress | None = None,
+) -> list[RunAnalysis]:
+    """The full analysis of each run (`analyse`), labelled so that no two labels are equal;
+    one analysis serves every form of the report (HTML, Markdown, LaTeX)."""
+    if not runs:
+        raise BadInput("no runs to report on")
+    labels = unique_labels(list(runs))
+    return [
+        analyse(r, lab, seed=seed, level=level, progress=progress)
+        for r, lab in zip(runs, labels, strict=True)
+    ]
+
+
 def build(
     runs: Sequence[Run],
     *,
@@ -132,15 +151,13 @@ def build(
     seed: int = 0,
     level: float = 0.95,
     progress: Progress | None = None,
+    analyses: Sequence[RunAnalysis] | None = None,
 ) -> Document:
-    """The report of ``runs`` as a document; the first run is the comparison baseline."""
-    if not runs:
-        raise BadInput("no runs to report on")
-    labels = unique_labels(list(runs))
-    analyses = [
-        analyse(r, lab, seed=seed, level=level, progress=progress)
-        for r, lab in zip(runs, labels, strict=True)
-    ]
+    """The report of ``runs`` as a document; the first run is the comparison baseline.
+    ``analyses``: those of `analyse_runs` for these runs, when already made."""
+    if analyses is None:
+        analyses = analyse_runs(runs, seed=seed, level=level, progress=progress)
+    labels = [a.label for a in analyses]
     now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     title = (
         f"latscope report — {labels[0]}"

@@ -1,0 +1,575 @@
+"""LaTeX for lab reports (``latscope report RUN... --latex DIR``, ``latscope suite ...
+--latex DIR``): per run, per comparison and per suite a ``.tex`` fragment that a document
+``\\input``s, with its figures as PDF files beside it, and ``DIR/example.tex``, a standalone
+document that inputs every fragment (compile it to see them; copy its preamble).
+
+A fragment is floats only, no sectioning and no preamble: booktabs tables (the setup, the
+summary figures, the comparison) and one figure environment per plot, each with a caption
+and a label. It takes its content from the report's document blocks (document.py), so its
+figures, intervals, units and withheld percentiles ("—") are those of the HTML report:
+
+- a run: the answer first, the run table (the figures of `summary.STATS` per column, as
+  ``latscope show`` gives them, with the interval of the median), then its setup (what was
+  measured, the clock, the environment with its warnings), then per column the report's
+  summary table with the column's warnings as notes, and every figure;
+- a comparison of runs: the comparison table with its sentences, and its figures;
+- a suite: the suite and its scenarios, the comparison of the scenarios, and its figures.
+
+The rest of the analysis (serial dependence, the fit, outliers, drift) stays in the HTML
+report. Every piece of text is escaped (`tex.escape`): the fragment compiles whatever the run's
+parameters, names or notes contain. It needs the packages graphicx and booktabs, and LaTeX
+2019-10 or newer (``\\CurrentFilePath`` finds the figures beside the fragment wherever it is
+input from). ``\\latscopeflush`` (default ``\\clearpage``) follows each group of at most a
+few floats, so that LaTeX never holds too many unplaced floats; define it before the
+``\\input`` to change that. Every file is written atomically (`files.write_text`,
+`plots.save`).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .._version import __version__
+from ..errors import BadInput
+from ..files import write_text
+from ..units import fmt_bare, pick_unit
+from .document import (
+    Alert,
+    Block,
+    Cell,
+    CellLike,
+    Document,
+    Heading,
+    Image,
+    KeyValues,
+    Progress,
+    Table,
+    Text,
+    slug,
+)
+from .tex import escape, label
+
+if TYPE_CHECKING:
+    from .run import RunAnalysis
+
+#: The packages a fragment needs (named in its header and loaded by example.tex).
+PACKAGES = ("graphicx", "booktabs")
+#: At most this many floats between two \latscopeflush (LaTeX holds at most 18 unplaced).
+FLUSH_EVERY = 8
+EXAMPLE = "example.tex"
+
+# ------------------------------------------------------------------------------ floats
+
+
+def _cell(c: CellLike) -> str:
+    text = escape(_text(c))
+    if isinstance(c, Cell) and c.tone in ("bold", "good", "bad") and text:
+        text = rf"\textbf{{{text}}}"
+    if text.startswith("*"):  # not the starred \\ of the row before
+        text = "{}" + text
+    return text
+
+
+def _notes(notes: Sequence[str]) -> list[str]:
+    if not notes:
+        return []
+    out = [r"  \par\smallskip{\footnotesize\raggedright"]
+    out += [f"  {escape(n)}\\par" for n in notes]
+    out.append("  }")
+    return out
+
+
+@dataclass
+class _Float:
+    kind: str  # "table" or "figure"
+    label: str
+    caption: str
+    body: list[str]
+    notes: list[str] = field(default_factory=list)
+    image: Image | None = None
+    file: str = ""
+
+    def tex(self, width: str = r"\linewidth") -> str:
+        out = [rf"\begin{{{self.kind}}}", r"  \centering"]
+        if self.kind == "table":
+            out.append(rf"  \caption{{{escape(self.caption)}}}\label{{{self.label}}}")
+            out += self.body
+            out += _notes(self.notes)
+        else:
+            out.append(
+                rf"  \includegraphics[width={width},height=0.85\textheight,keepaspectratio]"
+                rf"{{\latscopedir {self.file}}}"
+            )
+            out.append(rf"  \caption{{{escape(self.caption)}}}\label{{{self.label}}}")
+        out.append(rf"\end{{{self.kind}}}")
+        return "\n".join(out)
+
+
+def _tabular(
+    headers: Sequence[CellLike],
+    rows: Sequence[Sequence[CellLike]],
+    align: str,
+    small: Collection[int] = (),
+) -> tuple[list[str], list[str]]:
+    """A booktabs tabular, shrunk to the line width where wider (\\latscopefit), and its
+    notes: a column the report sets small (a method, a note) shows a letter per distinct
+    text, and the notes say what each letter stands for."""
+    n = len(headers)
+    spec = "".join("r" if i < len(align) and align[i] == "r" else "l" for i in range(n))
+    letters: dict[int, dict[str, str]] = {i: {} for i in small}
+    body: list[list[str]] = []
+    for row in rows:
+        cells = []
+        for i, c in enumerate(row[:n]):
+            text = c.text if isinstance(c, Cell) else c
+            if i in letters and text:
+                k = len(letters[i])
+                key = letters[i].setdefault(text, chr(ord("a") + k) if k < 26 else str(k + 1))
+                cells.append(f"({key})")
+            else:
+                cells.append(_cell(c))
+        body.append(cells + [""] * (n - len(cells)))
+    out = [r"  \latscopefit{\small", rf"  \begin{{tabular}}{{@{{}}{spec}@{{}}}}", r"    \toprule"]
+    heads = [_header(h, a) for h, a in zip(headers, spec, strict=True)]
+    out.append("    " + " & ".join(heads) + r" \\")
+    out.append(r"    \midrule")
+    out += ["    " + " & ".join(cells) + r" \\" for cells in body]
+    out += [r"    \bottomrule", r"  \end{tabular}}"]
+    notes = [
+        f"{_text(headers[i])}: " + "; ".join(f"({k}) {text}" for text, k in used.items()) + "."
+        for i, used in letters.items()
+        if used
+    ]
+    return out, notes
+
+
+#: A column header longer than this is set on two lines.
+LONG_HEADER = 12
+
+
+def _header(h: CellLike, align: str) -> str:
+    """A header cell; a long one on two lines (split at the space nearest its middle), in a
+    tabular of its own, so that the header does not widen its column."""
+    text = _text(h)
+    spaces = [i for i, c in enumerate(text) if c == " "]
+    if len(text) <= LONG_HEADER or not spaces:
+        return _cell(h)
+    cut = min(spaces, key=lambda i: abs(i - len(text) / 2))
+    top, bottom = escape(text[:cut]), escape(text[cut + 1 :])
+    return rf"\begin{{tabular}}[b]{{@{{}}{align}@{{}}}}{top}\\{bottom}\end{{tabular}}"
+
+
+def _text(c: CellLike) -> str:
+    return c.text if isinstance(c, Cell) else c
+
+
+#: A key-value row with a longer value is left out of the LaTeX tables (a description that
+#: the HTML report keeps); the table's note names it.
+LONG_VALUE = 200
+
+
+def _key_values(kv: KeyValues) -> tuple[list[str], list[str]]:
+    """A key-value block as a two-column table (small type), and its note naming the rows
+    left out for their length."""
+    out = [r"  {\small\begin{tabular}{@{}lp{0.62\linewidth}@{}}", r"    \toprule"]
+    long = []
+    for k, v in kv.rows:
+        text = _text(v)
+        if len(text) > LONG_VALUE:
+            long.append(k)
+            continue
+        # \tabularnewline, which \raggedright leaves alone (it redefines \\)
+        out.append(f"    {escape(k)} & \\raggedright {escape(text, breaks=True)} \\tabularnewline")
+    out += [r"    \bottomrule", r"  \end{tabular}\par}"]
+    notes = []
+    if long:
+        notes.append(f"Left out for length: {', '.join(long)} (in the HTML report).")
+    return out, notes
+
+
+# ------------------------------------------------------------------------------ fragments
+
+
+@dataclass
+class Fragment:
+    """One ``.tex`` file: ``name`` (its file name without ``.tex``, unique in DIR), what it
+    holds (``title``, ``source``: the run ids or the suite run) and its floats, in groups
+    (a run's setup and summary, each column, a comparison, ...)."""
+
+    name: str
+    title: str
+    source: str
+    floats: list[_Float] = field(default_factory=list)
+    #: indices into floats after which \latscopeflush comes (the ends of groups)
+    flush_after: set[int] = field(default_factory=set)
+    #: notes waiting for a table
+    pending: list[str] = field(default_factory=list)
+    group_start: int = 0
+
+    @property
+    def images(self) -> list[_Float]:
+        return [f for f in self.floats if f.image is not None]
+
+    def note(self, text: str) -> None:
+        """A note (a warning, a sentence) for the group's next table, else its last."""
+        self.pending.append(text)
+
+    def table(self, lab: str, caption: str, body: list[str], notes: Sequence[str] = ()) -> None:
+        self.floats.append(_Float("table", lab, caption, body, [*self.pending, *notes]))
+        self.pending = []
+
+    def figure(self, img: Image) -> None:
+        stem = slug(img.key).replace(".", "-")
+        used = {f.file for f in self.floats}
+        k, file = 2, f"{stem}.pdf"
+        while file in used:
+            file, k = f"{stem}-{k}.pdf", k + 1
+        lab = label(file.removesuffix(".pdf"))
+        self.floats.append(_Float("figure", lab, img.caption, [], image=img, file=file))
+
+    def end_group(self) -> None:
+        r"""End a group of floats: notes no table followed go to the last table (of the
+        group, else the one before it), and \latscopeflush comes after it."""
+        tables = [f for f in self.floats if f.kind == "table"]
+        if self.pending and tables:
+            tables[-1].notes += self.pending
+            self.pending = []
+        if len(self.floats) > self.group_start:
+            self.flush_after.add(len(self.floats) - 1)
+        self.group_start = len(self.floats)
+
+    def render(self, widths: dict[str, str] | None = None) -> str:
+        widths = widths or {}
+        tables = sum(f.kind == "table" for f in self.floats)
+        figures = len(self.floats) - tables
+        head = [
+            f"% {_comment(self.title)}",
+            f"% {_comment(self.source)}; written by latscope {__version__}.",
+            "%",
+            "% A fragment for a LaTeX document: \\input{" + self.name + "} where it belongs, with",
+            "% " + " ".join(f"\\usepackage{{{p}}}" for p in PACKAGES) + " in the preamble",
+            "% (LaTeX 2019-10 or newer). It holds floats only: "
+            f"{tables} table{'s' if tables != 1 else ''} and "
+            f"{figures} figure{'s' if figures != 1 else ''}"
+            + (" (PDF files beside this one)." if figures else "."),
+            "% \\latscopeflush (default \\clearpage) follows each group of floats; define it",
+            "% before the \\input to change that, e.g. \\newcommand\\latscopeflush{}. The",
+            "% micro sign is \\latscopemu (default \\ensuremath{\\mu}; for an upright one with",
+            "% T1 fonts: \\newcommand\\latscopemu{\\textmu}).",
+            "% Labels, to \\ref in the text:",
+        ]
+        head += [f"%   {f.label}  ({f.kind}: {_comment(f.caption)[:60]})" for f in self.floats]
+        head += [
+            "%",
+            r"\providecommand\latscopeflush{\clearpage}",
+            r"\providecommand\latscopemu{\ensuremath{\mu}}",
+            r"\makeatletter",
+            r"\@ifundefined{latscope@box}{\newsavebox\latscope@box}{}",
+            r"\providecommand\latscopefit[1]{\sbox\latscope@box{#1}%",
+            r"  \ifdim\wd\latscope@box>\linewidth\resizebox{\linewidth}{!}{\usebox\latscope@box}%",
+            r"  \else\usebox\latscope@box\fi}",
+            r"\@ifundefined{CurrentFilePath}{\def\latscopedir{}}{%",
+            r"  \edef\latscopedir{\CurrentFilePath}%",
+            r"  \ifx\latscopedir\@empty\else\edef\latscopedir{\latscopedir/}\fi}",
+            r"\makeatother",
+            "",
+        ]
+        body: list[str] = []
+        if self.pending:  # notes without a table to go with
+            body += [r"{\footnotesize", *(f"{escape(n)}\\par" for n in self.pending), "}", ""]
+        since = 0
+        for i, f in enumerate(self.floats):
+            body.append(f.tex(widths.get(f.file, r"\linewidth")))
+            since += 1
+            if i in self.flush_after or since >= FLUSH_EVERY or i == len(self.floats) - 1:
+                body.append(r"\latscopeflush")
+                since = 0
+            body.append("")
+        return "\n".join(head + body).rstrip() + "\n"
+
+
+def _comment(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def _table(frag: Fragment, t: Table, key: str, suffix: str = "") -> None:
+    body, notes = _tabular(t.headers, t.rows, t.align, t.small)
+    frag.table(
+        label(key, t.title or "table"),
+        (t.title or "") + suffix,
+        body,
+        [*notes, t.note] if t.note else notes,
+    )
+
+
+def _kv_table(frag: Fragment, kv: KeyValues, key: str, suffix: str = "") -> None:
+    body, notes = _key_values(kv)
+    frag.table(label(key, kv.title or "table"), (kv.title or "") + suffix, body, notes)
+
+
+def _alert(b: Alert) -> str:
+    return f"{'Warning' if b.severity == 'warning' else 'Note'}: {b.message}"
+
+
+def _blocks(frag: Fragment, blocks: Sequence[Block], key: str) -> None:
+    """Tables, figures and notes (alerts and sentences) of ``blocks``; a heading ends a
+    group of floats; each key-value block becomes a table."""
+    for b in blocks:
+        if isinstance(b, Heading):
+            frag.end_group()
+        elif isinstance(b, Table):
+            _table(frag, b, key)
+        elif isinstance(b, KeyValues):
+            _kv_table(frag, b, key)
+        elif isinstance(b, Image):
+            frag.figure(b)
+        elif isinstance(b, Alert):
+            frag.note(_alert(b))
+        elif isinstance(b, Text):
+            frag.note(b.text)
+    frag.end_group()
+
+
+def _run_table(ra: RunAnalysis) -> list[str]:
+    """The run table: the figures of `summary.STATS` per column (that of ``latscope show``
+    in a wide terminal), with the interval of the median, in each column's unit."""
+    from ..summary import P50_CI_HIGH, P50_CI_LABEL, P50_CI_LOW, STATS, value
+
+    run = ra.run
+    figures = [s for s in STATS if s.kind != "number"]
+    headers: list[CellLike] = ["column"]
+    for s in figures:
+        headers += [s.label, "unit"] if s.kind == "count" else [s.label]
+        if s.key == "p50":
+            headers.append(P50_CI_LABEL)
+    rows: list[list[CellLike]] = []
+    for row in run.summary().iter_rows(named=True):
+        unit = pick_unit([row["p50_ns"]])
+        cells: list[CellLike] = [row["column"]]
+        for s in figures:
+            v = value(row, s)
+            if s.kind == "count":
+                cells += [f"{row[s.column]:,}", unit[0]]
+                continue
+            cells.append(Cell(fmt_bare(v, unit), "bold" if s.key == "p50" else ""))
+            if s.key == "p50":
+                lo, hi = row[P50_CI_LOW], row[P50_CI_HIGH]
+                cells.append(
+                    "—"
+                    if lo is None or hi is None
+                    else f"{fmt_bare(lo, unit)}–{fmt_bare(hi, unit)}"
+                )
+        rows.append(cells)
+    align = "l" + "r" * (len(headers) - 1)
+    return _tabular(headers, rows, align)[0]
+
+
+def _run_notes(ra: RunAnalysis) -> list[str]:
+    from ..summary import WITHHELD_LEGEND, withheld_notes
+    from .text import latency_label
+
+    run = ra.run
+    summ = list(run.summary().iter_rows(named=True))
+    out = [
+        "Latency: "
+        + "; ".join(f"{r['column']}: {latency_label(run.column_meta(r['column']))}" for r in summ)
+        + "."
+    ]
+    withheld = withheld_notes([(r["column"], r) for r in summ])
+    if withheld:
+        out.append(f"{WITHHELD_LEGEND}: " + "; ".join(withheld) + ".")
+    methods = [
+        f"{r['column']}: {r['ci_method']} (ESS {r['ess']:,.0f} of {r['n']:,})"
+        for r in summ
+        if r["ci_method"] and r["column"] not in run.derived_columns
+    ]
+    if methods:
+        out.append(
+            "Values in the unit of each row. 95% CI of p50 (the median) by "
+            + "; ".join(methods)
+            + ". ESS: effective sample size after autocorrelation."
+        )
+    return out
+
+
+def run_fragment(ra: RunAnalysis, figures: bool = True) -> Fragment:
+    """A run's fragment from its report blocks (report/run.py, module docs)."""
+    from .run import run_blocks
+
+    run = ra.run
+    frag = Fragment(slug(run.id).replace(".", "-"), f"latscope run {run.id}: {ra.label}", run.id)
+    key = run.id
+    blocks = run_blocks(ra, figures=figures)
+    first_col = next(
+        (i for i, b in enumerate(blocks) if isinstance(b, Heading) and b.level >= 3), len(blocks)
+    )
+    # the answer first: the run table, then the setup (what was measured, the clock, the
+    # environment) with the environment's warnings
+    frag.table(label(key, "summary"), f"Summary of {ra.label}", _run_table(ra), _run_notes(ra))
+    for b in blocks[:first_col]:
+        if isinstance(b, KeyValues):
+            _kv_table(frag, b, key, f" — {ra.label}")
+        elif isinstance(b, Alert):
+            frag.note(_alert(b))
+        elif isinstance(b, Text) and b.tone == "note":
+            frag.note(b.text)
+    frag.end_group()
+    # per column: its summary table with its warnings and notes, and its figures
+    for b in blocks[first_col:]:
+        if isinstance(b, Heading):
+            frag.end_group()
+        elif isinstance(b, Table) and b.title.startswith("Summary of "):
+            _table(frag, b, key, f" — {ra.label}")
+        elif isinstance(b, Image):
+            frag.figure(b)
+        elif isinstance(b, Alert):
+            frag.note(_alert(b))
+        elif isinstance(b, Text) and b.tone == "note":
+            frag.note(b.text)
+    frag.end_group()
+    return frag
+
+
+def report_fragments(
+    analyses: Sequence[RunAnalysis], *, noise: float, seed: int, figures: bool = True
+) -> list[Fragment]:
+    """The fragments of ``latscope report``: one per run, and with several runs one for
+    their comparison with the first."""
+    from .full import comparison_section
+
+    frags = [run_fragment(a, figures) for a in analyses]
+    if len(analyses) > 1:
+        base = analyses[0].run.id
+        frag = Fragment(
+            "comparison",
+            f"latscope comparison of {len(analyses)} runs with the baseline {analyses[0].label}",
+            ", ".join(a.run.id for a in analyses),
+        )
+        blocks = comparison_section(analyses, noise=noise, seed=seed, figures=figures)
+        _blocks(frag, blocks, f"comparison-{base}")
+        frags.append(frag)
+    return frags
+
+
+#: Sections of the suite's report left out of its fragment: the order of the runs, and the
+#: scenarios in detail (each is a run: ``latscope report RUN --latex DIR`` gives it).
+SUITE_LEFT_OUT = ("order", "details", "scenario-")
+
+
+def suite_fragment(doc: Document, suite_run: str) -> Fragment:
+    """A suite's fragment from its report (suite/report.py): the suite and its scenarios,
+    the comparison of the scenarios and its figures."""
+    frag = Fragment(slug(suite_run).replace(".", "-"), doc.title, f"suite run {suite_run}")
+    section = ""
+    kept: list[Block] = []
+    for b in doc.blocks:
+        if isinstance(b, Heading) and b.level <= 2:
+            section = b.anchor or ""
+        if not section.startswith(SUITE_LEFT_OUT):
+            kept.append(b)
+    _blocks(frag, kept, suite_run)
+    return frag
+
+
+# ------------------------------------------------------------------------------ writing
+
+
+def _example(frags: Sequence[Fragment], title: str) -> str:
+    """A standalone document that inputs every fragment, and refers to each one's first
+    table by its label (what a lab report does)."""
+    firsts = [f.floats[0] for f in frags if f.floats]
+    refs = ", ".join(rf"{f.kind.capitalize()}~\ref{{{f.label}}}" for f in firsts)
+    return "\n".join(
+        [
+            "% A standalone document that inputs the fragments beside it: pdflatex example.tex",
+            r"\documentclass[a4paper]{article}",
+            *[rf"\usepackage{{{p}}}" for p in PACKAGES],
+            r"\begin{document}",
+            rf"\section*{{{escape(title, breaks=True)}}}",
+            f"The tables and figures that follow were written by latscope; each fragment starts "
+            f"with a summary ({refs})."
+            if refs
+            else "",
+            "",
+            *(rf"\input{{{f.name}}}" for f in frags),
+            r"\end{document}",
+            "",
+        ]
+    )
+
+
+def write_latex(
+    frags: Sequence[Fragment],
+    directory: str | os.PathLike[str],
+    title: str,
+    progress: Progress | None = None,
+) -> list[Path]:
+    """Write every fragment as ``DIR/<name>.tex``, its figures as PDF files beside it, and
+    ``DIR/example.tex`` that inputs them all (DIR is created if missing; its parent must
+    exist). Returns the fragments' paths and that of example.tex, last."""
+    from .. import plots
+    from .full import check_target
+
+    d = Path(directory)
+    check_target(d, directory=True)
+    created = not d.exists()
+    try:
+        d.mkdir(exist_ok=True)
+        written: list[Path] = []
+        for frag in frags:
+            widths: dict[str, str] = {}
+            for f in frag.images:
+                assert f.image is not None
+                if progress:
+                    progress(f.image.caption)
+                fig = f.image.make()
+                w, _h = fig.get_size_inches()
+                widths[f.file] = r"\linewidth" if w >= 8 else r"0.7\linewidth"
+                plots.save(fig, d / f.file)
+            written.append(write_text(d / f"{frag.name}.tex", frag.render(widths)))
+        written.append(write_text(d / EXAMPLE, _example(frags, title)))
+    except OSError as e:
+        if created:
+            shutil.rmtree(d, ignore_errors=True)
+        raise BadInput(f"cannot write {d}: {e.strerror}") from None
+    except BaseException:
+        if created:
+            shutil.rmtree(d, ignore_errors=True)
+        raise
+    return written
+
+
+def images(frags: Sequence[Fragment]) -> int:
+    """How many figures the fragments draw (for a progress bar)."""
+    return sum(len(f.images) for f in frags)
+
+
+def written(paths: Sequence[Path], frags: Sequence[Fragment], what: str) -> str:
+    """What `write_latex` wrote, in one line: the fragments, the figures, the example."""
+    figs = images(frags)
+    tex = ", ".join(p.name for p in paths[:-1])
+    pdfs = f" and {figs} figure{'s' if figs != 1 else ''} (PDF)" if figs else ""
+    return (
+        f"wrote {paths[-1].parent}/: {tex}{pdfs} ({what}); \\input them with graphicx and "
+        f"booktabs, as {paths[-1].name} does"
+    )
+
+
+__all__ = [
+    "EXAMPLE",
+    "PACKAGES",
+    "Fragment",
+    "escape",
+    "images",
+    "label",
+    "report_fragments",
+    "run_fragment",
+    "suite_fragment",
+    "write_latex",
+    "written",
+]
