@@ -73,6 +73,19 @@ def scenarios_image(analyses: Sequence[RunAnalysis], common: Sequence[str]) -> I
     )
 
 
+def compare_analyses(
+    analyses: Sequence[RunAnalysis], *, noise: float, seed: int
+) -> tuple[list[str], list[Any]] | BadInput:
+    """The comparison of the runs with the first (`compare.compare_runs`: the common columns
+    and one row per column and run), or why there is none."""
+    from . import compare
+
+    try:
+        return compare.compare_runs([a.run for a in analyses], noise=noise, seed=seed)
+    except BadInput as e:
+        return e
+
+
 def comparison_section(
     analyses: Sequence[RunAnalysis],
     compared: tuple[list[str], list[Any]] | BadInput,
@@ -171,12 +184,10 @@ def build(
     if len(runs) > 1:
         from . import compare
 
-        try:
-            compared = compare.compare_runs(list(runs), noise=noise, seed=seed)
+        compared = compare_analyses(analyses, noise=noise, seed=seed)
+        if not isinstance(compared, BadInput):
             verdicts = [compare.explain(r, labels) for r in compared[1]]
             figure = scenarios_image(analyses, compared[0])
-        except BadInput as e:
-            compared = e
     doc.extend(glance_blocks(analyses, verdicts=verdicts, figure=figure, figures=figures))
     if len(runs) > 1:
         rows: list[list[str | Cell]] = []

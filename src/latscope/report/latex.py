@@ -157,9 +157,12 @@ def _header(h: CellLike, align: str) -> str:
     tabular of its own, so that the header does not widen its column."""
     text = _text(h)
     spaces = [i for i, c in enumerate(text) if c == " "]
-    if len(text) <= LONG_HEADER or not spaces:
+    if "\n" in text:  # the document's own break (document.Table)
+        cut = text.index("\n")
+    elif len(text) <= LONG_HEADER or not spaces:
         return _cell(h)
-    cut = min(spaces, key=lambda i: abs(i - len(text) / 2))
+    else:
+        cut = min(spaces, key=lambda i: abs(i - len(text) / 2))
     top, bottom = escape(text[:cut]), escape(text[cut + 1 :])
     return rf"\begin{{tabular}}[b]{{@{{}}{align}@{{}}}}{top}\\{bottom}\end{{tabular}}"
 
@@ -408,10 +411,19 @@ def run_fragment(ra: RunAnalysis, figures: bool = True) -> Fragment:
     first_col = next(
         (i for i, b in enumerate(blocks) if isinstance(b, Heading) and b.level >= 3), len(blocks)
     )
+    # the run's section ends with how it was measured (run_blocks)
+    how = next(
+        (
+            i
+            for i, b in enumerate(blocks)
+            if isinstance(b, Heading) and (b.anchor or "").endswith("-how")
+        ),
+        len(blocks),
+    )
     # the answer first: the run table, then the setup (what was measured, the clock, the
     # environment) with the environment's warnings
     frag.table(label(key, "summary"), f"Summary of {ra.label}", _run_table(ra), _run_notes(ra))
-    for b in blocks[:first_col]:
+    for b in blocks[:first_col] + blocks[how + 1 :]:
         if isinstance(b, KeyValues):
             _kv_table(frag, b, key, f" — {ra.label}")
         elif isinstance(b, Alert):
@@ -420,7 +432,7 @@ def run_fragment(ra: RunAnalysis, figures: bool = True) -> Fragment:
             frag.note(b.text)
     frag.end_group()
     # per column: its summary table with its warnings and notes, and its figures
-    for b in blocks[first_col:]:
+    for b in blocks[first_col:how]:
         if isinstance(b, Heading):
             frag.end_group()
         elif isinstance(b, Table) and b.title.startswith("Summary of "):
@@ -440,7 +452,8 @@ def report_fragments(
 ) -> list[Fragment]:
     """The fragments of ``latscope report``: one per run, and with several runs one for
     their comparison with the first."""
-    from .full import comparison_section
+    from .document import Image
+    from .full import compare_analyses, comparison_section, scenarios_image
 
     frags = [run_fragment(a, figures) for a in analyses]
     if len(analyses) > 1:
@@ -450,7 +463,11 @@ def report_fragments(
             f"latscope comparison of {len(analyses)} runs with the baseline {analyses[0].label}",
             ", ".join(a.run.id for a in analyses),
         )
-        blocks = comparison_section(analyses, noise=noise, seed=seed, figures=figures)
+        compared = compare_analyses(analyses, noise=noise, seed=seed)
+        blocks = comparison_section(analyses, compared, figures=figures)
+        if figures and not isinstance(compared, BadInput):  # the report has it at the top
+            at = next((i for i, b in enumerate(blocks) if isinstance(b, Image)), len(blocks))
+            blocks.insert(at, scenarios_image(analyses, compared[0]))
         _blocks(frag, blocks, f"comparison-{base}")
         frags.append(frag)
     return frags
