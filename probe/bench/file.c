@@ -45,7 +45,7 @@ static const struct pdef file_params[] = {
 };
 
 static const struct coldef file_columns[] = {
-    {"open", "open() of the test file", "call", NULL},
+    {"open", "openat() of the test file, relative to the directory held open", "call", NULL},
     {"write", "write() of size bytes at offset 0", "call", NULL},
     {"fsync", "fsync() after the write", "call", "fsync=true"},
     {"read", "read() of size bytes at offset 0 (after an untimed lseek)", "call", NULL},

@@ -1,5 +1,5 @@
 /* latscope-probe: the platform layer for Linux (platform.h): affinity, /proc and /sys, prctl,
- * signalfd, getrusage per thread, mountinfo and statfs, drop_caches. */
+ * signalfd, getrusage per thread, getrandom, renameat2, mountinfo and statfs, drop_caches. */
 #include "platform/platform.h"
 
 #include <errno.h>
