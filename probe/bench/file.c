@@ -128,7 +128,6 @@ struct file_dir {
     char path[PATH_MAX]; /* as given (or made), for messages and the record */
     int parent;         /* the private directory's parent ($TMPDIR or /tmp), else -1 */
     char name[64];      /* the private directory's name in it */
-    struct stat st;     /* the private directory's, to know it again */
 };
 static struct file_dir g_dir = {.fd = -1, .parent = -1};
 
@@ -143,11 +142,10 @@ struct made_entry {
 static void remove_made(void *arg) {
     struct made_entry *m = arg;
     struct stat st;
-    if (fstatat(m->dirfd, m->name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_dev == m->dev &&
-        st.st_ino == m->ino && unlinkat(m->dirfd, m->name, m->isdir ? AT_REMOVEDIR : 0) == 0)
-        leftovers_release(m->rec);
-    else if (fstatat(m->dirfd, m->name, &st, AT_SYMLINK_NOFOLLOW) != 0)
-        leftovers_release(m->rec); /* gone already */
+    int gone = fstatat(m->dirfd, m->name, &st, AT_SYMLINK_NOFOLLOW) != 0;
+    if (!gone && st.st_dev == m->dev && st.st_ino == m->ino)
+        gone = unlinkat(m->dirfd, m->name, m->isdir ? AT_REMOVEDIR : 0) == 0;
+    if (gone) leftovers_release(m->rec);
 }
 static struct made_entry *made(int dirfd, const char *dirpath, const char *name, int isdir,
                                int *handle) {
