@@ -10,6 +10,7 @@ from __future__ import annotations
 import ctypes
 import math
 import os
+import re
 import signal
 import subprocess
 import time
@@ -19,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from conftest import CLI, children, is_root, procs_mentioning, run_probe
-from latscope import leftovers
+from latscope import leftovers, samples
 from latscope import probe as probe_mod
 from latscope.errors import BadInput
 
@@ -126,6 +127,34 @@ def test_dir_swapped_for_a_symlink_mid_run_touches_nothing_outside(
     assert sorted(os.listdir(victim_dir)) == ["t.dat"]
     assert list(d.iterdir()) == []  # the test file was removed from the directory it used
     assert sorted(x.name for x in tmp_path.iterdir()) == ["d", "out.lss", "s", "victim"]
+
+
+def test_default_test_file_and_directory_names_cannot_be_guessed(
+    probe: str, tmp_path: Path
+) -> None:
+    """The test file is latscope-PID-RANDOM.dat, in dir= or in a private directory
+    latscope-PID-RANDOM of $TMPDIR: names nobody can take first; both removed afterwards."""
+    d, tmpdir = tmp_path / "d", tmp_path / "t"
+    d.mkdir()
+    tmpdir.mkdir()
+    pattern = re.compile(r"latscope-\d+-[0-9a-f]{16}(\.dat)?")
+    paths = []
+    for i, params in enumerate((["-p", f"dir={d}"], [], ["-p", f"dir={d}"], [])):
+        out = tmp_path / f"{i}.lss"
+        r = subprocess.run(
+            [probe, "file", *params, "-n", "5", "--warmup", "1", "-o", str(out)],
+            capture_output=True,
+            text=True,
+            env={**ENV, "TMPDIR": str(tmpdir)},
+        )
+        assert r.returncode == 0, r.stderr
+        path = Path(samples.load(out).header["bench"]["path"])
+        assert pattern.fullmatch(path.name), path
+        if not params:
+            assert path.parent.parent == tmpdir and pattern.fullmatch(path.parent.name), path
+        paths.append(path)
+    assert len(set(paths)) == len(paths)
+    assert list(d.iterdir()) == [] and list(tmpdir.iterdir()) == []
 
 
 @pytest.mark.skipif(not is_root, reason="cache=drop needs root")
