@@ -19,7 +19,7 @@ MAX_LINES = 600
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("_version", "errors"),
     ("units", "files", "progress", "tables"),
-    ("stats", "probe", "samples"),
+    ("stats", "probe", "samples", "leftovers"),
     ("summary", "env", "scenarios", "plots"),
     ("notes",),  # reads the environment in its one schema (env.of_header)
     ("store",),

@@ -62,7 +62,7 @@ def measure(
         assert (sf.ticks[c] > 0).all(), c
     t = sf.ticks["t_start"]
     assert t[0] == 0 and (np.diff(t) > 0).all()
-    assert not [p for p in tmp_path.iterdir() if ".tmp." in p.name]
+    assert not [p for p in tmp_path.iterdir() if ".tmp." in p.name or ".leftovers." in p.name]
     return sf
 
 

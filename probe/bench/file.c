@@ -20,8 +20,8 @@ static const struct pdef file_params[] = {
      "/tmp); its filesystem type and mount are recorded",
      NULL, 0, 0, NULL},
     {"file", P_STR, "", NULL,
-     "name of the test file inside dir (default: latscope-PID.dat); it must not exist, and is "
-     "removed afterwards",
+     "name of the test file inside dir (default: latscope-PID-RANDOM.dat); it must not exist, "
+     "and is removed afterwards",
      NULL, 0, 0, NULL},
     {"size", P_SIZE, "4096", "bytes", "bytes written and read per iteration", NULL, 1,
      1LL << 30, NULL},
@@ -45,7 +45,7 @@ static const struct pdef file_params[] = {
 };
 
 static const struct coldef file_columns[] = {
-    {"open", "open() of the test file", "call", NULL},
+    {"open", "openat() of the test file, relative to the directory held open", "call", NULL},
     {"write", "write() of size bytes at offset 0", "call", NULL},
     {"fsync", "fsync() after the write", "call", "fsync=true"},
     {"read", "read() of size bytes at offset 0 (after an untimed lseek)", "call", NULL},
@@ -120,17 +120,84 @@ static void drop_caches(int fd) {
         die(EXIT_FAIL, "writing /proc/sys/vm/drop_caches failed: %s", strerror(errno));
 }
 
-/* The file's directory, checked by file_check; without dir=, a private temporary one, removed
- * by the clean-up list. */
-static const char *file_dir(const char *dir, char *tmpdir, size_t len) {
-    if (*dir) return dir;
+/* The test file's directory, held open for the whole run: every open, create and unlink of
+ * the test file is relative to this descriptor (openat, unlinkat), so that a dir= swapped for
+ * a symbolic link (or renamed) during the run redirects nothing. */
+struct file_dir {
+    int fd;             /* dir=, or the private directory */
+    char path[PATH_MAX]; /* as given (or made), for messages and the record */
+    int parent;         /* the private directory's parent ($TMPDIR or /tmp), else -1 */
+    char name[64];      /* the private directory's name in it */
+};
+static struct file_dir g_dir = {.fd = -1, .parent = -1};
+
+/* Remove an entry of a held directory if it is still the one made (device and inode): never
+ * through a link, never someone else's file put in its place.  Its record is released. */
+struct made_entry {
+    int dirfd, isdir, rec;
+    dev_t dev;
+    ino_t ino;
+    char name[NAME_MAX + 1];
+};
+static void remove_made(void *arg) {
+    struct made_entry *m = arg;
+    struct stat st;
+    int gone = fstatat(m->dirfd, m->name, &st, AT_SYMLINK_NOFOLLOW) != 0;
+    if (!gone && st.st_dev == m->dev && st.st_ino == m->ino)
+        gone = unlinkat(m->dirfd, m->name, m->isdir ? AT_REMOVEDIR : 0) == 0;
+    if (gone) leftovers_release(m->rec);
+}
+static struct made_entry *made(int dirfd, const char *dirpath, const char *name, int isdir,
+                               int *handle) {
+    struct made_entry *m = xcalloc(1, sizeof *m);
+    struct stat st;
+    if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+        die(EXIT_FAIL, "cannot stat %s/%s: %s", dirpath, name, strerror(errno));
+    m->dirfd = dirfd;
+    m->isdir = isdir;
+    m->dev = st.st_dev;
+    m->ino = st.st_ino;
+    snprintf(m->name, sizeof m->name, "%s", name);
+    m->rec = -1;
+    *handle = cleanup_push(remove_made, m);
+    m->rec = leftovers_entry(isdir ? LO_DIR : LO_FILE, dirfd, dirpath, name);
+    return m;
+}
+
+/* Open dir= (a link given there is followed, once, now); without dir=, make a private
+ * directory of an unpredictable name in $TMPDIR or /tmp, removed by the clean-up list. */
+static void file_dir_open(const char *dir) {
+    if (*dir) {
+        snprintf(g_dir.path, sizeof g_dir.path, "%s", dir);
+        g_dir.fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (g_dir.fd < 0)
+            die(errno == ENOENT || errno == ENOTDIR ? EXIT_BADINPUT : EXIT_UNSUPPORTED,
+                "dir=%s: %s", dir, strerror(errno));
+        return;
+    }
     const char *t = getenv("TMPDIR");
-    snprintf(tmpdir, len, "%s/latscope-XXXXXX", t && *t ? t : "/tmp");
-    if (!mkdtemp(tmpdir))
-        die(EXIT_UNSUPPORTED, "cannot create a temporary directory %s: %s", tmpdir,
+    const char *base = t && *t ? t : "/tmp";
+    g_dir.parent = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int e = errno;
+    for (int attempt = 0; g_dir.parent >= 0 && attempt < 5; attempt++) {
+        char rnd[RANDOM_HEX_LEN + 1];
+        random_hex(rnd);
+        snprintf(g_dir.name, sizeof g_dir.name, "latscope-%d-%s", (int)getpid(), rnd);
+        if (mkdirat(g_dir.parent, g_dir.name, 0700) == 0) break;
+        e = errno;
+        g_dir.name[0] = 0;
+        if (e != EEXIST) break;
+    }
+    if (g_dir.parent < 0 || !g_dir.name[0])
+        die(EXIT_UNSUPPORTED, "cannot create a temporary directory in %s: %s", base,
+            strerror(e));
+    int h;
+    made(g_dir.parent, base, g_dir.name, 1, &h);
+    snprintf(g_dir.path, sizeof g_dir.path, "%.3000s/%s", base, g_dir.name);
+    g_dir.fd = openat(g_dir.parent, g_dir.name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (g_dir.fd < 0)
+        die(EXIT_FAIL, "cannot open the temporary directory %s: %s", g_dir.path,
             strerror(errno));
-    cleanup_rmdir(tmpdir);
-    return tmpdir;
 }
 
 /* One timed read() of the whole file from its start (the caller seeks), in clock ticks. */
@@ -155,28 +222,35 @@ static void run_file(struct runctx *ctx) {
     int cpu = (int)param(ctx, "cpu")->i;
     int drop = !strcmp(cache, "drop"), fadv = !strcmp(cache, "fadvise");
     int direct = !strcmp(cache, "direct");
-    char tmpdir[PATH_MAX], path[PATH_MAX], err[256];
+    char path[PATH_MAX + NAME_MAX + 2], err[256];
     pin_or_die(cpu);
 
     int dropfd = -1, code = 0;
     if (drop && (dropfd = drop_open(err, sizeof err, &code)) < 0) die(code, "%s", err);
-    const char *dir = file_dir(param(ctx, "dir")->s, tmpdir, sizeof tmpdir);
+    file_dir_open(param(ctx, "dir")->s);
+    const char *dir = g_dir.path;
+    int dfd = g_dir.fd;
+    /* the default name has a part nobody can guess, so nobody can put anything there first */
     char defname[64];
     if (!*fname) {
-        snprintf(defname, sizeof defname, "latscope-%d.dat", (int)getpid());
+        char rnd[RANDOM_HEX_LEN + 1];
+        random_hex(rnd);
+        snprintf(defname, sizeof defname, "latscope-%d-%s.dat", (int)getpid(), rnd);
         fname = defname;
     }
-    if (strlen(dir) + strlen(fname) + 2 > sizeof path)
-        die(EXIT_BADINPUT, "dir=%s: the path is too long", dir);
-    snprintf(path, sizeof path, "%.2000s/%.2000s", dir, fname);
+    if (strlen(fname) > NAME_MAX) die(EXIT_BADINPUT, "file=%s: the name is too long", fname);
+    snprintf(path, sizeof path, "%s/%s", dir, fname);
     struct stat lst;
-    if (lstat(path, &lst) == 0) {
+    if (fstatat(dfd, fname, &lst, AT_SYMLINK_NOFOLLOW) == 0) {
         if (S_ISLNK(lst.st_mode))
             die(EXIT_BADINPUT, "%s is a symbolic link; latscope never follows links to its test "
                 "file: remove it or choose another file=", path);
         die(EXIT_BADINPUT, "%s exists; latscope will not overwrite it: remove it or choose "
             "another file=", path);
     }
+    /* the file system of dir=, as opened (the environment's "filesystem") */
+    plat_fsinfo(dir, &ctx->fs);
+    ctx->have_fs = 1;
 
     /* Aligned, touched buffers. */
     void *wbuf, *rbuf;
@@ -186,14 +260,16 @@ static void run_file(struct runctx *ctx) {
     for (size_t i = 0; i < alloc; i++) ((unsigned char *)wbuf)[i] = (unsigned char)(i * 31 + 7);
     memset(rbuf, 0, alloc);
 
-    /* Create the file ourselves (never through a link, never over a file). */
-    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    /* Create the file ourselves (never through a link, never over a file), recorded as a
+     * leftover until it is removed. */
+    int fd = openat(dfd, fname, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) {
         int e = errno;
         die(e == EROFS || e == EACCES || e == EPERM ? EXIT_UNSUPPORTED : EXIT_BADINPUT,
             "cannot create %s: %s", path, strerror(e));
     }
-    cleanup_unlink(path);
+    int file_h;
+    struct made_entry *tf = made(dfd, dir, fname, 0, &file_h);
     if (write(fd, wbuf, (size_t)size) != (ssize_t)size)
         die(EXIT_FAIL, "cannot write %lld bytes to %s: %s", size, path, strerror(errno));
     if (fsync(fd) != 0 && errno != EINVAL)
@@ -202,13 +278,11 @@ static void run_file(struct runctx *ctx) {
     int flags = O_RDWR | O_NOFOLLOW | O_CLOEXEC | (existing ? 0 : O_CREAT | O_TRUNC);
     if (direct) {
         flags |= O_DIRECT;
-        fd = open(path, flags, 0600);
+        fd = openat(dfd, fname, flags, 0600);
         if (fd < 0) {
-            struct fsinfo fi;
-            plat_fsinfo(dir, &fi);
             die(EXIT_UNSUPPORTED, "the %s filesystem at %s does not support O_DIRECT "
                 "(cache=direct): %s; use cache=fadvise or cache=drop",
-                fi.fstype[0] ? fi.fstype : "unknown", dir, strerror(errno));
+                ctx->fs.fstype[0] ? ctx->fs.fstype : "unknown", dir, strerror(errno));
         }
         close(fd);
     }
@@ -232,7 +306,7 @@ static void run_file(struct runctx *ctx) {
         /* untimed preparation */
         if (drop) drop_caches(dropfd);
         if (fadv) {
-            int f2 = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+            int f2 = openat(dfd, fname, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
             if (f2 < 0 || fdatasync(f2) != 0 || posix_fadvise(f2, 0, 0, POSIX_FADV_DONTNEED))
                 die(EXIT_FAIL, "fadvise preparation failed: %s", strerror(errno));
             close(f2);
@@ -240,10 +314,16 @@ static void run_file(struct runctx *ctx) {
         int64_t d_open, d_write, d_fsync = 0, d_read = 0, d_close;
         uint64_t a = clk_start();
         inject_delay();
-        fd = open(path, flags, 0600);
+        fd = openat(dfd, fname, flags, 0600);
         uint64_t b = clk_end();
         if (fd < 0) die(EXIT_FAIL, "the timed open() of %s failed: %s", path, strerror(errno));
         d_open = (int64_t)(b - a);
+        /* untimed: still the file made (someone with write access to dir= could swap in
+         * another; no byte is written to it) */
+        struct stat fst;
+        if (fstat(fd, &fst) != 0 || fst.st_dev != tf->dev || fst.st_ino != tf->ino)
+            die(EXIT_FAIL, "the test file %s was replaced during the run; nothing was written "
+                "to the replacement", path);
         uint64_t it_start = a;
         ssize_t r;
         if (rw) {
@@ -294,12 +374,10 @@ static void run_file(struct runctx *ctx) {
     ctx->roles[0].role = "main";
     thread_usage_delta(&ctx->roles[0].u, &u0, &u1);
     if (dropfd >= 0) close(dropfd);
-    unlink(path);
+    cleanup_now(file_h); /* the test file, removed from the held directory */
     free(wbuf);
     free(rbuf);
 
-    plat_fsinfo(dir, &ctx->fs); /* the environment's "filesystem" */
-    ctx->have_fs = 1;
     struct jbuf *j = &ctx->meta;
     jb_init(j);
     jb_obj(j, NULL);
@@ -315,7 +393,8 @@ static void run_file(struct runctx *ctx) {
                          : "write then read: the read is served from the page cache that the "
                            "write just filled, unless cache=direct");
     jb_end_obj(j);
-    /* the private directory is removed by the clean-up list at exit */
+    /* the private directory is removed by the clean-up list at exit; the held descriptors
+     * close with the process */
 }
 
 static const struct nrule file_n_rules[] = {{{"cache", "drop", NULL, NULL}, 200}};

@@ -217,12 +217,24 @@ static inline void progress_set(struct runctx *ctx, uint64_t i) { ctx->progress 
 void print_catalogue(void);
 void print_clocks(void);
 
-/* Write the sample file (temp name, then rename).  Returns 0 or exits. */
-void sfile_write(struct runctx *ctx, const char *path, int argc, char **argv,
-                 const char *started_utc);
-/* For tests: write to a path, no rename logic; returns 0 or -1 (errno set). */
+/* Write the sample file to fd (the output's temporary: output_fd).  Returns or exits. */
+void sfile_write(struct runctx *ctx, int fd, int argc, char **argv, const char *started_utc);
+/* The file's bytes to fd; 0 or -1 (errno set). */
+int sfile_write_fd(int fd, const char *header_json, int ncols, int64_t **cols, uint64_t nrows);
+/* For tests: write a new file at path (never over one), synced; 0 or -1 (errno set). */
 int sfile_write_raw(const char *path, const char *header_json, int ncols, int64_t **cols,
                     uint64_t nrows);
+
+/* -o (core/output.c): the output's directory is opened once and everything in it is done
+ * relative to that descriptor.  output_check: the refusals of a run, for --check (exit 2);
+ * output_begin: before the run, the same, then a temporary of an unpredictable name created
+ * there (O_EXCL) and the leftovers record beside it; output_fd: the temporary; output_commit:
+ * synced, then renamed to -o unless a file appeared there meanwhile (exit 1, the temporary
+ * removed). */
+void output_check(const char *out);
+void output_begin(const char *out);
+int output_fd(void);
+void output_commit(void);
 uint32_t crc32_update(uint32_t crc, const void *data, size_t len);
 void iso_utc_now(char *buf, size_t len);
 /* The environment's schema version (docs/store.md), and its JSON under key (NULL: bare). */

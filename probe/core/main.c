@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,33 +58,44 @@ static void usage(FILE *f) {
             "  latscope-probe spin --check -p cpus=0,0\n");
 }
 
+/* A count as the lab writes one: digits only (no sign, space, leading zero or hex). */
 static long long parse_count(const char *opt, const char *s, long long min, long long max) {
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || *end || end == s)
+    long long v;
+    const char *end;
+    if (parse_digits(s, &v, &end) || *end)
         die(EXIT_BADINPUT, "%s %s: not a whole number", opt, s);
     if (v < min || v > max)
         die(EXIT_BADINPUT, "%s %s: must be between %lld and %lld", opt, s, min, max);
     return v;
 }
 
-static void check_output(const char *out) {
-    struct stat st;
-    if (lstat(out, &st) == 0)
-        die(EXIT_BADINPUT, "-o %s: the file exists; latscope-probe never overwrites results",
-            out);
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", out);
-    char *slash = strrchr(dir, '/');
-    if (slash == dir) dir[1] = 0;
-    else if (slash) *slash = 0;
-    else strcpy(dir, ".");
-    if (stat(dir, &st) != 0)
-        die(EXIT_BADINPUT, "-o %s: the directory %s: %s", out, dir, strerror(errno));
-    if (!S_ISDIR(st.st_mode)) die(EXIT_BADINPUT, "-o %s: %s is not a directory", out, dir);
-    if (access(dir, W_OK) != 0)
-        die(EXIT_BADINPUT, "-o %s: the directory %s is not writable", out, dir);
+/* Seconds as digits with an optional decimal fraction (no sign, exponent, nan or inf). */
+static double parse_seconds(const char *opt, const char *s, double min, double max) {
+    long long whole;
+    const char *p;
+    if (parse_digits(s, &whole, &p) == 0) {
+        if (*p == '.' && p[1] >= '0' && p[1] <= '9')
+            for (p++; *p >= '0' && *p <= '9'; p++) {
+            }
+        double v = strtod(s, NULL);
+        if (!*p && isfinite(v) && v >= min && v <= max) return v;
+    }
+    die(EXIT_BADINPUT, "%s %s: give seconds between %g and %g", opt, s, min, max);
+}
+
+/* The probe ends with the process that started it (the lab): the kernel sends SIGTERM, which
+ * stops the run as the user's would, with its clean-up.  A parent that ended before that was
+ * arranged is seen in getppid(), compared with the parent at exec time (the lab names itself
+ * in LATSCOPE_PROBE_PARENT; else the parent seen first here). */
+static void die_with_parent(void) {
+    long long parent = getppid();
+    const char *given = getenv("LATSCOPE_PROBE_PARENT"), *end;
+    long long v;
+    if (given && parse_digits(given, &v, &end) == 0 && !*end && v > 0) parent = v;
+    if (plat_die_with_parent(SIGTERM) != 0) return; /* not here: the run goes on alone */
+    if ((long long)getppid() != parent)
+        die(EXIT_INTERRUPTED, "the process that started latscope-probe (pid %lld) has ended; "
+            "nothing was measured", parent);
 }
 
 /* The command line, as given. */
@@ -146,12 +158,8 @@ static void parse_options(int argc, char **argv, struct options *o) {
         else if (!strcmp(opt, "-o")) o->out = v;
         else if (!strcmp(opt, "--progress-fd"))
             o->progress_fd = (int)parse_count("--progress-fd", v, 0, 65535);
-        else if (!strcmp(opt, "--peer-timeout")) {
-            char *end;
-            o->peer_timeout = strtod(v, &end);
-            if (*end || o->peer_timeout < 0.1 || o->peer_timeout > 3600)
-                die(EXIT_BADINPUT, "--peer-timeout %s: give seconds between 0.1 and 3600", v);
-        }
+        else if (!strcmp(opt, "--peer-timeout"))
+            o->peer_timeout = parse_seconds("--peer-timeout", v, 0.1, 3600);
     }
 }
 
@@ -175,7 +183,7 @@ static void resolve(const struct options *o, struct resolved *r) {
         if (code) die(code, "%s", err);
     }
     if (!o->out && !o->check) die(EXIT_BADINPUT, "no output file: give -o FILE");
-    if (o->out) check_output(o->out);
+    if (o->out && o->check) output_check(o->out);
     if (o->progress_fd >= 0 && fcntl(o->progress_fd, F_GETFD) < 0)
         die(EXIT_BADINPUT, "--progress-fd %d is not an open file descriptor", o->progress_fd);
     if (clock_parse(o->clock, &r->clock))
@@ -312,6 +320,7 @@ int main(int argc, char **argv) {
         jb_free(&j);
         return 0;
     }
+    die_with_parent();
     struct options o;
     struct resolved r;
     parse_options(argc, argv, &o);
@@ -322,6 +331,9 @@ int main(int argc, char **argv) {
         free(o.sets);
         return EXIT_OK;
     }
+    /* the output's temporary and the leftovers record: made now, so that an output that
+     * cannot be written is refused before anything is measured */
+    output_begin(o.out);
 
     const struct bench *b = o.b;
     struct runctx *ctx = xcalloc(1, sizeof *ctx);
@@ -351,7 +363,8 @@ int main(int argc, char **argv) {
         run_workers(ctx, (int)r.workers);
     }
     warn_timed_usage(ctx);
-    sfile_write(ctx, o.out, argc, argv, started);
+    sfile_write(ctx, output_fd(), argc, argv, started);
+    output_commit();
     cleanup_run();
     /* free everything, so a leak checker sees a clean run */
     for (int c = 0; c < ctx->ncols; c++) free(ctx->cols[c].data);

@@ -75,5 +75,34 @@ int cpu_check(int cpu, char *err, size_t errlen);
 /* Pin the calling thread (cpu < 0: leave unpinned); exits 2 for a CPU that is not there, 3
  * if the system refuses. */
 void pin_or_die(int cpu);
+/* 16 random hex digits and a NUL into out (17 bytes): the part of a name others cannot
+ * guess (exits 1 if the system gives no randomness). */
+#define RANDOM_HEX_LEN 16
+void random_hex(char out[RANDOM_HEX_LEN + 1]);
+/* A whole number as the lab writes one: decimal digits only, no sign, space or leading zero
+ * ("0" itself is one); *end: the first character after the digits.  0, or -1 (not such a
+ * number, or above LLONG_MAX). */
+int parse_digits(const char *s, long long *out, const char **end);
+
+/* ---------------------------------------------------------------- leftovers (core/leftovers.c)
+ *
+ * What a SIGKILL of the probe would leave behind is recorded, before it is used, in a file
+ * beside the output (-o's directory, named OUTPUT.leftovers.RANDOM; format:
+ * docs/probe-cli.md): System V objects, which have no name to remove early, and the file
+ * benchmark's test file and private directory.  Each record names its creator (pid and that
+ * process's start time), so that a cleaner (the probe's own clean-up at its end, the lab's
+ * `latscope rm --partial` and the start of its next run) removes only what a dead process
+ * left.  On a clean end the file is removed.  Without an output (--check, the C unit tests)
+ * nothing is recorded. */
+enum leftover_kind { LO_SYSV_SEM, LO_SYSV_MSG, LO_FILE, LO_DIR };
+/* Create the record file in dirfd (beside output name); 0, or -1 with errno. */
+int leftovers_open(int dirfd, const char *outname);
+/* Record a System V object (after its set-up, before its first use); returns a handle for
+ * leftovers_release (-1: nothing recorded).  Exits 1 if the record cannot be written. */
+int leftovers_sysv(enum leftover_kind kind, int id);
+/* Record entry `name` (a file, or a directory) of directory dirfd, opened as dirpath. */
+int leftovers_entry(enum leftover_kind kind, int dirfd, const char *dirpath, const char *name);
+/* The recorded object is gone (removed by its creator). */
+void leftovers_release(int handle);
 
 #endif

@@ -28,10 +28,8 @@ uint32_t crc32_update(uint32_t crc, const void *data, size_t len) {
     return ~crc;
 }
 
-int sfile_write_raw(const char *path, const char *header_json, int ncols, int64_t **cols,
-                    uint64_t nrows) {
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0) return -1;
+int sfile_write_fd(int fd, const char *header_json, int ncols, int64_t **cols,
+                   uint64_t nrows) {
     char line[128];
     int len;
     uint32_t crc = 0;
@@ -48,16 +46,24 @@ int sfile_write_raw(const char *path, const char *header_json, int ncols, int64_
     }
     len = snprintf(line, sizeof line, "\nEND %llu %08x\n", (unsigned long long)nrows, crc);
     if (write_full(fd, line, (size_t)len)) goto fail;
-    if (fsync(fd) != 0 && errno != EINVAL) goto fail;
-    if (close(fd) != 0) return -1;
     return 0;
-fail: {
-    int e = errno;
-    close(fd);
-    unlink(path);
-    errno = e;
+fail:
     return -1;
 }
+
+int sfile_write_raw(const char *path, const char *header_json, int ncols, int64_t **cols,
+                    uint64_t nrows) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) return -1;
+    if (sfile_write_fd(fd, header_json, ncols, cols, nrows) != 0 ||
+        (fsync(fd) != 0 && errno != EINVAL)) {
+        int e = errno;
+        close(fd);
+        unlink(path);
+        errno = e;
+        return -1;
+    }
+    return close(fd);
 }
 
 static void iso_utc(char *buf, size_t len) {
@@ -118,8 +124,7 @@ void env_json(struct jbuf *j, const char *key, const struct fsinfo *fs) {
     jb_end_obj(j);
 }
 
-void sfile_write(struct runctx *ctx, const char *path, int argc, char **argv,
-                 const char *started_utc) {
+void sfile_write(struct runctx *ctx, int fd, int argc, char **argv, const char *started_utc) {
     struct jbuf j;
     jb_init(&j);
     char finished[64];
@@ -208,16 +213,8 @@ void sfile_write(struct runctx *ctx, const char *path, int argc, char **argv,
     cols[0] = ctx->t_start;
     for (int c = 0; c < ctx->ncols; c++) cols[c + 1] = ctx->cols[c].data;
 
-    size_t plen = strlen(path);
-    char *tmp = xcalloc(plen + 32, 1);
-    snprintf(tmp, plen + 32, "%s.tmp.%d", path, (int)getpid());
-    int h = cleanup_unlink(tmp);
-    if (sfile_write_raw(tmp, j.s, ctx->ncols + 1, cols, (uint64_t)ctx->n) != 0)
-        die(EXIT_FAIL, "cannot write the sample file %s: %s", path, strerror(errno));
-    if (rename(tmp, path) != 0)
-        die(EXIT_FAIL, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
-    cleanup_cancel(h);
-    free(tmp);
+    if (sfile_write_fd(fd, j.s, ctx->ncols + 1, cols, (uint64_t)ctx->n) != 0)
+        die(EXIT_FAIL, "cannot write the sample file: %s", strerror(errno));
     jb_free(&j);
 }
 

@@ -1,5 +1,6 @@
 /* latscope-probe: small helpers: allocation, whole reads and writes, page touching, pinning. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,4 +96,27 @@ void pin_or_die(int cpu) {
     if (cpu_check(cpu, err, sizeof err)) die(EXIT_BADINPUT, "%s", err);
     int e = plat_pin_thread(cpu);
     if (e) die(EXIT_UNSUPPORTED, "cannot pin to CPU %d: %s", cpu, strerror(e));
+}
+
+void random_hex(char out[RANDOM_HEX_LEN + 1]) {
+    unsigned char b[RANDOM_HEX_LEN / 2];
+    if (plat_random(b, sizeof b) != 0)
+        die(EXIT_FAIL, "no random bytes from the system: %s", strerror(errno));
+    for (size_t i = 0; i < sizeof b; i++) snprintf(out + 2 * i, 3, "%02x", b[i]);
+    out[RANDOM_HEX_LEN] = 0;
+}
+
+int parse_digits(const char *s, long long *out, const char **end) {
+    if (!s || *s < '0' || *s > '9') return -1;
+    if (s[0] == '0' && s[1] >= '0' && s[1] <= '9') return -1; /* 010: octal or decimal? */
+    long long v = 0;
+    const char *p = s;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        int d = *p - '0';
+        if (v > (LLONG_MAX - d) / 10) return -1;
+        v = v * 10 + d;
+    }
+    *out = v;
+    if (end) *end = p;
+    return 0;
 }

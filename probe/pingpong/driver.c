@@ -46,6 +46,12 @@ int pp_err(struct pp_ctx *pp, int side, const char *fmt, ...) {
     return -1;
 }
 
+void pp_new_name(struct pp_ctx *pp) {
+    char rnd[RANDOM_HEX_LEN + 1];
+    random_hex(rnd);
+    snprintf(pp->name, sizeof pp->name, "latscope-%d-%s-%s", (int)getpid(), pp->m->name, rnd);
+}
+
 void pp_private_dir(struct pp_ctx *pp, char *dir, size_t len) {
     const char *base = getenv("TMPDIR");
     if (!base || !*base) base = "/tmp";
@@ -109,7 +115,7 @@ static struct pp_ctx *pp_new(struct runctx *ctx, const struct pp_mech *m) {
     pp->cpu[1] = param(ctx, "cpus")->cpu[1];
     pp->size = m->has_size ? (size_t)param(ctx, "size")->i : m->payload;
     for (int i = 0; i < 8; i++) pp->fd[i] = -1;
-    snprintf(pp->name, sizeof pp->name, "latscope-%d-%s", (int)getpid(), m->name);
+    pp_new_name(pp);
     pp->state = m->state_size ? xcalloc(1, m->state_size) : NULL;
     pp->kill_handle = -1;
     return pp;

@@ -14,24 +14,33 @@
 
 /* ------------------------------------------------------------------ posix_mq */
 
-/* Two queues, one per direction, named /latscope-<pid>-posix_mq-{a,b}.  Both are opened in
- * setup (the descriptors survive fork) and unlinked at once, so no name exists during the
- * measurement; the clean-up list unlinks them if setup stops in between. */
+/* Two queues, one per direction, named /latscope-<pid>-posix_mq-<random>-{a,b} and created
+ * with O_EXCL: a name someone else made first is never opened, nor removed, and the pair is
+ * tried again under new names.  Both are opened in setup (the descriptors survive fork) and
+ * unlinked at once, so no name exists during the measurement; the clean-up list unlinks a
+ * queue this process created if setup stops in between. */
 static void mq_unlink_cb(void *arg) { mq_unlink((const char *)arg); }
 
 struct posix_mq_state {
     char names[2][160];
 };
 
+#define MQ_ATTEMPTS 5
+
 static void posix_mq_setup(struct pp_ctx *pp) {
     char(*names)[160] = ((struct posix_mq_state *)pp->state)->names;
     struct mq_attr attr = {.mq_flags = 0, .mq_maxmsg = 1, .mq_msgsize = (long)pp->size};
     for (int i = 0; i < 2; i++) {
-        snprintf(names[i], sizeof names[i], "/%s-%c", pp->name, 'a' + i);
-        int h = cleanup_push(mq_unlink_cb, names[i]);
-        mqd_t q = mq_open(names[i], O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600, &attr);
+        mqd_t q = (mqd_t)-1;
+        int e = 0;
+        for (int attempt = 0; attempt < MQ_ATTEMPTS; attempt++) {
+            if (attempt) pp_new_name(pp);
+            snprintf(names[i], sizeof names[i], "/%s-%c", pp->name, 'a' + i);
+            q = mq_open(names[i], O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600, &attr);
+            e = errno;
+            if (q != (mqd_t)-1 || e != EEXIST) break;
+        }
         if (q == (mqd_t)-1) {
-            int e = errno;
             if (e == ENOSYS)
                 die(EXIT_UNSUPPORTED, "POSIX message queues are not available in this kernel "
                     "(CONFIG_POSIX_MQUEUE)");
@@ -39,8 +48,13 @@ static void posix_mq_setup(struct pp_ctx *pp) {
                 die(EXIT_UNSUPPORTED, "mq_open %s (maxmsg 1, msgsize %zu): %s; the limits are "
                     "in /proc/sys/fs/mqueue (msgsize_max, queues_max) and RLIMIT_MSGQUEUE",
                     names[i], pp->size, strerror(e));
+            if (e == EEXIST)
+                die(EXIT_FAIL, "mq_open: %d names in a row were taken (the last %s); something "
+                    "is creating queues under latscope's names", MQ_ATTEMPTS, names[i]);
             die(EXIT_FAIL, "mq_open %s: %s", names[i], strerror(e));
         }
+        /* created by this process: its name is this process's to remove */
+        int h = cleanup_push(mq_unlink_cb, names[i]);
         pp->fd[i] = (int)q;
         mq_unlink(names[i]);
         cleanup_cancel(h);
@@ -104,12 +118,14 @@ struct sysv_msg {
 };
 struct sysv_mq_state {
     int msqid; /* -1: none */
+    int rec;   /* its leftovers record */
     struct sysv_msg *msg[2]; /* each side's message buffer */
 };
 
 static void sysv_mq_setup(struct pp_ctx *pp) {
     struct sysv_mq_state *st = pp->state;
     st->msqid = -1;
+    st->rec = -1;
     for (int s = 0; s < 2; s++) {
         st->msg[s] = xcalloc(1, sizeof(struct sysv_msg) + pp->size + 64);
         st->msg[s]->mtype = s + 1;
@@ -119,6 +135,8 @@ static void sysv_mq_setup(struct pp_ctx *pp) {
     if (st->msqid < 0)
         die(errno == ENOSPC ? EXIT_UNSUPPORTED : EXIT_FAIL, "msgget(IPC_PRIVATE): %s",
             strerror(errno));
+    /* a queue has no name to remove early: recorded until it is removed (leftovers) */
+    st->rec = leftovers_sysv(LO_SYSV_MSG, st->msqid);
 }
 
 static int sysv_mq_send(struct pp_ctx *pp, int side) {
@@ -144,7 +162,8 @@ static int sysv_mq_recv(struct pp_ctx *pp, int side) {
 static void sysv_mq_teardown(struct pp_ctx *pp) {
     struct sysv_mq_state *st = pp->state;
     if (st->msqid >= 0) {
-        msgctl(st->msqid, IPC_RMID, NULL);
+        if (msgctl(st->msqid, IPC_RMID, NULL) == 0 || errno == EINVAL || errno == EIDRM)
+            leftovers_release(st->rec);
         st->msqid = -1;
     }
     /* the buffers: only once nobody uses them (on other paths the process is about to end) */

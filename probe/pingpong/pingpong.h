@@ -89,7 +89,7 @@ struct pp_ctx {
     size_t sh_bytes;
     int fd[8];
     void *state;    /* the mechanism's (m->state_size bytes) */
-    char name[128]; /* unique name for named objects (FIFO, queues, sockets) */
+    char name[128]; /* name for named objects: latscope-PID-MECHANISM-RANDOM (pp_new_name) */
     char err[2][200];
     pid_t pid[2];      /* processes: initiator's and responder's pid (responder's set in the
                         * initiator once forked; the responder knows both) */
@@ -175,6 +175,10 @@ extern const struct derived_col pp_derived[]; /* rtt/2 */
 /* A private directory for named objects: $TMPDIR or /tmp, removed on every path.  Fills
  * dir (at least 256 bytes); registers its removal (after everything registered later). */
 void pp_private_dir(struct pp_ctx *pp, char *dir, size_t len);
+/* A new pp->name, with a new unpredictable part (a name that was taken is tried again under
+ * another: mechanisms create named objects with O_EXCL and never remove one they did not
+ * create). */
+void pp_new_name(struct pp_ctx *pp);
 /* Close fd[i] if open and mark it closed. */
 void pp_close(struct pp_ctx *pp, int i);
 

@@ -126,10 +126,12 @@ PINGPONG_BENCH_NOSIZE(posix_sem, mech_posix_sem,
  * clean-up list runs on every path. */
 struct sysv_sem_state {
     int semid; /* -1: none */
+    int rec;   /* its leftovers record */
 };
 
 static void sysv_sem_setup(struct pp_ctx *pp) {
     struct sysv_sem_state *st = pp->state;
+    st->rec = -1;
     st->semid = semget(IPC_PRIVATE, 2, IPC_CREAT | IPC_EXCL | 0600);
     if (st->semid < 0)
         die(errno == ENOSPC ? EXIT_UNSUPPORTED : EXIT_FAIL,
@@ -137,6 +139,9 @@ static void sysv_sem_setup(struct pp_ctx *pp) {
     unsigned short zero[2] = {0, 0};
     if (semctl(st->semid, 0, SETALL, zero) != 0)
         die(EXIT_FAIL, "semctl SETALL: %s", strerror(errno));
+    /* a set has no name to remove early: recorded (after SETALL, which sets its change time)
+     * until it is removed (leftovers) */
+    st->rec = leftovers_sysv(LO_SYSV_SEM, st->semid);
 }
 
 static int sysv_semop(struct pp_ctx *pp, int side, unsigned short num, short op) {
@@ -157,7 +162,8 @@ static int sysv_sem_recv(struct pp_ctx *pp, int side) {
 static void sysv_sem_teardown(struct pp_ctx *pp) {
     struct sysv_sem_state *st = pp->state;
     if (st->semid >= 0) {
-        semctl(st->semid, 0, IPC_RMID);
+        if (semctl(st->semid, 0, IPC_RMID) == 0 || errno == EINVAL || errno == EIDRM)
+            leftovers_release(st->rec);
         st->semid = -1;
     }
 }

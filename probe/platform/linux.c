@@ -1,5 +1,5 @@
 /* latscope-probe: the platform layer for Linux (platform.h): affinity, /proc and /sys, prctl,
- * signalfd, getrusage per thread, mountinfo and statfs, drop_caches. */
+ * signalfd, getrusage per thread, getrandom, renameat2, mountinfo and statfs, drop_caches. */
 #include "platform/platform.h"
 
 #include <errno.h>
@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/vfs.h>
@@ -109,6 +110,27 @@ int plat_tsc_invariant(void) {
 
 int plat_die_with_parent(int sig) { return prctl(PR_SET_PDEATHSIG, sig) == 0 ? 0 : -1; }
 
+unsigned long long plat_proc_start(pid_t pid) {
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    ssize_t len = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (len <= 0) return 0;
+    buf[len] = 0;
+    /* pid (comm) state ppid ...: the command may hold spaces and parentheses, so count the
+     * fields after the last ")": starttime is field 22, the 20th after it (state is the 1st) */
+    char *p = strrchr(buf, ')');
+    if (!p) return 0;
+    p++;
+    for (int field = 3; field < 22; field++) {
+        p = strchr(p + 1, ' ');
+        if (!p) return 0;
+    }
+    return strtoull(p + 1, NULL, 10);
+}
+
 int plat_wait_signal(const sigset_t *set, double timeout_s) {
     struct timespec ts = {(time_t)timeout_s, (long)((timeout_s - (double)(time_t)timeout_s) * 1e9)};
     int sig = sigtimedwait(set, NULL, &ts);
@@ -133,7 +155,32 @@ void plat_thread_usage(struct thread_usage *u) {
     u->nivcsw = r.ru_nivcsw;
 }
 
+/* ---------------------------------------------------------------- randomness */
+
+int plat_random(void *buf, size_t len) {
+    unsigned char *p = buf;
+    while (len) {
+        ssize_t r = getrandom(p, len, 0);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            return -1;
+        }
+        p += r;
+        len -= (size_t)r;
+    }
+    return 0;
+}
+
 /* ---------------------------------------------------------------- file systems */
+
+int plat_rename_noreplace(int olddirfd, const char *oldname, int newdirfd, const char *newname) {
+    if (renameat2(olddirfd, oldname, newdirfd, newname, RENAME_NOREPLACE) == 0) return 0;
+    if (errno != EINVAL && errno != ENOSYS) return -1;
+    /* a file system without RENAME_NOREPLACE: linkat refuses an existing name as well */
+    if (linkat(olddirfd, oldname, newdirfd, newname, 0) != 0) return -1;
+    unlinkat(olddirfd, oldname, 0);
+    return 0;
+}
 
 int plat_drop_caches_open(void) { return open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC); }
 

@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 /* ---------------------------------------------------------------- CPUs and memory */
 
@@ -37,9 +38,14 @@ int plat_tsc_invariant(void);
 
 /* ---------------------------------------------------------------- processes and signals */
 
-/* In a forked child: have the kernel send sig to this process when its parent dies.  0, or
- * -1 where the system cannot (the child must then watch its parent itself). */
+/* Have the kernel send sig to this process when its parent dies (the probe at start, a forked
+ * worker or peer).  0, or -1 where the system cannot (the caller must then watch its parent
+ * itself).  The caller checks getppid() afterwards: a parent that died before the call is not
+ * signalled. */
 int plat_die_with_parent(int sig);
+/* The start time of process pid (on Linux clock ticks since boot): with the pid it names one
+ * process, so that a recycled pid is never taken for the one recorded.  0 when unknown. */
+unsigned long long plat_proc_start(pid_t pid);
 /* Wait up to timeout_s for one of the signals in set (blocked in the calling thread): its
  * number, or 0 after the timeout or an interruption. */
 int plat_wait_signal(const sigset_t *set, double timeout_s);
@@ -56,7 +62,18 @@ struct thread_usage {
 /* The calling thread's usage so far (all zero where the system cannot say per thread). */
 void plat_thread_usage(struct thread_usage *u);
 
+/* ---------------------------------------------------------------- randomness */
+
+/* len unpredictable bytes (for names others must not guess); 0, or -1 with errno. */
+int plat_random(void *buf, size_t len);
+
 /* ---------------------------------------------------------------- file systems */
+
+/* Rename old (relative to olddirfd) to new (relative to newdirfd) unless new exists: then -1
+ * with errno EEXIST and nothing changed.  Where the file system cannot rename without
+ * replacing, a hard link and an unlink do the same (the link, too, refuses an existing name).
+ * 0, or -1 with errno. */
+int plat_rename_noreplace(int olddirfd, const char *oldname, int newdirfd, const char *newname);
 
 /* Which file system a path lives on (the environment's "filesystem": docs/store.md). */
 struct fsinfo {

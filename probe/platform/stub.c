@@ -8,6 +8,7 @@
 #include "platform/platform.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -40,6 +41,11 @@ int plat_die_with_parent(int sig) {  /* e.g. kqueue EVFILT_PROC NOTE_EXIT on the
     return -1;
 }
 
+unsigned long long plat_proc_start(pid_t pid) {  /* e.g. sysctl KERN_PROC_PID p_starttime */
+    (void)pid;
+    return 0;
+}
+
 int plat_wait_signal(const sigset_t *set, double timeout_s) {
     /* without sigtimedwait: sleep out the timeout, then take a pending signal if any */
     struct timespec ts = {(time_t)timeout_s, (long)((timeout_s - (double)(time_t)timeout_s) * 1e9)};
@@ -69,7 +75,35 @@ int plat_signal_fd_read(int fd) {
 
 void plat_thread_usage(struct thread_usage *u) { memset(u, 0, sizeof *u); }  /* e.g. thread_info */
 
+/* ---------------------------------------------------------------- randomness */
+
+int plat_random(void *buf, size_t len) {  /* e.g. getentropy, arc4random_buf */
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    unsigned char *p = buf;
+    while (len) {
+        ssize_t r = read(fd, p, len);
+        if (r <= 0) {
+            if (r < 0 && errno == EINTR) continue;
+            close(fd);
+            if (r == 0) errno = EIO;
+            return -1;
+        }
+        p += r;
+        len -= (size_t)r;
+    }
+    close(fd);
+    return 0;
+}
+
 /* ---------------------------------------------------------------- file systems */
+
+int plat_rename_noreplace(int olddirfd, const char *oldname, int newdirfd, const char *newname) {
+    /* e.g. renameatx_np(RENAME_EXCL); plain POSIX: a hard link refuses an existing name */
+    if (linkat(olddirfd, oldname, newdirfd, newname, 0) != 0) return -1;
+    unlinkat(olddirfd, oldname, 0);
+    return 0;
+}
 
 int plat_fsinfo(const char *path, struct fsinfo *out) {  /* e.g. statfs f_fstypename */
     memset(out, 0, sizeof *out);

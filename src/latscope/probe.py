@@ -7,6 +7,7 @@ the lab (docs/probe-cli.md): nothing about benchmarks or parameters is declared 
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import signal
@@ -293,7 +294,10 @@ def probe_args(
     10, at least 200 iterations each); None or 1 gives a single process."""
     args = [probe_path(), bench, *_settings(params, n, warmup, clock)]
     if peer_timeout is not None:
-        args += ["--peer-timeout", str(peer_timeout)]
+        # the probe's own words and limits; nan and inf never pass a comparison, so say it
+        if not (math.isfinite(peer_timeout) and 0.1 <= peer_timeout <= 3600):
+            raise BadInput(f"--peer-timeout {peer_timeout}: give seconds between 0.1 and 3600")
+        args += ["--peer-timeout", repr(float(peer_timeout))]
     if workers == "auto" or (isinstance(workers, int) and workers > 1):
         args += ["--workers", str(workers)]
     if inject_ns:
@@ -313,9 +317,17 @@ def run_probe(
     """
     rfd, wfd = os.pipe()
     full = args[:1] + args[1:] + ["--progress-fd", str(wfd)]
+    # the probe ends with this process (parent-death signal); naming it closes the race of a
+    # parent that dies before the probe has arranged that
+    env = {**os.environ, "LATSCOPE_PROBE_PARENT": str(os.getpid())}
     try:
         proc = subprocess.Popen(
-            full, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, pass_fds=(wfd,)
+            full,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            pass_fds=(wfd,),
+            env=env,
         )
     except OSError as e:
         os.close(rfd)

@@ -20,9 +20,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import samples
+from .. import leftovers, samples
 from ..errors import BadInput, LatscopeError
 from ..files import write_text
+from ..leftovers import proc_start_ticks as _proc_start_ticks
 from . import index
 from .layout import (
     OWNER_FILE,
@@ -54,19 +55,6 @@ def _boot_id() -> str | None:
     try:
         return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
     except OSError:
-        return None
-
-
-def _proc_start_ticks(pid: int) -> int | None:
-    """The start time of a process (clock ticks since boot): with the pid, it names the
-    process uniquely, so a recycled pid is not taken for the owner."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    try:
-        return int(stat[stat.rindex(")") + 2 :].split()[19])
-    except (ValueError, IndexError):
         return None
 
 
@@ -165,6 +153,7 @@ class Store:
         process (pid, its start time, boot id, host), so that `scan()` can tell a run still
         being measured from one that was killed."""
         self.ensure()
+        leftovers.sweep(self.runs_dir, PARTIAL_PREFIX)  # what killed probes left (dead owners)
         for _ in range(100):
             run_id = self.new_run_id(bench)
             if (self.runs_dir / run_id).exists():
@@ -206,6 +195,7 @@ class Store:
         return final
 
     def abandon(self, partial: Path) -> None:
+        leftovers.clean_dir(partial)  # a killed probe's System V objects and test files
         shutil.rmtree(partial, ignore_errors=True)
 
     @contextmanager
@@ -240,6 +230,7 @@ class Store:
         removed, kept = [], []
         for p in self.scan(check=False).partials:
             if p.state in ("killed", "removing"):
+                leftovers.clean_dir(p.path)
                 delete(p.path)
                 if not os.path.lexists(p.path):
                     removed.append(p)
