@@ -13,7 +13,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import BadInput
-from .shared import RAW, console, err_console, open_store, store_arg, value_error, wrap
+from ..files import check_destination
+from .shared import (
+    RAW,
+    console,
+    err_console,
+    force_arg,
+    open_store,
+    store_arg,
+    value_error,
+    wrap,
+)
 
 if TYPE_CHECKING:
     from ..runs import Run
@@ -33,7 +43,9 @@ examples:
       report/report.md and its PNG figures, e.g. for a Git repository or a LaTeX document
 
 The HTML file is self-contained (inline CSS, figures embedded, no scripts): it opens
-without network access and can be mailed or archived as is.
+without network access and can be mailed or archived as is. A FILE (or DIR/report.md, or a
+figure in DIR) that exists is replaced only with --force; a symbolic link at FILE is then
+replaced, never followed, and one at DIR is refused.
 """
 
 COMPARE_EPILOG = """\
@@ -77,7 +89,8 @@ examples:
   latscope plot RUN_A RUN_B --kind compare -o cmp.pdf     medians with CIs + boxes by column
 
 kinds: hist, box, violin, time, ecdf, tail, acf, qq (one run or several), compare (runs
-side by side, grouped by column). The suffix of -o chooses PNG, SVG or PDF.
+side by side, grouped by column). The suffix of -o chooses PNG, SVG or PDF; a FILE that
+exists is replaced only with --force.
 """
 
 
@@ -127,6 +140,7 @@ def add_parsers(sub: Any) -> None:
     r.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
     r.add_argument("--no-figures", action="store_true", help="tables only (faster)")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
+    force_arg(r)
     store_arg(r)
 
     c = sub.add_parser(
@@ -153,6 +167,7 @@ def add_parsers(sub: Any) -> None:
     )
     c.add_argument("--plot", metavar="FILE", help="write the shift plot (.png, .svg or .pdf)")
     c.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
+    force_arg(c)
     store_arg(c)
 
     i = sub.add_parser(
@@ -205,6 +220,7 @@ def add_parsers(sub: Any) -> None:
     )
     p.add_argument("--log", action="store_true", help="hist: logarithmic latency axis")
     p.add_argument("--seconds", action="store_true", help="time: against time instead of iteration")
+    force_arg(p)
     store_arg(p)
 
 
@@ -227,9 +243,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     if not args.html and not args.md:
         raise BadInput("report: give --html FILE and/or --md DIR")
     if args.html:
-        report.check_target(Path(args.html))
+        report.check_target(Path(args.html), force=args.force)
     if args.md:
-        report.check_target(Path(args.md), directory=True)
+        report.check_target(Path(args.md), directory=True, force=args.force)
     runs = _load_runs(args)
     big = len(runs) >= PROGRESS_RUNS or sum(r.n for r in runs) >= PROGRESS_SAMPLES
     with progress.steps(err_console, big and not args.quiet) as steps:
@@ -246,10 +262,10 @@ def cmd_report(args: argparse.Namespace) -> int:
         written = []
         if args.html:
             steps.phase("drawing figures", len(doc.images))
-            written.append(report.write_html(doc, args.html, progress=steps))
+            written.append(report.write_html(doc, args.html, progress=steps, force=args.force))
         if args.md:
             steps.phase("drawing figures", len(doc.images))
-            written.append(report.write_markdown(doc, args.md, progress=steps))
+            written.append(report.write_markdown(doc, args.md, progress=steps, force=args.force))
     for w in written:
         console.print(f"wrote {w} ({len(runs)} run{'s' if len(runs) > 1 else ''})")
     return 0
@@ -266,6 +282,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         plots_ok = target.lower().endswith(tuple(plots.FORMATS))
         if not plots_ok:
             raise BadInput(f"--plot {target}: write .png, .svg or .pdf")
+        check_destination(target, args.force)
     runs = _load_runs(args)
     _cols, rows = compare.compare_runs(
         runs, noise=args.noise, seed=args.seed, columns=args.column, store=open_store(args)
@@ -273,7 +290,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     compare.print_comparison(console, runs, rows)
     if args.plot:
         fig = compare.shift_figure(runs, rows)
-        plots.save(fig, args.plot)
+        plots.save(fig, args.plot, replace=args.force)
         console.print(f"wrote {args.plot}")
     return 0
 
@@ -320,6 +337,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     target = args.output
     if not target.lower().endswith(tuple(plots.FORMATS)):
         raise BadInput(f"-o {target}: write .png, .svg or .pdf (the suffix chooses the format)")
+    check_destination(target, args.force)
     runs = _load_runs(args)
     labels = unique_labels(runs)
     kind = args.kind
@@ -400,7 +418,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
         return plots.scenarios(series)
 
     fig = value_error(draw)
-    plots.save(fig, target)
+    plots.save(fig, target, replace=args.force)
     console.print(f"wrote {target}")
     return 0
 

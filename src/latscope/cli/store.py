@@ -14,7 +14,17 @@ from typing import Any
 from rich.markup import escape
 
 from ..errors import BadInput
-from .shared import RAW, console, err_console, open_store, parse_params, store_arg, wrap
+from ..files import check_destination
+from .shared import (
+    RAW,
+    console,
+    err_console,
+    force_arg,
+    open_store,
+    parse_params,
+    store_arg,
+    wrap,
+)
 
 EPILOG_LS = """\
 examples:
@@ -97,6 +107,7 @@ def add_parsers(sub: Any) -> None:
     )
     p.add_argument("--plot", metavar="FILE", help="also write a plot (.png, .svg, .pdf)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    force_arg(p)
     store_arg(p)
 
 
@@ -288,10 +299,12 @@ def cmd_history(args: argparse.Namespace) -> int:
     from ..store import history
     from ..units import fmt_bare, pick_unit
 
+    if args.plot:
+        check_destination(args.plot, args.force)
     st = open_store(args)
     h = history.query(st, args.bench, args.column, args.stat, parse_params(args.params))
     if args.plot:
-        target = history.plot(h, args.plot)
+        target = history.plot(h, args.plot, replace=args.force)
     if args.json:
         console.print_json(
             json.dumps(
