@@ -34,7 +34,9 @@ def add_parsers(sub: Any) -> None:
         epilog="examples:\n  latscope run syscall -p op=read0\n"
         "  latscope run file -p cache=fadvise -p size=64k -n 5000\n"
         "  latscope run pipe -p mode=threads -p cpus=0,1\n"
-        "  latscope run pipe -p cpus=0,0 --repeat 20   20 worker processes\n",
+        "  latscope run pipe -p cpus=0,0 --repeat 20   20 worker processes\n\n"
+        "SIGINT (Ctrl-C), SIGTERM, SIGHUP: the probe is stopped and waited for, the run is not\n"
+        "kept, exit 130, 143, 129\n",
     )
     r.add_argument("bench", metavar="BENCH", help="benchmark name (see 'latscope list')")
     r.add_argument(
@@ -218,8 +220,6 @@ def run_and_print(
 ) -> Any:
     """Measure (in worker processes: the probe's `--workers auto` unless --repeat), then the
     summary, the between-workers table or the single-process label, and where it was kept."""
-    from ..repeat import between_segments, print_between
-    from ..report.text import print_run
     from ..runner import measure
 
     st = open_store(args)
@@ -236,6 +236,9 @@ def run_and_print(
             workers=getattr(args, "repeat", None),
             inject_ns=getattr(args, "inject_ns", None),
         )
+    from ..repeat import between_segments, print_between  # scipy: once the probe is done
+    from ..report.text import print_run
+
     print_run(console, run)
     w = len(run.segments)
     if w > 1:

@@ -7,11 +7,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 from pathlib import Path
 from typing import Any
 
-from ..errors import BadInput
-from .shared import RAW, console, err_console, open_store, store_arg, wrap
+from ..errors import BadInput, Interrupted
+from .shared import RAW, console, err_console, force_arg, open_store, store_arg, wrap
 
 EPILOG_SUITE = """\
 examples:
@@ -21,6 +22,9 @@ examples:
   latscope suite my.toml --repeat 5 --seed 7 --html report.html
 
 built-in suite names resolve before paths; the file format is in docs/suites.md
+--html FILE and --md DIR are checked before the first run: a file that exists is replaced
+only with --force. SIGINT, SIGTERM and SIGHUP stop after the current probe has cleaned up;
+the finished runs stay (exit 130, 143, 129).
 """
 EPILOG_ENV = """\
 examples:
@@ -54,6 +58,7 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--no-figures", action="store_true", help="reports with tables only (faster)")
     p.add_argument("--dry-run", action="store_true", help="print the plan; run nothing")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
+    force_arg(p)
     store_arg(p)
 
     p = sub.add_parser(
@@ -149,9 +154,10 @@ def _write_reports(sr: Any, rows: list[Any], args: argparse.Namespace, console: 
     if not args.html:
         html.parent.mkdir(parents=True, exist_ok=True)
     doc = document(sr, rows, figures=not args.no_figures)
-    console.print(f"report: {report.write_html(doc, html)}")
+    console.print(f"report: {report.write_html(doc, html, force=args.force or not args.html)}")
     if args.md:
-        console.print(f"report (Markdown): {report.write_markdown(doc, args.md)}")
+        md = report.write_markdown(doc, args.md, force=args.force)
+        console.print(f"report (Markdown): {md}")
 
 
 def cmd_suite(args: argparse.Namespace) -> int:
@@ -174,12 +180,12 @@ def cmd_suite(args: argparse.Namespace) -> int:
         _print_plan(console, suite, steps, seed)
         console.print("[dim]dry run: nothing was run[/dim]")
         return 0
-    if args.html:
-        h = Path(args.html)
-        if h.is_dir() or not h.parent.exists():
-            raise BadInput(f"--html {h}: give a file in an existing directory")
-    if args.md and Path(args.md).exists() and not Path(args.md).is_dir():
-        raise BadInput(f"--md {args.md}: not a directory")
+    from .. import report
+
+    if args.html:  # before the first run, not after the last
+        report.check_target(Path(args.html), force=args.force)
+    if args.md:
+        report.check_target(Path(args.md), directory=True, force=args.force)
     for k in suite.skipped:
         console.print(f"[yellow]not run:[/yellow] {k.name}: {k.why}")
     sr = execute(suite, steps, seed, st, console, err_console, quiet=args.quiet)
@@ -192,11 +198,13 @@ def cmd_suite(args: argparse.Namespace) -> int:
     console.print(f"[dim]suite record: {rec}[/dim]")
     ok = sum(r.status == "ok" for r in sr.results)
     if sr.interrupted:
-        err_console.print(
-            f"latscope: interrupted after {ok} of {len(steps)} runs; the finished runs stay "
-            f"in the store (latscope ls --suite {sr.suite_run})"
+        what = (
+            f"{ok} of {len(steps)} runs finished and stay in the store "
+            f"(latscope ls --suite {sr.suite_run})"
+            if ok
+            else f"none of the {len(steps)} runs finished"
         )
-        return 130
+        raise Interrupted(what, sr.signum or signal.SIGINT)
     if ok:
         _write_reports(sr, rows, args, console)
     console.print(

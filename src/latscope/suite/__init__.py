@@ -10,7 +10,7 @@ recorded and reported (docs/suites.md).
 from .comparison import Row, compare_rows, comparison_table, print_comparison
 from .records import record, write_record
 from .report import document, representative
-from .running import StepResult, SuiteRun, execute, new_suite_run_id, sigterm_as_interrupt
+from .running import StepResult, SuiteRun, execute, new_suite_run_id
 
 __all__ = [
     "Row",
@@ -24,6 +24,5 @@ __all__ = [
     "print_comparison",
     "record",
     "representative",
-    "sigterm_as_interrupt",
     "write_record",
 ]
