@@ -389,6 +389,11 @@ class Case:
             with contextlib.suppress(OSError):
                 os.killpg(self.p.pid, signal.SIGKILL)
             self.p.wait()
+        for t in self._threads:
+            t.join(timeout=10)
+        for stream in (self.p.stdout, self.p.stderr):
+            if stream is not None:
+                stream.close()
         shutil.rmtree(self.tmpdir, ignore_errors=True)
 
 
@@ -443,3 +448,44 @@ def test_kill_matrix(
     for c in cases:  # what latscope said, for the record of a passing run
         said = [ln for ln in c.err if not ln.startswith("latscope: paused at")]
         print(c.label, c.p.returncode, "".join(said).strip())
+
+
+def test_a_hangup_ignored_from_the_start_stays_ignored(tmp_path: Path, probe: str) -> None:
+    """Under `nohup` (SIGHUP ignored when latscope starts) a hangup changes nothing; SIGTERM
+    still stops it the same way."""
+    if shutil.which("nohup") is None:
+        pytest.skip("nohup is not installed")
+    env = {
+        **os.environ,
+        "LATSCOPE_STORE": str(tmp_path / "store"),
+        "LATSCOPE_PROBE": probe,
+        "LATSCOPE_PAUSE_AT": "probe",
+        "ASAN_OPTIONS": "detect_leaks=0",
+    }
+    p = subprocess.Popen(
+        ["nohup", sys.executable, "-m", "latscope.cli", "run", "syscall", "-n", "200", "--quiet"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,
+    )
+    try:
+        assert p.stderr is not None
+        line = p.stderr.readline()
+        while line and not line.startswith("latscope: paused at"):
+            line = p.stderr.readline()
+        assert line, "latscope ended before it paused"
+        p.send_signal(signal.SIGHUP)
+        time.sleep(0.5)
+        assert p.poll() is None, "SIGHUP stopped a latscope started under nohup"
+        p.send_signal(signal.SIGTERM)
+        _, err = p.communicate(timeout=EXIT_TIMEOUT_S)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    assert p.returncode == 143, err
+    assert err.strip() == "latscope: interrupted by SIGTERM; nothing was kept"
+    assert not Store(tmp_path / "store").scan(check=False).partials

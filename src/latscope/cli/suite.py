@@ -162,7 +162,7 @@ def _write_reports(sr: Any, rows: list[Any], args: argparse.Namespace, console: 
 
 def cmd_suite(args: argparse.Namespace) -> int:
     from .. import scenarios
-    from ..suite import compare_rows, execute, print_comparison, write_record
+    from ..suite import execute  # the comparison (scipy) is imported once the runs are done
 
     suite = scenarios.load(args.suite, repeat=args.repeat)
     seed = args.seed if args.seed is not None else suite.seed
@@ -189,9 +189,15 @@ def cmd_suite(args: argparse.Namespace) -> int:
     for k in suite.skipped:
         console.print(f"[yellow]not run:[/yellow] {k.name}: {k.why}")
     sr = execute(suite, steps, seed, st, console, err_console, quiet=args.quiet)
-    rows = compare_rows(sr)
-    if rows:
-        print_comparison(console, sr, rows)
+    from ..suite import write_record
+
+    rows: list[Any] = []
+    if any(r.status == "ok" for r in sr.results):
+        from ..suite import compare_rows, print_comparison
+
+        rows = compare_rows(sr)
+        if rows:
+            print_comparison(console, sr, rows)
     for name, why in sr.skipped_scenarios().items():
         console.print(f"[yellow]skipped here:[/yellow] {name}: {why}")
     rec = write_record(sr, rows)
