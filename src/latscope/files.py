@@ -256,10 +256,13 @@ def check_destination(target: str | os.PathLike[str], force: bool = False) -> Pa
     return p
 
 
-def check_directory(target: str | os.PathLike[str]) -> Path:
+def check_directory(
+    target: str | os.PathLike[str], names: Iterable[str] = (), force: bool = False
+) -> Path:
     """Refuse, before any work, a directory a user named for several files (`report --md
     DIR`): a symbolic link (never followed, even with --force), something that is not a
-    directory, or a missing one whose parent is missing. A missing one is created by
+    directory, or a missing one whose parent is missing; and, where it exists, any of the
+    file ``names`` it will get that `check_destination` refuses. A missing one is created by
     `output_directory`. Returns the path."""
     p = Path(target)
     st = _lstat(p)
@@ -271,6 +274,9 @@ def check_directory(target: str | os.PathLike[str]) -> Path:
         raise BadInput(f"{p} exists and is not a directory")
     elif not os.access(p, os.W_OK | os.X_OK):
         raise BadInput(f"cannot write in {p}: permission denied (or a read-only filesystem)")
+    else:
+        for name in names:
+            _check_file(p / name, _lstat(p / name), force)
     return p
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import BadInput, Interrupted
+from ..files import check_destination, check_directory
 from .shared import RAW, console, err_console, force_arg, open_store, store_arg, wrap
 
 EPILOG_SUITE = """\
@@ -180,12 +181,10 @@ def cmd_suite(args: argparse.Namespace) -> int:
         _print_plan(console, suite, steps, seed)
         console.print("[dim]dry run: nothing was run[/dim]")
         return 0
-    from .. import report
-
     if args.html:  # before the first run, not after the last
-        report.check_target(Path(args.html), force=args.force)
+        check_destination(args.html, args.force)
     if args.md:
-        report.check_target(Path(args.md), directory=True, force=args.force)
+        check_directory(args.md, ["report.md"], args.force)  # as report.write_markdown
     for k in suite.skipped:
         console.print(f"[yellow]not run:[/yellow] {k.name}: {k.why}")
     sr = execute(suite, steps, seed, st, console, err_console, quiet=args.quiet)

@@ -175,12 +175,10 @@ def check_target(p: Path, directory: bool = False, force: bool = False) -> None:
     """Refuse, before any work, a target that cannot be written (`files.check_destination`,
     `files.check_directory`: an existing file only with ``force``, a link never followed);
     for a directory, its report.md too."""
-    if not directory:
+    if directory:
+        check_directory(p, [MARKDOWN_FILE], force)
+    else:
         check_destination(p, force)
-        return
-    check_directory(p)
-    if p.is_dir():
-        check_destination(p / MARKDOWN_FILE, force)
 
 
 def write_html(
