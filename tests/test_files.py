@@ -1,6 +1,8 @@
 """The one atomic writer (latscope.files): a reader sees the old file or the new one, never a
 part; the temporary is fresh, hidden and never a path someone planted; a failure leaves
-nothing behind."""
+nothing behind. The destination policy: an existing file or link is replaced only when asked
+(the link itself, never what it points to), a FIFO, device or directory never, and the check
+holds again at the final rename."""
 
 from __future__ import annotations
 
@@ -10,7 +12,16 @@ from pathlib import Path
 import pytest
 
 from latscope.errors import BadInput
-from latscope.files import atomic_write, read_bytes, read_text, write_bytes, write_text
+from latscope.files import (
+    atomic_write,
+    check_destination,
+    check_directory,
+    output_directory,
+    read_bytes,
+    read_text,
+    write_bytes,
+    write_text,
+)
 
 
 def test_replaces_the_target_whole(tmp_path: Path) -> None:
@@ -95,3 +106,152 @@ def test_text_that_is_not_utf8_is_one_line(tmp_path: Path) -> None:
     p.write_bytes(b"caf\xe9\n")
     with pytest.raises(BadInput, match=r"not UTF-8 text \(byte 3\)"):
         read_text(p, "a CSV file")
+
+
+# ------------------------------------------------------------------------------ destinations
+
+
+def test_an_existing_destination_is_replaced_only_when_asked(tmp_path: Path) -> None:
+    target = tmp_path / "out.csv"
+    assert check_destination(target) == target  # nothing there: fine
+    target.write_text("old")
+    with pytest.raises(BadInput, match=r"out.csv exists; --force replaces it$"):
+        check_destination(target)
+    assert check_destination(target, force=True) == target
+    with pytest.raises(BadInput, match="exists; --force replaces it"):
+        write_text(target, "new", replace=False)
+    assert target.read_text() == "old" and os.listdir(tmp_path) == ["out.csv"]
+    write_text(target, "new", replace=True)
+    assert target.read_text() == "new"
+
+
+def test_a_file_that_appears_meanwhile_is_not_replaced(tmp_path: Path) -> None:
+    """The check comes before the work; the final rename refuses what appeared since."""
+    target = tmp_path / "report.html"
+    check_destination(target)
+    with pytest.raises(BadInput, match="exists"), atomic_write(target, replace=False) as f:
+        f.write(b"the report")
+        target.write_text("someone else's")
+    assert target.read_text() == "someone else's"
+    assert os.listdir(tmp_path) == ["report.html"]  # no temporary left
+
+
+def test_a_link_at_the_destination_is_refused_or_replaced_never_followed(tmp_path: Path) -> None:
+    victim = tmp_path / "victim"
+    victim.write_text("precious")
+    (tmp_path / "out").mkdir()
+    target = tmp_path / "out" / "plot.png"
+    target.symlink_to(victim)
+    with pytest.raises(BadInput, match=r"plot.png exists \(a symbolic link\); --force replaces"):
+        check_destination(target)
+    with pytest.raises(BadInput, match="exists"):
+        write_bytes(target, b"png", replace=False)
+    assert target.is_symlink() and victim.read_text() == "precious"
+    check_destination(target, force=True)
+    write_bytes(target, b"png", replace=True)
+    assert not target.is_symlink() and target.read_bytes() == b"png"
+    assert victim.read_text() == "precious"
+    dangling = tmp_path / "out" / "d.csv"
+    dangling.symlink_to(tmp_path / "nowhere")
+    with pytest.raises(BadInput, match="exists"):
+        write_bytes(dangling, b"x", replace=False)
+    assert not (tmp_path / "nowhere").exists()
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory", "device"])
+def test_what_is_not_a_file_is_refused_even_with_force(tmp_path: Path, kind: str) -> None:
+    target = tmp_path / "x"
+    if kind == "fifo":
+        os.mkfifo(target)
+        said = "is a FIFO"
+    elif kind == "directory":
+        target.mkdir()
+        said = "is a directory"
+    else:
+        target = Path("/dev/null")
+        said = "is a device"
+    for force in (False, True):
+        with pytest.raises(BadInput, match=said):
+            check_destination(target, force=force)
+
+
+def test_a_parent_that_is_missing_or_not_a_directory_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    for target, said in [
+        (tmp_path / "missing" / "a.csv", "missing does not exist"),
+        (tmp_path / "file" / "a.csv", "file is not a directory"),
+        (tmp_path / "..", "give a file name"),
+    ]:
+        with pytest.raises(BadInput, match=said):
+            check_destination(target)
+
+
+def test_the_write_stays_in_the_directory_it_opened(tmp_path: Path) -> None:
+    """The target's directory is opened once: swapping it for a link while the file is
+    written does not move the file elsewhere."""
+    d, moved, elsewhere = tmp_path / "d", tmp_path / "moved", tmp_path / "elsewhere"
+    d.mkdir()
+    elsewhere.mkdir()
+    with atomic_write(d / "run.json") as f:
+        f.write(b"{}")
+        d.rename(moved)
+        d.symlink_to(elsewhere)
+    assert (moved / "run.json").read_bytes() == b"{}"
+    assert os.listdir(elsewhere) == []
+
+
+def test_an_output_directory_is_never_a_link_and_is_held_open(tmp_path: Path) -> None:
+    victim_dir = tmp_path / "victim"
+    victim_dir.mkdir()
+    link = tmp_path / "report"
+    link.symlink_to(victim_dir)
+    with pytest.raises(BadInput, match="is a symbolic link"):
+        check_directory(link)
+    with pytest.raises(BadInput, match="is a symbolic link"), output_directory(link):
+        pass
+    assert os.listdir(victim_dir) == []
+    (tmp_path / "plain").write_text("x")
+    with pytest.raises(BadInput, match="exists and is not a directory"):
+        check_directory(tmp_path / "plain")
+
+    new = tmp_path / "new"
+    with output_directory(new) as folder:
+        assert folder.created
+        folder.check(["report.md", "a.png"])
+        folder.write_bytes("a.png", b"png")
+        folder.write_text("report.md", "# r")
+    assert sorted(os.listdir(new)) == ["a.png", "report.md"]
+    with output_directory(new) as folder:
+        with pytest.raises(BadInput, match="a.png exists; --force replaces it"):
+            folder.check(["a.png"])
+        folder.check(["a.png"], force=True)
+        with pytest.raises(BadInput, match="exists"):
+            folder.write_bytes("a.png", b"other")
+        folder.write_bytes("a.png", b"other", replace=True)
+    assert (new / "a.png").read_bytes() == b"other"
+
+
+def test_a_directory_made_for_a_failed_write_goes_again(tmp_path: Path) -> None:
+    d = tmp_path / "md"
+    with pytest.raises(RuntimeError), output_directory(d) as folder:
+        folder.write_text("report.md", "half")
+        raise RuntimeError("drawing failed")
+    assert not d.exists()
+    d.mkdir()
+    (d / "mine.txt").write_text("kept")
+    with pytest.raises(RuntimeError), output_directory(d) as folder:
+        raise RuntimeError("drawing failed")
+    assert os.listdir(d) == ["mine.txt"]  # a directory that was there stays as it was
+
+
+def test_without_renameat2_a_hard_link_refuses_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from latscope import files
+
+    monkeypatch.setattr(files, "_renameat2", lambda: None)
+    target = tmp_path / "a.csv"
+    write_text(target, "one", replace=False)
+    with pytest.raises(BadInput, match="exists"):
+        write_text(target, "two", replace=False)
+    assert target.read_text() == "one" and os.listdir(tmp_path) == ["a.csv"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+
 
 class LatscopeError(Exception):
     """A problem the user can fix (bad input: exit 2) or that this machine imposes (exit 3)."""
@@ -31,5 +33,29 @@ class MeasurementFailed(LatscopeError):
 
 
 class Interrupted(LatscopeError):
-    def __init__(self, message: str = "interrupted; nothing was kept") -> None:
-        super().__init__(message, 130)
+    """Stopped by a signal (SIGINT, SIGTERM, SIGHUP: probe.stop_signals): the line says which
+    and what became of the work (``what``); the exit status is 128 + the signal's number."""
+
+    def __init__(self, what: str = "nothing was kept", signum: int = signal.SIGINT) -> None:
+        self.what = what
+        self.signum = int(signum)
+        super().__init__(self._line(), 128 + self.signum)
+
+    def _line(self) -> str:
+        try:
+            name = signal.Signals(self.signum).name
+        except ValueError:
+            name = f"signal {self.signum}"
+        return f"interrupted by {name}; {self.what}"
+
+    def retitle(self, signum: int | None = None, what: str | None = None) -> Interrupted:
+        """The same stop, named after another signal and/or saying what else became of the
+        work (e.g. what a suite kept before)."""
+        if signum is not None:
+            self.signum = int(signum)
+            self.exit_code = 128 + self.signum
+        if what is not None:
+            self.what = what
+        self.message = self._line()
+        self.args = (self.message,)
+        return self

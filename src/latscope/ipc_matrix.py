@@ -14,15 +14,14 @@ network-namespace benchmarks without CAP_NET_ADMIN) is shown with the probe's re
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import polars as pl
-
 from . import probe
-from .errors import BadInput, LatscopeError, Unsupported
+from .errors import BadInput, Interrupted, LatscopeError, Unsupported
 from .runner import measure
 from .store import Store
 from .units import fmt, fmt_bare, pick_unit
@@ -68,13 +67,30 @@ def _one(
     except Unsupported as e:
         cell.problem = e.message
         return cell
+    except Interrupted:
+        raise
     except LatscopeError as e:
-        if e.exit_code == 130:
-            raise
         cell.problem = f"failed: {e.message}"
         return cell
     _fill(cell, r)
     return cell
+
+
+@contextmanager
+def _stops_say_what_was_kept(cells: list[Cell], total: int) -> Iterator[None]:
+    """A stop (a signal: probe.stop_signals) of a matrix or sweep says which cells it kept."""
+    try:
+        yield
+    except (Interrupted, KeyboardInterrupt) as e:
+        kept = sum(c.run_id is not None for c in cells)
+        what = (
+            f"{kept} of {total} cells were measured and stay in the store ('latscope ls')"
+            if kept
+            else f"none of the {total} cells was kept"
+        )
+        if isinstance(e, Interrupted):
+            raise e.retitle(what=what) from None
+        raise Interrupted(what, probe.signum_of(e)) from None
 
 
 def cell_n(bench: dict[str, Any], params: dict[str, Any], n: int) -> int:
@@ -87,6 +103,8 @@ def cell_n(bench: dict[str, Any], params: dict[str, Any], n: int) -> int:
 def _fill(cell: Cell, run: Any) -> None:
     """A cell's figures: the round trip's p50 and p99 from the run's summary (so p99 is
     withheld, None, where too few samples lie above it, as in every other view)."""
+    import polars as pl
+
     from .summary import stat, value
 
     row = run.summary().filter(pl.col("column") == "rtt").row(0, named=True)
@@ -129,12 +147,13 @@ def run_matrix(
     progress: Callable[[int, int], None] | None = None,
 ) -> list[Cell]:
     tags = {"matrix": True}
-    cells = []
-    for i, (b, mode, cpus) in enumerate(plan):
-        c = _one(b, mode, cpus, n, store, tags, progress)
-        cells.append(c)
-        if on_cell:
-            on_cell(i, c)
+    cells: list[Cell] = []
+    with _stops_say_what_was_kept(cells, len(plan)):
+        for i, (b, mode, cpus) in enumerate(plan):
+            c = _one(b, mode, cpus, n, store, tags, progress)
+            cells.append(c)
+            if on_cell:
+                on_cell(i, c)
     return cells
 
 
@@ -226,26 +245,29 @@ def run_sweep(
         )
     if "cpus" in params:
         raise BadInput("--sweep cpus sets cpus=A,B itself; drop -p cpus=")
-    cells = []
-    for i, (a, c) in enumerate(pairs):
-        cell = Cell(bench, str(params.get("mode", "processes")), f"{a},{c}")
-        try:
-            r = measure(
-                bench,
-                {**params, "cpus": f"{a},{c}"},
-                n=n,
-                store=store,
-                tags={"sweep": "cpus"},
-                progress=progress,
-            )
-            _fill(cell, r)
-        except LatscopeError as e:
-            if e.exit_code in (2, 130):
+    cells: list[Cell] = []
+    with _stops_say_what_was_kept(cells, len(pairs)):
+        for i, (a, c) in enumerate(pairs):
+            cell = Cell(bench, str(params.get("mode", "processes")), f"{a},{c}")
+            try:
+                r = measure(
+                    bench,
+                    {**params, "cpus": f"{a},{c}"},
+                    n=n,
+                    store=store,
+                    tags={"sweep": "cpus"},
+                    progress=progress,
+                )
+                _fill(cell, r)
+            except Interrupted:
                 raise
-            cell.problem = e.message
-        cells.append(cell)
-        if on_cell:
-            on_cell(i, cell)
+            except LatscopeError as e:
+                if e.exit_code == 2:
+                    raise
+                cell.problem = e.message
+            cells.append(cell)
+            if on_cell:
+                on_cell(i, cell)
     return cells
 
 

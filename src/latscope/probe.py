@@ -1,7 +1,22 @@
-"""Finding and running the measurement engine `latscope-probe`.
+"""Finding and running the measurement engine `latscope-probe`, and stopping it.
 
 The probe's command line and its `--list` catalogue are the contract between the engine and
 the lab (docs/probe-cli.md): nothing about benchmarks or parameters is declared here.
+
+Signals (`stop_signals`, the one place): in every command SIGINT (Ctrl-C), SIGTERM and SIGHUP
+take one path. The signal raises `Stopped` in the main thread; a probe that is running gets
+the same signal and is waited for (it stops its peers and removes its files itself; after
+`STOP_WAIT_S` it is killed), the run being made is not kept (its partial directory is
+removed), and the command ends with one line and exit status 128 + the signal's number: 130
+(SIGINT), 143 (SIGTERM), 129 (SIGHUP). A signal the process was started ignoring (SIGHUP under
+``nohup``) stays ignored. While the probe is being started or stopped, or a run committed, a
+signal is held (`held_signals`) and acted on right after, so neither the probe nor half a run
+is left behind.
+
+For tests of this, ``LATSCOPE_PAUSE_AT=STAGE`` makes the lab stop at a stage (`pause_point`)
+and wait there for a signal: ``probe`` (the run's partial directory made, the probe not yet
+started), ``commit`` (the probe has written its sample file; the summary and the commit
+follow).
 """
 
 from __future__ import annotations
@@ -12,8 +27,11 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import threading
-from collections.abc import Callable, Mapping
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -306,20 +324,147 @@ def probe_args(
     return args
 
 
+# ------------------------------------------------------------------------------- signals
+
+#: The signals that stop a command: Ctrl-C, kill's default, a terminal that went away.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+#: How long a stopped probe may take to clean up before it is killed.
+STOP_WAIT_S = 5.0
+#: How long a `pause_point` waits for a signal before it goes on.
+PAUSE_S = 60.0
+
+
+class Stopped(KeyboardInterrupt):
+    """One of STOP_SIGNALS arrived (raised in the main thread by `stop_signals`' handler).
+    A KeyboardInterrupt, so that every path Ctrl-C takes, SIGTERM and SIGHUP take too."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def signal_name(signum: int) -> str:
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
+
+
+def signum_of(exc: BaseException) -> int:
+    """The signal a KeyboardInterrupt or Interrupted stands for (plain Ctrl-C: SIGINT)."""
+    return int(getattr(exc, "signum", signal.SIGINT))
+
+
+class _Signals:
+    depth = 0  # stop_signals blocks entered
+    held = 0  # held_signals blocks entered
+    pending: int | None = None  # a signal that arrived while held
+
+
+def _on_signal(signum: int, frame: Any) -> None:
+    if _Signals.held:
+        if _Signals.pending is None:
+            _Signals.pending = signum
+        return
+    raise Stopped(signum)
+
+
+@contextmanager
+def stop_signals() -> Iterator[None]:
+    """SIGINT, SIGTERM and SIGHUP raise `Stopped` in the block (module docs); the handlers
+    before it come back after. Nested blocks and other threads than the main one leave the
+    handlers as they are."""
+    if _Signals.depth or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = {}
+    for s in STOP_SIGNALS:
+        if signal.getsignal(s) is not signal.SIG_IGN:  # nohup: SIGHUP stays ignored
+            old[s] = signal.signal(s, _on_signal)
+    _Signals.depth, _Signals.held, _Signals.pending = 1, 0, None
+    try:
+        yield
+    finally:
+        _Signals.depth, _Signals.held, _Signals.pending = 0, 0, None
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def _hold() -> None:
+    _Signals.held += 1
+
+
+def _release(drop: bool = False, failed: BaseException | None = None) -> None:
+    """End a held block: a signal that arrived meanwhile raises `Stopped` now, unless a stop
+    is already under way (``drop``, or ``failed`` is one; an Interrupted by the probe's own
+    SIGINT then takes the lab's signal)."""
+    _Signals.held -= 1
+    if _Signals.held:
+        return
+    pending, _Signals.pending = _Signals.pending, None
+    if pending is None or drop:
+        return
+    if isinstance(failed, Interrupted):
+        failed.retitle(pending)
+    elif not isinstance(failed, KeyboardInterrupt):
+        raise Stopped(pending)
+
+
+@contextmanager
+def held_signals(drop: bool = False, during: BaseException | None = None) -> Iterator[None]:
+    """A block a stop signal must not cut short (stopping the probe, committing a run or
+    removing it): a signal that arrives meanwhile is acted on when the block ends
+    (`_release`). ``during``: the exception being handled, if the block is clean-up."""
+    _hold()
+    try:
+        yield
+    except BaseException as e:
+        _release(drop, e)
+        raise
+    _release(drop, during)
+
+
+def pause_point(stage: str) -> None:
+    """With ``LATSCOPE_PAUSE_AT=stage``: say so on stderr and wait for a signal (at most
+    PAUSE_S seconds), so that a test can stop the lab at this stage (module docs)."""
+    if os.environ.get("LATSCOPE_PAUSE_AT") != stage:
+        return
+    sys.stderr.write(f"latscope: paused at {stage} (pid {os.getpid()})\n")
+    sys.stderr.flush()
+    end = time.monotonic() + PAUSE_S
+    while time.monotonic() < end:
+        time.sleep(0.05)
+
+
+def _stop(proc: subprocess.Popen[str], signum: int) -> int:
+    """Pass the signal on to the probe and wait for it to clean up (killed after
+    STOP_WAIT_S); its exit status."""
+    if proc.poll() is None:
+        try:
+            proc.send_signal(signum)
+            return proc.wait(timeout=STOP_WAIT_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    return proc.wait()
+
+
 def run_probe(
     args: list[str],
     progress: Callable[[int, int], None] | None = None,
 ) -> list[str]:
     """Run the probe; report progress; map its exit code to an exception.
 
-    Returns the probe's warning lines.  Ctrl-C is passed on to the probe, which cleans up its
-    peers and files itself; then Interrupted is raised.
+    Returns the probe's warning lines. A stop signal (`stop_signals`: SIGINT, SIGTERM, SIGHUP)
+    is passed on to the probe, which cleans up its peers and files itself, and waited for;
+    then Interrupted is raised, carrying the signal.
     """
     rfd, wfd = os.pipe()
     full = args[:1] + args[1:] + ["--progress-fd", str(wfd)]
     # the probe ends with this process (parent-death signal); naming it closes the race of a
     # parent that dies before the probe has arranged that
     env = {**os.environ, "LATSCOPE_PROBE_PARENT": str(os.getpid())}
+    stderr_chunks: list[str] = []
+    _hold()  # a signal while the probe starts is acted on once it can be passed on
     try:
         proc = subprocess.Popen(
             full,
@@ -329,12 +474,14 @@ def run_probe(
             pass_fds=(wfd,),
             env=env,
         )
-    except OSError as e:
+    except BaseException as e:
         os.close(rfd)
         os.close(wfd)
-        raise Unsupported(f"cannot start the probe: {e.strerror}") from None
+        _release(drop=True)
+        if isinstance(e, OSError):
+            raise Unsupported(f"cannot start the probe: {e.strerror}") from None
+        raise
     os.close(wfd)
-    stderr_chunks: list[str] = []
 
     def pump_stderr() -> None:
         assert proc.stderr is not None
@@ -342,28 +489,36 @@ def run_probe(
             stderr_chunks.append(line)
 
     t = threading.Thread(target=pump_stderr, daemon=True)
-    t.start()
-    interrupted = False
+    stopped: int | None = None
+    released = False
     try:
+        t.start()
         with os.fdopen(rfd, "r") as pf:
+            released = True
+            _release()  # from here a signal stops the probe (below)
             for line in pf:
                 parts = line.split()
                 if progress and len(parts) == 3 and parts[0] == "progress":
                     progress(int(parts[1]), int(parts[2]))
         rc = proc.wait()
-    except KeyboardInterrupt:
-        interrupted = True
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGINT)
-        try:
-            rc = proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            rc = proc.wait()
+    except KeyboardInterrupt as e:
+        stopped = signum_of(e)
+        with held_signals(drop=True):  # a second signal does not cut the clean-up short
+            if not released:
+                _release(drop=True)
+            rc = _stop(proc, stopped)
+    except BaseException:
+        with held_signals(drop=True):
+            if not released:
+                _release(drop=True)
+            _stop(proc, signal.SIGTERM)
+        raise
     t.join(timeout=2)
     stderr = "".join(stderr_chunks)
-    if interrupted or rc in (130, -signal.SIGINT, -signal.SIGTERM):
-        raise Interrupted()
+    if stopped is not None:
+        raise Interrupted(signum=stopped)
+    if rc in (130, -signal.SIGINT, -signal.SIGTERM, -signal.SIGHUP):
+        raise Interrupted(signum=-rc if rc < 0 else signal.SIGINT)
     if rc != 0:
         exc = _EXIT.get(rc)
         if exc is None:

@@ -14,6 +14,7 @@ import os
 import shlex
 import sys
 from collections.abc import Callable, Mapping
+from contextlib import ExitStack
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from . import probe
 from . import store as _store
 from ._version import __version__
-from .errors import BadInput
+from .errors import BadInput, Interrupted
 from .store.index import summary_frame
 
 if TYPE_CHECKING:
@@ -64,7 +65,9 @@ def keep(t: _store.Transaction, meta: dict[str, Any], measured: Run | None = Non
     if measured is None:
         measured = Run(t.samples_path)
     summary = measured.summary()
-    final = t.commit(meta, summary=summary_rows(measured, meta))
+    rows = summary_rows(measured, meta)
+    with probe.held_signals():  # a run is committed whole; a signal meanwhile comes after
+        final = t.commit(meta, summary=rows)
     run = Run(final)
     run._summaries[0.95] = summary
     return run
@@ -101,8 +104,6 @@ def measure(
     ``env``: an environment the caller captured (None: captured here, the load averages before
     the run, the rest after it); either way the probe's record of the environment, in the
     sample file's header, is merged in and the merge is kept in run.json."""
-    from .runs import Run  # polars and numpy: not for commands that only list the store
-
     params = dict(params or {})
     probe.benchmark(bench)  # unknown benchmark: a clear error before anything is created
     if n is not None and n <= 0:
@@ -120,42 +121,50 @@ def measure(
 
     st = open_store(store)
     load = envmod.load_now() if env is None else None  # before the run, which would count
-    with st.transaction(bench) as t:
-        args = probe.probe_args(
-            bench,
-            params,
-            t.samples_path,
-            n=n,
-            warmup=warmup,
-            clock=clock,
-            workers=w,
-            inject_ns=inject_ns,
-        )
-        created = _now_utc()
-        warnings = probe.run_probe(args, progress=progress)
-        measured = Run(t.samples_path)  # the complete sample file, still in the partial directory
-        # one environment: the probe's record (its header) and what the lab adds to it
-        record = envmod.of_header(measured.meta)
-        if env is None:
-            env = envmod.capture(probe_env=record or {}, load=load)  # cheap: no load sampling
-        else:
-            env = envmod.merge(dict(env), record)
-        meta = {
-            "id": t.id,
-            "created_utc": created,
-            "benchmark": bench,
-            "params": measured.meta.get("params"),
-            "params_given": {k: str(v) for k, v in params.items()},
-            "clock": measured.clock.get("name"),
-            "command": command_line(),
-            "probe_command": " ".join(shlex.quote(a) for a in args[1:]),
-            "latscope_version": __version__,
-            "probe_warnings": warnings,
-            "tags": dict(tags or {}),
-            "env": env,
-            "status": "complete",
-        }
-        return keep(t, meta, measured)
+    with ExitStack() as stack:
+        with probe.held_signals():  # the partial directory is made whole, then a signal acts
+            t = stack.enter_context(st.transaction(bench))
+        try:
+            args = probe.probe_args(
+                bench, params, t.samples_path, n, warmup, clock, workers=w, inject_ns=inject_ns
+            )
+            probe.pause_point("probe")
+            created = _now_utc()
+            warnings = probe.run_probe(args, progress=progress)
+            probe.pause_point("commit")
+            from .runs import Run  # polars and numpy: once there is something to read
+
+            measured = Run(t.samples_path)  # the complete sample file, in the partial directory
+            # one environment: the probe's record (its header) and what the lab adds to it
+            record = envmod.of_header(measured.meta)
+            if env is None:
+                env = envmod.capture(probe_env=record or {}, load=load)  # cheap: no load sampling
+            else:
+                env = envmod.merge(dict(env), record)
+            meta = {
+                "id": t.id,
+                "created_utc": created,
+                "benchmark": bench,
+                "params": measured.meta.get("params"),
+                "params_given": {k: str(v) for k, v in params.items()},
+                "clock": measured.clock.get("name"),
+                "command": command_line(),
+                "probe_command": " ".join(shlex.quote(a) for a in args[1:]),
+                "latscope_version": __version__,
+                "probe_warnings": warnings,
+                "tags": dict(tags or {}),
+                "env": env,
+                "status": "complete",
+            }
+            return keep(t, meta, measured)
+        except BaseException as e:
+            # a stop (or a failure): the partial directory goes; a second signal waits for it
+            with probe.held_signals(during=e):
+                if t.final is None:
+                    st.abandon(t.dir)
+            if isinstance(e, KeyboardInterrupt) and t.final is None:
+                raise Interrupted(signum=probe.signum_of(e)) from None
+            raise
 
 
 def load(

@@ -32,6 +32,12 @@ examples:
   latscope export last --csv samples.csv      every sample, for your own tools
 
 runs are kept in a store: $LATSCOPE_STORE, or --store DIR, or ~/.local/share/latscope
+
+signals: SIGINT (Ctrl-C), SIGTERM and SIGHUP stop any command the same way: a running probe
+is stopped and waited for, the run being made is not kept (finished runs stay), one line
+says so, and the exit status is 128 + the signal's number (130, 143, 129).
+files: a FILE that exists is replaced only with --force (a symbolic link there is replaced,
+never followed); a directory, FIFO or device there is never written to.
 """
 
 #: The command modules, in the order their commands are listed.
@@ -60,25 +66,44 @@ def commands() -> dict[str, Callable[[argparse.Namespace], int]]:
     return out
 
 
+def _stopped(line: str, status: int) -> int:
+    """The one line of a command stopped by a signal; a second signal meanwhile changes
+    nothing, and a terminal that went away (SIGHUP) takes the line with it."""
+    from .. import probe
+
+    with probe.held_signals(drop=True):
+        try:
+            err_console.print(
+                f"latscope: {shown(line, markup=False)}", soft_wrap=True, markup=False
+            )
+        except OSError:
+            pass
+    return status
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    from .. import probe
+
     parser = build_parser()
     args = parser.parse_args(argv)
     if not args.cmd:
         parser.print_help()
         return 2
-    try:
-        return commands()[args.cmd](args)
-    except Interrupted as e:
-        err_console.print(f"latscope: {shown(e.message)}")
-        return 130
-    except KeyboardInterrupt:
-        err_console.print("latscope: interrupted")
-        return 130
-    except LatscopeError as e:
-        # the message may echo input: control characters escaped, never sent to the terminal
-        err_console.print(
-            f"latscope: error: {shown(e.message, markup=False)}", soft_wrap=True, markup=False
-        )
-        return e.exit_code
-    except BrokenPipeError:
-        return 0
+    with probe.stop_signals():  # SIGINT, SIGTERM, SIGHUP: one path (probe.py)
+        try:
+            return commands()[args.cmd](args)
+        except Interrupted as e:
+            return _stopped(e.message, e.exit_code)
+        except KeyboardInterrupt as e:
+            signum = probe.signum_of(e)
+            return _stopped(f"interrupted by {probe.signal_name(signum)}", 128 + signum)
+        except LatscopeError as e:
+            # the message may echo input: control characters escaped, never sent to the terminal
+            err_console.print(
+                f"latscope: error: {shown(e.message, markup=False)}",
+                soft_wrap=True,
+                markup=False,
+            )
+            return e.exit_code
+        except BrokenPipeError:
+            return 0

@@ -13,8 +13,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import BadInput
+from ..files import check_destination, check_directory
 from ..units import shown
-from .shared import RAW, console, err_console, open_store, store_arg, value_error, wrap
+from .shared import (
+    RAW,
+    console,
+    err_console,
+    force_arg,
+    open_store,
+    store_arg,
+    value_error,
+    wrap,
+)
 
 if TYPE_CHECKING:
     from ..runs import Run
@@ -38,7 +48,9 @@ examples:
       \\input{tex/<run id>} with \\usepackage{graphicx,booktabs}; tex/example.tex compiles
 
 The HTML file is self-contained (inline CSS, figures embedded, no scripts): it opens
-without network access and can be mailed or archived as is.
+without network access and can be mailed or archived as is. A FILE (or DIR/report.md, or a
+figure in DIR) that exists is replaced only with --force; a symbolic link at FILE is then
+replaced, never followed, and one at DIR is refused.
 """
 
 COMPARE_EPILOG = """\
@@ -82,7 +94,8 @@ examples:
   latscope plot RUN_A RUN_B --kind compare -o cmp.pdf     medians with CIs + boxes by column
 
 kinds: hist, box, violin, time, ecdf, tail, acf, qq (one run or several), compare (runs
-side by side, grouped by column). The suffix of -o chooses PNG, SVG or PDF.
+side by side, grouped by column). The suffix of -o chooses PNG, SVG or PDF; a FILE that
+exists is replaced only with --force.
 """
 
 
@@ -137,6 +150,7 @@ def add_parsers(sub: Any) -> None:
     r.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
     r.add_argument("--no-figures", action="store_true", help="tables only (faster)")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
+    force_arg(r)
     store_arg(r)
 
     c = sub.add_parser(
@@ -163,6 +177,7 @@ def add_parsers(sub: Any) -> None:
     )
     c.add_argument("--plot", metavar="FILE", help="write the shift plot (.png, .svg or .pdf)")
     c.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
+    force_arg(c)
     store_arg(c)
 
     i = sub.add_parser(
@@ -215,6 +230,7 @@ def add_parsers(sub: Any) -> None:
     )
     p.add_argument("--log", action="store_true", help="hist: logarithmic latency axis")
     p.add_argument("--seconds", action="store_true", help="time: against time instead of iteration")
+    force_arg(p)
     store_arg(p)
 
 
@@ -237,10 +253,11 @@ def cmd_report(args: argparse.Namespace) -> int:
     if not args.html and not args.md and not args.latex:
         raise BadInput("report: give --html FILE, --md DIR and/or --latex DIR")
     if args.html:
-        report.check_target(Path(args.html))
-    for d in (args.md, args.latex):
-        if d:
-            report.check_target(Path(d), directory=True)
+        report.check_target(Path(args.html), force=args.force)
+    if args.md:
+        report.check_target(Path(args.md), directory=True, force=args.force)
+    if args.latex:  # its file names are known once the runs are analysed (write_latex)
+        check_directory(args.latex, [], args.force)
     runs = _load_runs(args)
     big = len(runs) >= PROGRESS_RUNS or sum(r.n for r in runs) >= PROGRESS_SAMPLES
     figures = not args.no_figures
@@ -256,10 +273,12 @@ def cmd_report(args: argparse.Namespace) -> int:
             )
             if args.html:
                 steps.phase("drawing figures", len(doc.images))
-                written.append(report.write_html(doc, args.html, progress=steps))
+                written.append(report.write_html(doc, args.html, progress=steps, force=args.force))
             if args.md:
                 steps.phase("drawing figures", len(doc.images))
-                written.append(report.write_markdown(doc, args.md, progress=steps))
+                written.append(
+                    report.write_markdown(doc, args.md, progress=steps, force=args.force)
+                )
         if args.latex:
             frags = value_error(
                 lambda: report.report_fragments(
@@ -268,7 +287,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             )
             steps.phase("drawing figures", sum(len(f.images) for f in frags))
             title = "latscope report — " + ", ".join(a.label for a in analyses)
-            paths = report.write_latex(frags, args.latex, title, progress=steps)
+            paths = report.write_latex(frags, args.latex, title, progress=steps, force=args.force)
     n = f"{len(runs)} run{'s' if len(runs) > 1 else ''}"
     for w in written:
         console.print(f"wrote {shown(w)} ({n})")
@@ -288,6 +307,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         plots_ok = target.lower().endswith(tuple(plots.FORMATS))
         if not plots_ok:
             raise BadInput(f"--plot {target}: write .png, .svg or .pdf")
+        check_destination(target, args.force)
     runs = _load_runs(args)
     _cols, rows = compare.compare_runs(
         runs, noise=args.noise, seed=args.seed, columns=args.column, store=open_store(args)
@@ -295,7 +315,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     compare.print_comparison(console, runs, rows)
     if args.plot:
         fig = compare.shift_figure(runs, rows)
-        plots.save(fig, args.plot)
+        plots.save(fig, args.plot, replace=args.force)
         console.print(f"wrote {shown(args.plot)}")
     return 0
 
@@ -342,6 +362,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     target = args.output
     if not target.lower().endswith(tuple(plots.FORMATS)):
         raise BadInput(f"-o {target}: write .png, .svg or .pdf (the suffix chooses the format)")
+    check_destination(target, args.force)
     runs = _load_runs(args)
     labels = unique_labels(runs)
     kind = args.kind
@@ -422,7 +443,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
         return plots.scenarios(series)
 
     fig = value_error(draw)
-    plots.save(fig, target)
+    plots.save(fig, target, replace=args.force)
     console.print(f"wrote {shown(target)}")
     return 0
 

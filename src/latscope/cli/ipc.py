@@ -15,6 +15,9 @@ examples:
   latscope matrix                         every mechanism, threads and processes, 1 and 2 CPUs
   latscope matrix -n 20000                more iterations per cell
   latscope matrix -m pipe -m futex -m tcp only these mechanisms
+
+SIGINT (Ctrl-C), SIGTERM, SIGHUP: the current cell's probe is stopped and waited for; the
+cells measured before stay in the store; exit 130, 143, 129
 """
 
 

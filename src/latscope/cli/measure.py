@@ -78,7 +78,9 @@ def add_parsers(sub: Any) -> None:
         "then:\n"
         "  latscope show last --full                   the whole analysis\n"
         "  latscope report last --html r.html          a report with figures\n"
-        "  latscope compare RUN1 RUN2                  is one faster, with an interval\n",
+        "  latscope compare RUN1 RUN2                  is one faster, with an interval\n\n"
+        "SIGINT (Ctrl-C), SIGTERM, SIGHUP: the probe is stopped and waited for, the run is not\n"
+        "kept, exit 130, 143, 129\n",
     )
     r.add_argument("bench", metavar="BENCH", help="benchmark name (see 'latscope list')")
     r.add_argument(
@@ -274,8 +276,6 @@ def run_and_print(
 ) -> Any:
     """Measure (in worker processes: the probe's `--workers auto` unless --repeat), then the
     summary, the between-workers table or the single-process label, and where it was kept."""
-    from ..repeat import between_segments, print_between
-    from ..report.text import print_run
     from ..runner import measure
 
     st = open_store(args)
@@ -292,6 +292,9 @@ def run_and_print(
             workers=getattr(args, "repeat", None),
             inject_ns=getattr(args, "inject_ns", None),
         )
+    from ..repeat import between_segments, print_between  # scipy: once the probe is done
+    from ..report.text import print_run
+
     print_run(console, run)
     w = len(run.segments)
     if w > 1:

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import BadInput
-from ..files import atomic_write
-from .shared import RAW, console, open_store, store_arg, value_error, wrap
+from ..files import atomic_write, check_destination
+from .shared import RAW, console, force_arg, open_store, store_arg, value_error, wrap
 
 
 def add_parsers(sub: Any) -> None:
@@ -44,12 +44,14 @@ def add_parsers(sub: Any) -> None:
             "(pandas, R, a spreadsheet)."
         ),
         formatter_class=RAW,
-        epilog="example:\n  latscope export last --csv pipe.csv\n",
+        epilog="example:\n  latscope export last --csv pipe.csv\n\n"
+        "a FILE that exists is replaced only with --force\n",
     )
     e.add_argument("run", metavar="RUN", help="run id (or unique part of it, or 'last')")
     g = e.add_mutually_exclusive_group(required=True)
     g.add_argument("--csv", metavar="FILE", help="write CSV (one row per iteration, ns)")
     g.add_argument("--parquet", metavar="FILE", help="write Parquet")
+    force_arg(e)
     store_arg(e)
 
 
@@ -74,14 +76,10 @@ def cmd_show(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     from ..runner import load
 
+    target = check_destination(Path(args.csv or args.parquet), args.force)
     run = load(args.run, open_store(args))
-    target = Path(args.csv or args.parquet)
-    if target.is_dir():
-        raise BadInput(f"{target} is a directory; give a file name")
-    if not target.parent.exists():
-        raise BadInput(f"{target.parent} does not exist")
     try:
-        with atomic_write(target) as f:
+        with atomic_write(target, replace=args.force) as f:
             if args.csv:
                 run.samples.write_csv(f)
             else:

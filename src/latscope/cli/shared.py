@@ -139,6 +139,16 @@ def store_arg(p: argparse.ArgumentParser) -> None:
     )
 
 
+def force_arg(p: argparse.ArgumentParser) -> None:
+    """`--force`: the one way a command replaces a file that exists (files.check_destination)."""
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="replace output files that exist (a symbolic link there is replaced, never "
+        "followed; a directory, FIFO or device is never written to)",
+    )
+
+
 def open_store(args: argparse.Namespace) -> LabStore:
     """The store a command's --store names (default: $LATSCOPE_STORE or the user's)."""
     from ..runner import LabStore  # when a command runs: the CLI starts without polars, numpy

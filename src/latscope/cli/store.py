@@ -12,8 +12,18 @@ import json
 from typing import Any
 
 from ..errors import BadInput
+from ..files import check_destination
 from ..units import shown
-from .shared import RAW, console, err_console, open_store, parse_params, store_arg, wrap
+from .shared import (
+    RAW,
+    console,
+    err_console,
+    force_arg,
+    open_store,
+    parse_params,
+    store_arg,
+    wrap,
+)
 
 EPILOG_LS = """\
 examples:
@@ -106,6 +116,7 @@ def add_parsers(sub: Any) -> None:
         help="every column (creation time, tags, n), whatever the terminal's width",
     )
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    force_arg(p)
     store_arg(p)
 
 
@@ -306,10 +317,12 @@ def cmd_history(args: argparse.Namespace) -> int:
     from ..tables import Column, fit, show
     from ..units import fmt_bare, pick_unit
 
+    if args.plot:
+        check_destination(args.plot, args.force)
     st = open_store(args)
     h = history.query(st, args.bench, args.column, args.stat, parse_params(args.params))
     if args.plot:
-        target = history.plot(h, args.plot)
+        target = history.plot(h, args.plot, replace=args.force)
     if args.json:
         console.print_json(
             json.dumps(

@@ -7,12 +7,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 from pathlib import Path
 from typing import Any
 
-from ..errors import BadInput
+from ..errors import BadInput, Interrupted
+from ..files import check_destination, check_directory
 from ..units import shown
-from .shared import RAW, console, err_console, open_store, store_arg, wrap
+from .shared import RAW, console, err_console, force_arg, open_store, store_arg, wrap
 
 EPILOG_SUITE = """\
 examples:
@@ -23,6 +25,9 @@ examples:
   latscope suite my.toml --latex tex/   also tex/<suite run>.tex and its PDF figures
 
 built-in suite names resolve before paths; the file format is in docs/suites.md
+--html FILE and --md DIR are checked before the first run: a file that exists is replaced
+only with --force. SIGINT, SIGTERM and SIGHUP stop after the current probe has cleaned up;
+the finished runs stay (exit 130, 143, 129).
 """
 EPILOG_ENV = """\
 examples:
@@ -61,6 +66,7 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--no-figures", action="store_true", help="reports with tables only (faster)")
     p.add_argument("--dry-run", action="store_true", help="print the plan; run nothing")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
+    force_arg(p)
     store_arg(p)
 
     p = sub.add_parser(
@@ -157,13 +163,16 @@ def _write_reports(sr: Any, rows: list[Any], args: argparse.Namespace, console: 
     if not args.html:
         html.parent.mkdir(parents=True, exist_ok=True)
     doc = document(sr, rows, figures=not args.no_figures)
-    console.print(f"report: {shown(report.write_html(doc, html))}")
+    console.print(
+        f"report: {shown(report.write_html(doc, html, force=args.force or not args.html))}"
+    )
     if args.md:
-        console.print(f"report (Markdown): {shown(report.write_markdown(doc, args.md))}")
+        md = report.write_markdown(doc, args.md, force=args.force)
+        console.print(f"report (Markdown): {shown(md)}")
     if args.latex:
         brief = document(sr, rows, details=False, figures=not args.no_figures)
         frags = [report.suite_fragment(brief, sr.suite_run)]
-        paths = report.write_latex(frags, args.latex, doc.title)
+        paths = report.write_latex(frags, args.latex, doc.title, force=args.force)
         console.print(
             "report (LaTeX): " + report.latex.written(paths, frags, f"suite {sr.suite.name}"),
             markup=False,
@@ -172,7 +181,7 @@ def _write_reports(sr: Any, rows: list[Any], args: argparse.Namespace, console: 
 
 def cmd_suite(args: argparse.Namespace) -> int:
     from .. import scenarios
-    from ..suite import compare_rows, execute, print_comparison, write_record
+    from ..suite import execute  # the comparison (scipy) is imported once the runs are done
 
     suite = scenarios.load(args.suite, repeat=args.repeat)
     seed = args.seed if args.seed is not None else suite.seed
@@ -191,33 +200,37 @@ def cmd_suite(args: argparse.Namespace) -> int:
         _print_plan(console, suite, steps, seed)
         console.print("[dim]dry run: nothing was run[/dim]")
         return 0
-    if args.html:
-        h = Path(args.html)
-        if h.is_dir() or not h.parent.exists():
-            raise BadInput(f"--html {h}: give a file in an existing directory")
-    if args.md and Path(args.md).exists() and not Path(args.md).is_dir():
-        raise BadInput(f"--md {args.md}: not a directory")
+    if args.html:  # before the first run, not after the last
+        check_destination(args.html, args.force)
+    if args.md:
+        check_directory(args.md, ["report.md"], args.force)  # as report.write_markdown
     if args.latex:
-        from .. import report
-
-        report.check_target(Path(args.latex), directory=True)
+        check_directory(args.latex, [], args.force)
     for k in suite.skipped:
         console.print(f"[yellow]not run:[/yellow] {shown(k.name)}: {shown(k.why)}")
     sr = execute(suite, steps, seed, st, console, err_console, quiet=args.quiet)
-    rows = compare_rows(sr)
-    if rows:
-        print_comparison(console, sr, rows)
+    from ..suite import write_record
+
+    rows: list[Any] = []
+    if any(r.status == "ok" for r in sr.results):
+        from ..suite import compare_rows, print_comparison
+
+        rows = compare_rows(sr)
+        if rows:
+            print_comparison(console, sr, rows)
     for name, why in sr.skipped_scenarios().items():
         console.print(f"[yellow]skipped here:[/yellow] {shown(name)}: {shown(why)}")
     rec = write_record(sr, rows)
     console.print(f"[dim]suite record: {shown(rec)}[/dim]")
     ok = sum(r.status == "ok" for r in sr.results)
     if sr.interrupted:
-        err_console.print(
-            f"latscope: interrupted after {ok} of {len(steps)} runs; the finished runs stay "
-            f"in the store (latscope ls --suite {sr.suite_run})"
+        what = (
+            f"{ok} of {len(steps)} runs finished and stay in the store "
+            f"(latscope ls --suite {sr.suite_run})"
+            if ok
+            else f"none of the {len(steps)} runs finished"
         )
-        return 130
+        raise Interrupted(what, sr.signum or signal.SIGINT)
     if ok:
         _write_reports(sr, rows, args, console)
     console.print(

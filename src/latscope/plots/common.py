@@ -227,9 +227,10 @@ def _box_stats(v: np.ndarray, label: str, rng: np.random.Generator) -> dict[str,
 # ------------------------------------------------------------------------------- output
 
 
-def save(fig: Figure, path: str | os.PathLike[str], dpi: int = 150) -> Path:
+def save(fig: Figure, path: str | os.PathLike[str], dpi: int = 150, replace: bool = True) -> Path:
     """Write ``fig`` as PNG, SVG or PDF, chosen by the suffix of ``path``, atomically
-    (`files.atomic_write`). Returns the path."""
+    (`files.atomic_write`; ``replace=False``: a file that exists is not replaced). Returns
+    the path."""
     p = Path(path)
     fmt = FORMATS.get(p.suffix.lower())
     if fmt is None:
@@ -245,7 +246,7 @@ def save(fig: Figure, path: str | os.PathLike[str], dpi: int = 150) -> Path:
     }
     meta = metas[fmt]
     try:
-        with atomic_write(p) as f:
+        with atomic_write(p, replace=replace) as f:
             fig.savefig(f, format=fmt, dpi=dpi, metadata=meta)
     except OSError as e:
         raise BadInput(f"cannot write {p}: {e.strerror}") from None

@@ -286,21 +286,39 @@ def _md_cell(c: CellLike) -> str:
     return f"**{t}**" if _tone(c) in ("good", "bad", "bold") and t else t
 
 
+def image_files(doc: Document) -> list[str]:
+    """The file names `render_markdown` gives the document's figures, in order."""
+    names: list[str] = []
+    used: set[str] = set()
+    for b in doc.blocks:
+        if isinstance(b, Image):
+            name = slug(b.key)
+            k = 2
+            while name in used:
+                name = f"{slug(b.key)}-{k}"
+                k += 1
+            used.add(name)
+            names.append(f"{name}.png")
+    return names
+
+
 def render_markdown(
     doc: Document,
     image_dir: Path,
     progress: Progress | None = None,
     dpi: int = 120,
+    save: Callable[[str, bytes], Path] | None = None,
 ) -> tuple[str, list[Path]]:
-    """The document as Markdown; figures are written as PNG files into ``image_dir``
-    (atomically, `files.write_bytes`). Returns the text and the image paths."""
+    """The document as Markdown; figures are written as PNG files into ``image_dir``, named
+    by `image_files` (atomically: ``save(name, data)``, by default `files.write_bytes`).
+    Returns the text and the image paths."""
     from .. import plots
 
     lines: list[str] = [f"# {doc.title}", ""]
     if doc.subtitle:
         lines += [f"_{doc.subtitle}_", ""]
     written: list[Path] = []
-    used: set[str] = set()
+    names = iter(image_files(doc))
     for b in doc.blocks:
         if isinstance(b, Heading):
             lines += [f"{'#' * min(max(b.level, 2), 4)} {b.text}", ""]
@@ -332,14 +350,9 @@ def render_markdown(
         elif isinstance(b, Image):
             if progress:
                 progress(b.caption)
-            name = slug(b.key)
-            k = 2
-            while name in used:
-                name = f"{slug(b.key)}-{k}"
-                k += 1
-            used.add(name)
-            target = image_dir / f"{name}.png"
-            write_bytes(target, plots.to_bytes(b.make(), "png", dpi=dpi))
+            name = next(names)
+            data = plots.to_bytes(b.make(), "png", dpi=dpi)
+            target = save(name, data) if save else write_bytes(image_dir / name, data)
             written.append(target)
             lines += [f"![{_md_escape(b.caption)}]({target.name})", "", f"_{b.caption}_", ""]
     return "\n".join(lines).rstrip() + "\n", written

@@ -12,13 +12,13 @@ spikes with their period, drift (change points and trend), every warning (each s
 do), and the figures. With several runs, a comparison with the first run (the baseline):
 ratios of medians and p99s with intervals, p-values, verdicts, and figures grouped by run.
 
-Files are written atomically (`files.atomic_write`): a reader never sees one half-written.
+Files are written atomically (`files.atomic_write`): a reader never sees one half-written;
+a file that exists is replaced only when asked (``force``: ``--force``), a link never followed.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._version import __version__
 from ..errors import BadInput
-from ..files import write_text
+from ..files import check_destination, check_directory, output_directory, write_text
 from ..units import fmt
 from .document import (
     Alert,
@@ -37,6 +37,7 @@ from .document import (
     Image,
     Progress,
     Table,
+    image_files,
     render_html,
     render_markdown,
     slug,
@@ -49,6 +50,9 @@ if TYPE_CHECKING:
 
     from ..runs import Run
 from .run import RunAnalysis, _two, analyse, run_blocks
+
+#: The Markdown report's file in its directory.
+MARKDOWN_FILE = "report.md"
 
 
 def scenarios_image(analyses: Sequence[RunAnalysis], common: Sequence[str]) -> Image:
@@ -217,49 +221,55 @@ def build(
 # ------------------------------------------------------------------------------ writing
 
 
-def check_target(p: Path, directory: bool = False) -> None:
-    """Refuse, before any work, a target that cannot be written."""
+def check_target(p: Path, directory: bool = False, force: bool = False) -> None:
+    """Refuse, before any work, a target that cannot be written (`files.check_destination`,
+    `files.check_directory`: an existing file only with ``force``, a link never followed);
+    for a directory, its report.md too."""
     if directory:
-        if p.exists() and not p.is_dir():
-            raise BadInput(f"{p} exists and is not a directory")
-    elif p.is_dir():
-        raise BadInput(f"{p} is a directory; give a file name")
-    if not p.parent.is_dir():
-        raise BadInput(f"{p.parent} does not exist")
+        check_directory(p, [MARKDOWN_FILE], force)
+    else:
+        check_destination(p, force)
 
 
 def write_html(
-    doc: Document, path: str | os.PathLike[str], progress: Progress | None = None
+    doc: Document,
+    path: str | os.PathLike[str],
+    progress: Progress | None = None,
+    force: bool = False,
 ) -> Path:
-    """Write the document as one self-contained HTML file, atomically (`files.write_text`)."""
+    """Write the document as one self-contained HTML file, atomically (`files.write_text`);
+    a file that exists is replaced only with ``force``."""
     p = Path(path)
-    check_target(p)
+    check_target(p, force=force)
     text = render_html(doc, progress=progress)
     try:
-        write_text(p, text)
+        write_text(p, text, replace=force)
     except OSError as e:
         raise BadInput(f"cannot write {p}: {e.strerror}") from None
     return p
 
 
 def write_markdown(
-    doc: Document, directory: str | os.PathLike[str], progress: Progress | None = None
+    doc: Document,
+    directory: str | os.PathLike[str],
+    progress: Progress | None = None,
+    force: bool = False,
 ) -> Path:
     """Write ``DIR/report.md`` and its PNG figures into ``DIR`` (created if missing; the
-    parent must exist). Every file is written atomically (`files.write_text`)."""
+    parent must exist), through the directory held open (`files.output_directory`): a link
+    at DIR is never followed, and a file that exists in it (report.md, a figure) is replaced
+    only with ``force`` (checked for every file before the first is written). Every file is
+    written atomically; when DIR was created here and writing fails, it goes again."""
     d = Path(directory)
-    check_target(d, directory=True)
-    created = not d.exists()
     try:
-        d.mkdir(exist_ok=True)
-        text, _images = render_markdown(doc, d, progress=progress)
-        target = write_text(d / "report.md", text)
+        with output_directory(d) as folder:
+            folder.check([MARKDOWN_FILE, *image_files(doc)], force)
+            text, _images = render_markdown(
+                doc,
+                d,
+                progress=progress,
+                save=lambda name, data: folder.write_bytes(name, data, replace=force),
+            )
+            return folder.write_text(MARKDOWN_FILE, text, replace=force)
     except OSError as e:
-        if created:
-            shutil.rmtree(d, ignore_errors=True)
         raise BadInput(f"cannot write {d}: {e.strerror}") from None
-    except BaseException:
-        if created:
-            shutil.rmtree(d, ignore_errors=True)
-        raise
-    return target

@@ -525,15 +525,20 @@ def write_latex(
     directory: str | os.PathLike[str],
     title: str,
     progress: Progress | None = None,
+    force: bool = False,
 ) -> list[Path]:
     """Write every fragment as ``DIR/<name>.tex``, its figures as PDF files beside it, and
     ``DIR/example.tex`` that inputs them all (DIR is created if missing; its parent must
-    exist). Returns the fragments' paths and that of example.tex, last."""
+    exist). A file of those names that exists is replaced only with ``force``, checked for
+    all of them before the first is written (`files.check_directory`). Returns the fragments'
+    paths and that of example.tex, last."""
     from .. import plots
-    from .full import check_target
+    from ..files import check_directory
 
     d = Path(directory)
-    check_target(d, directory=True)
+    names = [f.file for frag in frags for f in frag.images]
+    names += [f"{frag.name}.tex" for frag in frags] + [EXAMPLE]
+    check_directory(d, names, force)
     created = not d.exists()
     try:
         d.mkdir(exist_ok=True)
@@ -547,9 +552,10 @@ def write_latex(
                 fig = f.image.make()
                 w, _h = fig.get_size_inches()
                 widths[f.file] = r"\linewidth" if w >= 8 else r"0.7\linewidth"
-                plots.save(fig, d / f.file)
-            written.append(write_text(d / f"{frag.name}.tex", frag.render(widths)))
-        written.append(write_text(d / EXAMPLE, _example(frags, title)))
+                plots.save(fig, d / f.file, replace=force)
+            tex = frag.render(widths)
+            written.append(write_text(d / f"{frag.name}.tex", tex, replace=force))
+        written.append(write_text(d / EXAMPLE, _example(frags, title), replace=force))
     except OSError as e:
         if created:
             shutil.rmtree(d, ignore_errors=True)

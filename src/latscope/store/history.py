@@ -155,8 +155,9 @@ def series_label(row: dict[str, Any], keys: list[str]) -> str:
     return " ".join(f"{k}={p.get(k, '?')}" for k in keys) or "all runs"
 
 
-def plot(h: History, target: str | os.PathLike[str]) -> Path:
-    """The figure over time as an image (format from the file name, e.g. .png, .svg)."""
+def plot(h: History, target: str | os.PathLike[str], replace: bool = True) -> Path:
+    """The figure over time as an image (format from the file name, e.g. .png, .svg);
+    ``replace=False``: a file that exists is not replaced (`files.atomic_write`)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -216,7 +217,7 @@ def plot(h: History, target: str | os.PathLike[str]) -> Path:
     fig.autofmt_xdate()
     fig.tight_layout()
     try:
-        with atomic_write(target) as f:
+        with atomic_write(target, replace=replace) as f:
             fig.savefig(f, dpi=120, format=ext)
     except OSError as e:
         raise BadInput(f"--plot {target}: cannot write: {e.strerror}") from None

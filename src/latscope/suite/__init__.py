@@ -7,10 +7,36 @@ recorded and reported (docs/suites.md).
 - `report`: the suite's report as a document (`document`).
 """
 
-from .comparison import Row, compare_rows, comparison_table, print_comparison
-from .records import record, write_record
-from .report import document, representative
-from .running import StepResult, SuiteRun, execute, new_suite_run_id, sigterm_as_interrupt
+from typing import TYPE_CHECKING, Any
+
+from .running import StepResult, SuiteRun, execute, new_suite_run_id
+
+if TYPE_CHECKING:
+    from .comparison import Row, compare_rows, comparison_table, print_comparison
+    from .records import record, write_record
+    from .report import document, representative
+
+#: Imported when first used, so that a suite's first run starts without scipy and
+#: matplotlib loaded (and a signal meanwhile is answered at once).
+_LATER = {
+    "Row": "comparison",
+    "compare_rows": "comparison",
+    "comparison_table": "comparison",
+    "print_comparison": "comparison",
+    "record": "records",
+    "write_record": "records",
+    "document": "report",
+    "representative": "report",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LATER:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    return getattr(import_module(f"{__name__}.{_LATER[name]}"), name)
+
 
 __all__ = [
     "Row",
@@ -24,6 +50,5 @@ __all__ = [
     "print_comparison",
     "record",
     "representative",
-    "sigterm_as_interrupt",
     "write_record",
 ]

@@ -7,11 +7,11 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    pass
 from ..files import write_text
-from .comparison import Row
-from .running import SuiteRun
+
+if TYPE_CHECKING:
+    from .comparison import Row  # scipy: not for the record of a suite stopped at once
+    from .running import SuiteRun
 
 # ------------------------------------------------------------------------------- the record
 

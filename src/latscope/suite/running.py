@@ -5,9 +5,9 @@ Each run is an ordinary run in the store, tagged with the suite's name, the suit
 scenario, the repetition and its position in the order.  A scenario the probe refuses here
 (exit 3: not permitted or unsupported, e.g. cache=drop without root) is reported and its
 remaining repetitions skipped; a failed measurement (exit 1) is reported and the suite goes
-on.  Ctrl-C (or SIGTERM) stops after the current probe has cleaned up; the runs that finished
-stay in the store.  The suite's record (plan, seed, outcome of every step, comparison) is kept
-as `STORE/suites/<suite run id>.json`.
+on.  SIGINT (Ctrl-C), SIGTERM or SIGHUP stops after the current probe has cleaned up
+(`probe.stop_signals`); the runs that finished stay in the store.  The suite's record (plan,
+seed, outcome of every step, comparison) is kept as `STORE/suites/<suite run id>.json`.
 
 The comparison (comparison.py), per scenario and column:
 
@@ -26,14 +26,12 @@ The comparison (comparison.py), per scenario and column:
 from __future__ import annotations
 
 import secrets
-import signal
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from .. import probe
 from ..errors import Interrupted, LatscopeError, Unsupported
 from ..scenarios import Scenario, Step, Suite
 from ..units import fmt_bare, pick_unit, shown
@@ -73,6 +71,7 @@ class SuiteRun:
     started_utc: str = field(default_factory=_now)
     finished_utc: str | None = None
     interrupted: bool = False
+    signum: int | None = None  # the signal that stopped it (probe.stop_signals)
 
     def runs_of(self, scenario: str) -> list[Run]:
         return [
@@ -89,24 +88,6 @@ class SuiteRun:
             if r.status == "skipped" and r.why:
                 out.setdefault(r.step.scenario.name, r.why)
         return out
-
-
-@contextmanager
-def sigterm_as_interrupt() -> Iterator[None]:
-    """SIGTERM takes the same path as Ctrl-C: the probe cleans up, kept runs stay."""
-
-    def handler(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt
-
-    try:
-        old = signal.signal(signal.SIGTERM, handler)
-    except ValueError:  # not the main thread
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, old)
 
 
 # ------------------------------------------------------------------------------- running
@@ -132,7 +113,7 @@ def execute(
     total = len(steps)
     refused: dict[str, str] = {}
     with ExitStack() as stack:
-        stack.enter_context(sigterm_as_interrupt())
+        stack.enter_context(probe.stop_signals())  # as the CLI does; nothing if it has
         prog = None
         if not quiet and err_console.is_terminal:
             prog = stack.enter_context(progress.bar(err_console, note=True))
@@ -145,75 +126,82 @@ def execute(
                 tasks[s.name] = prog.add_task(shown(s.name.ljust(width)), total=s.repeat, note="")
         done_runs = 0
         done_reps: dict[str, int] = {}
-        for step in steps:
-            sc = step.scenario
-            if sc.name in refused:
-                sr.results.append(StepResult(step, "skipped", why=refused[sc.name]))
+        try:
+            for step in steps:
+                sc = step.scenario
+                if sc.name in refused:
+                    sr.results.append(StepResult(step, "skipped", why=refused[sc.name]))
+                    done_runs += 1
+                    if prog:
+                        prog.update(overall, completed=done_runs)
+                    continue
+
+                def cb(
+                    done: int, tot: int, sc: Scenario = sc, step: Step = step, base: int = done_runs
+                ) -> None:
+                    if prog is None:
+                        return
+                    frac = done / tot if tot else 0.0
+                    prog.update(
+                        tasks[sc.name],
+                        completed=done_reps.get(sc.name, 0) + frac,
+                        note=f"rep {step.repetition}/{sc.repeat}",
+                    )
+                    prog.update(overall, completed=base + frac, note=f"{step.index + 1}/{total}")
+
+                tags = {
+                    "suite": suite.name,
+                    "suite_run": sr.suite_run,
+                    "suite_file": str(suite.path),
+                    "suite_seed": seed,
+                    "scenario": sc.name,
+                    "repetition": step.repetition,
+                    "repeat": sc.repeat,
+                    "order": step.index,
+                }
+                head = (
+                    f"[{step.index + 1}/{total}] {shown(sc.name)} rep {step.repetition}/{sc.repeat}"
+                )
+                try:
+                    run = measure(
+                        sc.benchmark,
+                        sc.params,
+                        n=sc.n,
+                        warmup=sc.warmup,
+                        clock=sc.clock,
+                        store=store,
+                        progress=cb if prog else None,
+                        tags=tags,
+                    )
+                except (Interrupted, KeyboardInterrupt) as e:
+                    sr.interrupted = True
+                    sr.signum = probe.signum_of(e)
+                    break
+                except Unsupported as e:
+                    refused[sc.name] = e.message
+                    sr.results.append(StepResult(step, "skipped", why=e.message))
+                    out.print(
+                        f"{head}: [yellow]skipped[/yellow] (not possible here): {shown(e.message)}"
+                    )
+                except LatscopeError as e:
+                    sr.results.append(StepResult(step, "failed", why=e.message))
+                    out.print(f"{head}: [red]failed[/red]: {shown(e.message)}")
+                else:
+                    sr.results.append(StepResult(step, "ok", run=run))
+                    s = run.summary().row(0, named=True)
+                    unit = pick_unit([s["p50_ns"]])
+                    out.print(
+                        f"{head}: run {shown(run.id)}  {shown(s['column'])} p50 "
+                        f"{fmt_bare(s['p50_ns'], unit)} "
+                        f"{unit[0]}"
+                    )
                 done_runs += 1
+                done_reps[sc.name] = done_reps.get(sc.name, 0) + 1
                 if prog:
+                    prog.update(tasks[sc.name], completed=done_reps[sc.name])
                     prog.update(overall, completed=done_runs)
-                continue
-
-            def cb(
-                done: int, tot: int, sc: Scenario = sc, step: Step = step, base: int = done_runs
-            ) -> None:
-                if prog is None:
-                    return
-                frac = done / tot if tot else 0.0
-                prog.update(
-                    tasks[sc.name],
-                    completed=done_reps.get(sc.name, 0) + frac,
-                    note=f"rep {step.repetition}/{sc.repeat}",
-                )
-                prog.update(overall, completed=base + frac, note=f"{step.index + 1}/{total}")
-
-            tags = {
-                "suite": suite.name,
-                "suite_run": sr.suite_run,
-                "suite_file": str(suite.path),
-                "suite_seed": seed,
-                "scenario": sc.name,
-                "repetition": step.repetition,
-                "repeat": sc.repeat,
-                "order": step.index,
-            }
-            head = f"[{step.index + 1}/{total}] {shown(sc.name)} rep {step.repetition}/{sc.repeat}"
-            try:
-                run = measure(
-                    sc.benchmark,
-                    sc.params,
-                    n=sc.n,
-                    warmup=sc.warmup,
-                    clock=sc.clock,
-                    store=store,
-                    progress=cb if prog else None,
-                    tags=tags,
-                )
-            except (Interrupted, KeyboardInterrupt):
-                sr.interrupted = True
-                break
-            except Unsupported as e:
-                refused[sc.name] = e.message
-                sr.results.append(StepResult(step, "skipped", why=e.message))
-                out.print(
-                    f"{head}: [yellow]skipped[/yellow] (not possible here): {shown(e.message)}"
-                )
-            except LatscopeError as e:
-                sr.results.append(StepResult(step, "failed", why=e.message))
-                out.print(f"{head}: [red]failed[/red]: {shown(e.message)}")
-            else:
-                sr.results.append(StepResult(step, "ok", run=run))
-                s = run.summary().row(0, named=True)
-                unit = pick_unit([s["p50_ns"]])
-                out.print(
-                    f"{head}: run {shown(run.id)}  {shown(s['column'])} p50 "
-                    f"{fmt_bare(s['p50_ns'], unit)} "
-                    f"{unit[0]}"
-                )
-            done_runs += 1
-            done_reps[sc.name] = done_reps.get(sc.name, 0) + 1
-            if prog:
-                prog.update(tasks[sc.name], completed=done_reps[sc.name])
-                prog.update(overall, completed=done_runs)
+        except KeyboardInterrupt as e:  # a signal between two runs (probe.stop_signals)
+            sr.interrupted = True
+            sr.signum = probe.signum_of(e)
     sr.finished_utc = _now()
     return sr
