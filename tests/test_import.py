@@ -46,7 +46,7 @@ def test_write_round_trips_through_the_loader(tmp_path: Path) -> None:
     a = np.array([3, 1, 4, 1, 5], dtype=np.int64)
     p = samples.write(tmp_path / "s.lss", header, {"t_start": t, "a": a})
     f = samples.load(p)
-    assert f.header["n"] == 5 and f.header["format_version"] == 1
+    assert f.header["n"] == 5 and f.header["format_version"] == 2 and f.version == 2
     assert f.duration_columns == ["a"]
     np.testing.assert_array_equal(f.ticks["a"], a)
     np.testing.assert_allclose(f.ns("a"), a * 0.5)

@@ -289,8 +289,8 @@ def cmd_import(args: argparse.Namespace) -> int:
     if args.quiet:
         console.print(run.id)
         return 0
-    for n in notes:
-        console.print(f"[dim]note: {n}[/dim]")
+    for n in notes:  # they quote the file's headers: text, never markup
+        console.print(f"note: {n}", style="dim", markup=False, highlight=False)
     print_run(console, run)
     console.print(f"[dim]run {run.id} imported into {st.root}[/dim]")
     return 0
