@@ -227,6 +227,8 @@ def read_csv(
         raise BadInput(f"{p}: the file is empty")
     if "\x00" in text:
         raise BadInput(f"{p}: not a text file (NUL bytes; CSV expected)")
+    if "\n" not in text:
+        text = text.replace("\r", "\n")  # lines ended by CR alone (classic Mac OS)
     first = next(ln for ln in text.split("\n") if ln.strip())
     delim = _sniff_delimiter(first)
     df = _frame(p, text, delim)

@@ -65,6 +65,7 @@ _TOKEN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+\-]{0,63}")
 #: markup or escapes in the terminal, LaTeX and shells.
 NAME_FORBIDDEN = frozenset("[]\\{}\"'`")
 MAX_NAME = 64
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_]{1,40}")
 
 
 class SampleFormatError(BadInput):
@@ -227,7 +228,8 @@ def _tree_problem(v: Any, where: str = "header", depth: int = 0) -> str | None:
             return f"{where}: an integer beyond 64 bits"
     elif isinstance(v, dict):
         for k, x in v.items():
-            why = _tree_problem(k, where, depth + 1) or _tree_problem(x, f"{where}.{k}", depth + 1)
+            at = f"{where}.{k if _PLAIN_KEY.fullmatch(k) else json.dumps(k)[:40]}"
+            why = _tree_problem(k, where, depth + 1) or _tree_problem(x, at, depth + 1)
             if why:
                 return why
     elif isinstance(v, list):
@@ -366,7 +368,8 @@ def _workers_problem(ws: Any, n: int) -> str | None:
             if not isinstance(counts, dict) or not all(
                 v is None or _is_int(v) for v in counts.values()
             ):
-                return f"workers[{i}].timed_rusage.{json.dumps(role)[:40]} must map counters to integers"
+                role = json.dumps(role)[:40]
+                return f"workers[{i}].timed_rusage.{role} must map counters to integers"
     total = sum(w["n"] for w in ws)
     if total != n:
         return f"the workers' n add up to {total}, not the header's n ({n})"
