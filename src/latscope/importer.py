@@ -363,6 +363,12 @@ def _columns(
         bad = ~np.isfinite(v)
         if bad.any():
             i = int(np.argmax(bad))
+            text = str(df[h][i]).strip()
+            if np.isinf(v[i]) and "inf" not in text.lower():  # a number beyond float64
+                raise BadInput(
+                    f"{p}: {what} '{_shown(h)}' line {_line_of(i)}: '{_shown(text)}' is too "
+                    "large for a number"
+                )
             raise BadInput(
                 f"{p}: {what} '{_shown(h)}' line {_line_of(i)} is {v[i]!s} ({int(bad.sum())} such "
                 "values); a failed measurement must be an error, never a sample: remove those rows"

@@ -212,7 +212,7 @@ def _tree_problem(v: Any, where: str = "header", depth: int = 0) -> str | None:
     `MAX_DEPTH`, a string that is not UTF-8 (a lone surrogate escape) or longer than
     `MAX_STRING`, a number that is not finite or an integer beyond 64 bits; or None."""
     if depth > MAX_DEPTH:
-        return f"{where}: nested more than {MAX_DEPTH} deep"
+        return f"header: nested more than {MAX_DEPTH} deep"
     if isinstance(v, str):
         if len(v) > MAX_STRING:
             return f"{where}: a string of {len(v)} characters (at most {MAX_STRING})"
@@ -330,7 +330,8 @@ def _clock_problem(clk: Any) -> str | None:
     npt = clk.get("ns_per_tick")
     lo, hi = NS_PER_TICK_RANGE
     if not _is_num(npt) or not lo <= npt <= hi:
-        return f"clock.ns_per_tick must be a number from {lo:g} to {hi:g} (it is {npt!r})"
+        shown = json.dumps(npt)[:40]
+        return f"clock.ns_per_tick must be a number from {lo:g} to {hi:g} (it is {shown})"
     for key in ("step_ns", "overhead_ns", "resolution_ns", "getres_ns", "calibration_ms"):
         why = _typed(clk, key, _nonneg, "a number ≥ 0", "clock.")
         if why:
@@ -429,17 +430,21 @@ def header_problem(
     return None
 
 
+class _HeaderError(ValueError):
+    """What is wrong with the header's JSON, as the message says it."""
+
+
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for k, v in pairs:
         if k in out:
-            raise ValueError(f"the key {json.dumps(k)[:40]} appears twice in one object")
+            raise _HeaderError(f"the key {json.dumps(k)[:40]} appears twice in one object")
         out[k] = v
     return out
 
 
 def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a number JSON allows")
+    raise _HeaderError(f"the header holds {name}, which is not a number JSON allows")
 
 
 def _parse_header(line: bytes, version: int) -> Any:
@@ -452,10 +457,16 @@ def _parse_header(line: bytes, version: int) -> Any:
         raise ValueError(f"the header is not UTF-8 (byte {e.start})") from None
     try:
         return json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constant)
+    except _HeaderError:
+        raise
     except RecursionError:
         raise ValueError(f"the header is nested more than {MAX_DEPTH} deep") from None
     except json.JSONDecodeError as e:
         raise ValueError(f"the header is not JSON ({e.msg} at byte {e.pos})") from None
+    except ValueError:  # an integer of more digits than Python converts
+        raise ValueError(
+            "the header is not JSON we read (a number of thousands of digits)"
+        ) from None
 
 
 # ---------------------------------------------------------------------------- reading
@@ -463,7 +474,11 @@ def _parse_header(line: bytes, version: int) -> Any:
 
 def _read(p: Path) -> bytearray:
     """The whole file, through the guarded open (`files.open_regular`), into one buffer."""
-    with open_regular(p, "a sample file", FILE_LIMIT) as f:
+    try:
+        f = open_regular(p, "a sample file", FILE_LIMIT)
+    except BadInput as e:
+        raise SampleFormatError(e.message) from None
+    with f:
         size = os.fstat(f.fileno()).st_size
         buf = bytearray(size + 1)
         view = memoryview(buf)
