@@ -164,7 +164,7 @@ def python_seeds() -> list[bytes]:
     """Valid files as the Python writer writes them, version 2 and version 1."""
     rng = np.random.default_rng(1)
     out = []
-    for names, nrows in ((["a"], 5), (["rtt", "oneway"], 40), (["call"], 0)):
+    for names, nrows in ((["a"], 5), (["rtt", "oneway"], 40), (["call"], 1)):
         ticks = rng.integers(0, 10**6, size=(len(names) + 1, nrows))
         out.append(written(base_header(names, nrows), ticks))
         out.append(written(base_header(names, nrows, 1), ticks, 1))

@@ -327,3 +327,12 @@ def test_notes_quote_headers_as_text(cli, store: Path, tmp_path: Path) -> None:
     r = cli("import", str(f))
     assert r.returncode == 0, r.stderr
     assert "note: column 'label [/dim]' is not numeric (labels): skipped" in r.stdout
+
+
+def test_the_import_help_states_the_limits() -> None:
+    from latscope.cli.analysis import IMPORT_EPILOG
+
+    text = " ".join(IMPORT_EPILOG.split())
+    assert f"at most {importer.CSV_LIMIT >> 20} MiB" in text
+    assert f"at most {importer.MAX_CSV_COLUMNS} columns and {samples.MAX_ROWS:,} rows" in text
+    assert f"headers of at most {importer.MAX_HEADER_CHARS} characters" in text

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import zlib
 from collections.abc import Callable
@@ -282,6 +283,12 @@ def _deep(depth: int) -> Callable[[bytes], bytes]:
     return make
 
 
+def _no_samples(raw: bytes) -> bytes:
+    header, _ = parts(raw)
+    header.pop("workers")
+    return sealed({**header, "n": 0}, b"", 3, 0)
+
+
 #: (name, the malformed file made from a good one, words the one line holds)
 MALFORMED: list[tuple[str, Callable[[bytes], bytes], str]] = [
     ("empty", lambda raw: b"", "not a latscope sample file"),
@@ -360,6 +367,7 @@ MALFORMED: list[tuple[str, Callable[[bytes], bytes], str]] = [
     ("n negative", _set("n", -1), "n must be a count"),
     ("n not the data's", _set("n", 199), "the header's n is 199 but the data holds 200"),
     ("no n", _drop("n"), "n must be a count"),
+    ("no samples", _no_samples, "no samples (n is 0)"),
     ("columns an object", _set("columns", {"a": 1}), "columns must be a list"),
     (
         "one column too few",
@@ -399,6 +407,7 @@ MALFORMED: list[tuple[str, Callable[[bytes], bytes], str]] = [
     ("ns_per_tick NaN", _header_text(b'"ns_per_tick": ', b'"ns_per_tick": NaN, "x": '), "NaN"),
     ("no ns_per_tick", _drop("clock.ns_per_tick"), "ns_per_tick"),
     ("overhead negative", _set("clock.overhead_ns", -5), "clock.overhead_ns"),
+    ("no params", _drop("params"), "params must be"),
     ("params a list", _set("params", [1, 2]), "params must be"),
     ("a param an object", _set("params.size", {"v": 8}), "params must be"),
     ("warmup a string", _set("warmup", "30"), "warmup must be a count"),
@@ -459,3 +468,19 @@ def test_an_accepted_file_shows(cli, good: Path, tmp_path: Path) -> None:
     r = cli("show", str(p))
     assert r.returncode == 0, r.stderr
     assert "pipe" in r.stdout
+
+
+def test_the_limits_are_the_documented_ones_and_the_probes() -> None:
+    root = Path(__file__).resolve().parent.parent
+    doc = (root / "docs" / "sample-format.md").read_text()
+    assert samples.MAX_HEADER_BYTES == 2**20 and "**1 MiB**" in doc
+    assert samples.FILE_LIMIT == 8 * 2**30 and "**8 GiB**" in doc
+    assert samples.MAX_ROWS == 10**8 and "**10⁸**" in doc
+    assert f"**{samples.MAX_COLUMNS}**" in doc
+    assert f"# The sample file format (version {samples.FORMAT_VERSION})" in doc
+    h = (root / "probe" / "core" / "probe.h").read_text()
+    defs = dict(re.findall(r"#define (SAMPLE_\w+) (\S+)", h))
+    assert defs["SAMPLE_FORMAT_VERSION"] == str(samples.FORMAT_VERSION)
+    assert defs["SAMPLE_MAX_HEADER"] == "(1u" and "(1u << 20)" in h
+    assert defs["SAMPLE_MAX_COLUMNS"] == str(samples.MAX_COLUMNS)
+    assert defs["SAMPLE_MAX_ROWS"] == f"{samples.MAX_ROWS}ull"

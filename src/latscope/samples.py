@@ -402,6 +402,10 @@ def header_problem(
         return f"n must be a count (it is {json.dumps(n)[:40]})"
     if n != nrows:
         return f"the header's n is {n} but the data holds {nrows} rows"
+    if n == 0:
+        return "no samples (n is 0): there is nothing to compute a figure from"
+    if not _params(header.get("params")):
+        return f"params must be an object of values (it is {json.dumps(header.get('params'))[:40]})"
     why = _columns_problem(header.get("columns"), ncols) or _clock_problem(header.get("clock"))
     if why:
         return why
@@ -410,7 +414,6 @@ def header_problem(
         if why:
             return why
     for key, ok, what in (
-        ("params", _params, "an object of values"),
         ("warmup", lambda v: _is_int(v) and v >= 0, "a count"),
         ("inject_ns", _nonneg, "a number ≥ 0"),
         ("bench", _obj, "an object"),
@@ -554,10 +557,10 @@ def write(
 
     ``header["columns"]`` lists the columns in file order (``name``, ``kind``, ...); ``columns``
     maps each name to its integer ticks (int64). ``format``, ``format_version``, ``n`` and
-    ``byte_order`` are filled in. The header must pass the format's schema (`header_problem`;
-    ValueError otherwise), so what is written can be read back. The file is written
-    atomically (`files.atomic_write`), so a file with the final name is always whole; an
-    existing file is refused unless ``overwrite``."""
+    ``byte_order`` are filled in, and ``params`` (empty) when the header has none. The header
+    must pass the format's schema (`header_problem`; ValueError otherwise), so what is written
+    can be read back. The file is written atomically (`files.atomic_write`), so a file with
+    the final name is always whole; an existing file is refused unless ``overwrite``."""
     import numpy as np
 
     p = Path(path)
@@ -579,6 +582,7 @@ def write(
         raise ValueError(f"at most {MAX_ROWS} rows of {MAX_COLUMNS} columns")
     hdr = {
         "format": "latscope-samples",
+        "params": {},
         **header,
         "format_version": FORMAT_VERSION,
         "n": nrows,
