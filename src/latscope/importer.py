@@ -140,12 +140,9 @@ def _line_of(row: int) -> int:
 
 
 def _to_float(s: pl.Series, delimiter: str) -> tuple[pl.Series | None, int | None, str | None]:
-    """A column as float64, or (None, first bad row, its text) when some values are not
-    numbers. Strings are stripped; with a ';' or tab delimiter a decimal comma is accepted."""
-    if s.dtype.is_numeric():
-        return s.cast(pl.Float64), None, None
-    if s.dtype == pl.Boolean:
-        return None, 0, str(s[0])
+    """A column of text (`_frame` reads every column as text) as float64, or (None, first bad
+    row, its text) when some values are not numbers. The text is stripped; with a ';' or tab
+    delimiter a decimal comma is accepted."""
     st = s.cast(pl.String).str.strip_chars()
     present = st.is_not_null() & (st != "")
     f = st.cast(pl.Float64, strict=False)
@@ -185,6 +182,18 @@ def _decode(p: Path, raw: bytes) -> str:
             raise BadInput(f"{p}: not a text file (CSV expected)") from None
 
 
+def _first_line(text: str) -> str:
+    """The first line that is not blank (the header), found without splitting the whole."""
+    start = 0
+    while start < len(text):
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end
+        if text[start:end].strip():
+            return text[start:end]
+        start = end + 1
+    return ""
+
+
 def _frame(p: Path, text: str, delim: str) -> pl.DataFrame:
     """The CSV as a frame of strings (numbers are parsed column by column, `_to_float`)."""
     from polars.exceptions import PanicException
@@ -203,7 +212,7 @@ def _frame(p: Path, text: str, delim: str) -> pl.DataFrame:
     except (pl.exceptions.PolarsError, ValueError, OSError, PanicException) as e:
         msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise BadInput(f"{p}: not a readable CSV file ({_shown(msg, 80)})") from None
-    header = next((ln for ln in text.split("\n") if ln.strip()), "").rstrip("\r")
+    header = _first_line(text).rstrip("\r")
     if '"' not in header and "\r" not in header:
         seen: set[str] = set()
         for h in next(csv.reader([header], delimiter=delim), []):
@@ -229,8 +238,7 @@ def read_csv(
         raise BadInput(f"{p}: not a text file (NUL bytes; CSV expected)")
     if "\n" not in text:
         text = text.replace("\r", "\n")  # lines ended by CR alone (classic Mac OS)
-    first = next(ln for ln in text.split("\n") if ln.strip())
-    delim = _sniff_delimiter(first)
+    delim = _sniff_delimiter(_first_line(text))
     df = _frame(p, text, delim)
     if df.height == 0:
         raise BadInput(f"{p}: a header but no rows of samples")
