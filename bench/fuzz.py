@@ -7,6 +7,9 @@ Inputs come from hypothesis in chunks, each chunk under its own seed (printed wi
 so it can be run again); a failing input is shrunk by hypothesis and shown. Prints, per target,
 how long it ran, how many inputs it tried (how many were read and how many refused) and the
 number of distinct failures (by exception type and the line that raised it): 0 expected.
+An input that takes longer than fuzz.TIME_BOUND is a failure (`fuzz.Hang`); one stuck in
+native code, where that alarm cannot interrupt it, for twice as long ends the run (exit 3)
+with the input printed. Exit status: 0 without failures, 1 with.
 
     PYTHONPATH=src nice -n 19 python bench/fuzz.py --minutes 10 --target all
 
@@ -21,6 +24,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import traceback
 from collections import Counter
@@ -84,6 +88,22 @@ class Target:
         self.tried = 0
         self.outcomes: Counter[str] = Counter()
         self.failures: dict[tuple[str, str], str] = {}
+        self.current: tuple[float, Any] | None = None  # the input being tried, since when
+
+    def watch(self) -> None:
+        """A thread that ends the process when one input runs past twice fuzz.TIME_BOUND: a
+        hang inside native code, which the SIGALRM of fuzz.time_bound cannot interrupt."""
+
+        def watchdog() -> None:
+            while True:
+                time.sleep(1.0)
+                cur = self.current
+                if cur is not None and time.monotonic() - cur[0] > 2 * fuzz.TIME_BOUND:
+                    print(f"\n{self.name}: HANG (no answer in {2 * fuzz.TIME_BOUND:g} s) on")
+                    print(repr(cur[1])[:3000], flush=True)
+                    os._exit(3)
+
+        threading.Thread(target=watchdog, daemon=True).start()
 
     def chunk(self, chunk_seed: int, examples: int) -> None:
         @settings(
@@ -99,7 +119,11 @@ class Target:
         @given(self.strategy)
         def one(x: Any) -> None:
             self.tried += 1
-            self.outcomes[self.call(x)] += 1
+            self.current = (time.monotonic(), x)
+            try:
+                self.outcomes[self.call(x)] += 1
+            finally:
+                self.current = None
 
         try:
             one()
@@ -165,6 +189,7 @@ def main() -> int:
             targets.append(Target("csv", fuzz.csv_inputs(), csv_one))
         results = []
         for t in targets:
+            t.watch()
             print(f"{t.name}: fuzzing for {args.minutes:g} min ...", flush=True)
             results.append((t, t.run(args.minutes * 60, args.chunk, args.seed)))
     print()
