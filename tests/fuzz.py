@@ -24,6 +24,7 @@ import json
 import random
 import re
 import signal
+import tempfile
 import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -154,20 +155,26 @@ def base_header(names: list[str], nrows: int, version: int = samples.FORMAT_VERS
 
 
 def written(header: dict, ticks: np.ndarray, version: int = samples.FORMAT_VERSION) -> bytes:
-    """The bytes of a file of this header and these ticks (columns × rows), as `write`."""
+    """The bytes of a file of this header and these ticks (columns × rows), laid out as
+    `samples.write` lays them out, in any version."""
     hb = json.dumps(header, ensure_ascii=False, separators=(",", ":")).encode()
     ncols, nrows = ticks.shape
     return seal(version, hb, ncols, nrows, ticks.astype("<i8").tobytes())
 
 
 def python_seeds() -> list[bytes]:
-    """Valid files as the Python writer writes them, version 2 and version 1."""
+    """Valid files of the Python writer (`samples.write`, version 2), and the same parts as
+    version 1 files were written."""
     rng = np.random.default_rng(1)
     out = []
-    for names, nrows in ((["a"], 5), (["rtt", "oneway"], 40), (["call"], 1)):
-        ticks = rng.integers(0, 10**6, size=(len(names) + 1, nrows))
-        out.append(written(base_header(names, nrows), ticks))
-        out.append(written(base_header(names, nrows, 1), ticks, 1))
+    with tempfile.TemporaryDirectory() as d:
+        for names, nrows in ((["a"], 5), (["rtt", "oneway"], 40), (["call"], 1)):
+            ticks = rng.integers(0, 10**6, size=(len(names) + 1, nrows))
+            header = base_header(names, nrows)
+            f = Path(d) / f"{len(out)}.lss"
+            samples.write(f, header, dict(zip(["t_start", *names], ticks, strict=True)))
+            out.append(f.read_bytes())
+            out.append(written(base_header(names, nrows, 1), ticks, 1))
     return out
 
 
