@@ -3,6 +3,7 @@ the imported run going through show, export and report like any other run."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from latscope import samples
+from latscope import importer, samples
 from latscope.errors import BadInput
 from latscope.importer import import_csv, read_csv, split_unit
 from latscope.runs import Run
@@ -46,7 +47,7 @@ def test_write_round_trips_through_the_loader(tmp_path: Path) -> None:
     a = np.array([3, 1, 4, 1, 5], dtype=np.int64)
     p = samples.write(tmp_path / "s.lss", header, {"t_start": t, "a": a})
     f = samples.load(p)
-    assert f.header["n"] == 5 and f.header["format_version"] == 1
+    assert f.header["n"] == 5 and f.header["format_version"] == 2 and f.version == 2
     assert f.duration_columns == ["a"]
     np.testing.assert_array_equal(f.ticks["a"], a)
     np.testing.assert_allclose(f.ns("a"), a * 0.5)
@@ -174,6 +175,40 @@ BAD = [
     ("back.csv", "t_s,open_us\n0.2,1\n0.1,2\n", (), "goes backwards"),
     ("onlyindex.csv", "iteration\n0\n1\n2\n", (), "no columns of latencies"),
     ("notime.csv", "open_us\n1\n2\n", ("--time-column", "t"), "--time-column t"),
+    ("ragged.csv", "open_us,read_us\n1,2\n3,4,5\n", (), "not a readable CSV file"),
+    ("short.csv", "open_us,read_us\n1,2\n3\n", (), "missing value"),
+    ("minusinf.csv", "open_us\n1\n-inf\n", (), "line 3 is -inf"),
+    ("nanword.csv", "open_us\n1\nnan\n2\n", (), "line 3 is nan"),
+    ("e400.csv", "open_us\n1\n1e400\n", (), "line 3: '1e400' is too large for a number"),
+    ("enormous.csv", "open_us\n1\n" + "9" * 30 + "\n", (), "too large for µs"),
+    (
+        "digits.csv",
+        "open_us\n1\n" + "9" * 400 + "\n",
+        (),
+        "'9999999999999999999999999999999999999999…' is too large",
+    ),
+    ("negzero.csv", "t_s,open_us\n0,1\n-1e-9,2\n", (), "goes backwards"),
+    ("parsec.csv", "open_parsec\n5\n3\n", (), "no unit for column open_parsec"),
+    ("twice.csv", "open_us,open_us\n1,2\n", (), "column 'open_us' appears twice"),
+    ("longname.csv", "o" * 200 + "_us\n1\n", (), "longer than 128 characters"),
+    (
+        "wide.csv",
+        ",".join(f"c{i}_us" for i in range(300)) + "\n" + "1," * 299 + "1\n",
+        (),
+        "300 columns; at most 256",
+    ),  # fmt: skip
+    (
+        "latencies.csv",
+        ",".join(f"c{i}_us" for i in range(70)) + "\n" + "1," * 69 + "1\n",
+        (),
+        "more than 63 columns of latencies",
+    ),  # fmt: skip
+    ("nul.csv", "open_us\n1\x002\n", (), "NUL bytes"),
+    ("hugefield.csv", "open_us\n1\n2\n" + "x" * 1_000_000 + "\n", (), "'xxxxxxxxxx"),
+    ("control.csv", "a\x1b[31m_us\n1\nx\n2\n", (), "'a\\x1b[31m_us' line 3"),
+    ("separator.csv", "open_us\n1\n2\u20283\n4\n", (), "'2\\u20283' is not a number"),
+    ("onlyblank.csv", "\n \n\t\n", (), "the file is empty"),
+    ("bomonly.csv", "\ufeff", (), "the file is empty"),
 ]
 
 
@@ -195,7 +230,51 @@ def test_missing_and_binary_files(cli, store: Path, tmp_path: Path) -> None:
     (tmp_path / "bin.csv").write_bytes(b"\x00\x01\x02\xff\xfe")
     one_error_line(cli("import", str(tmp_path / "bin.csv")), "not a text file")
     one_error_line(cli("import", str(tmp_path)), "is a directory")
+    (tmp_path / "bad.csv").write_bytes(b"open_us\n1\n\x81\x8d\xff\n")  # neither UTF-8 nor 1252
+    one_error_line(cli("import", str(tmp_path / "bad.csv")), "not a text file")
+    (tmp_path / "u16.csv").write_bytes("open_us\n1\n".encode("utf-16-le"))  # no BOM: NULs
+    one_error_line(cli("import", str(tmp_path / "u16.csv")), "not a text file")
     assert runs_in(store) == []
+
+
+def test_not_a_regular_file_or_too_large(
+    cli, store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A FIFO would hang the reader, /dev/zero never ends (it was a MemoryError): both are
+    refused before a byte is read, as is a file above importer.CSV_LIMIT."""
+    fifo = tmp_path / "fifo.csv"
+    os.mkfifo(fifo)
+    for p in (str(fifo), "/dev/zero", "/dev/urandom"):
+        one_error_line(cli("import", p, timeout=30), "not a regular file")
+    f = tmp_path / "big.csv"
+    f.write_text("open_us\n" + "1\n" * 600)
+    monkeypatch.setattr(importer, "CSV_LIMIT", 1000)
+    one_error_line(cli("import", str(f)), "larger than a CSV file may be (1000 bytes)")
+    assert runs_in(store) == []
+
+
+@pytest.mark.parametrize(
+    "name,raw,columns",
+    [
+        ("x^2_us first: not a zlib stream", b"x^2_us,b_ns\n1,2\n3,4\n", ["x^2", "b"]),
+        ("gzip magic", b"\x1f\x8b_us\n1\n2\n", ["\u2039"]),  # read as Windows-1252
+        ("UTF-8 BOM", "\ufeffopen_us\n1\n2\n".encode(), ["open"]),
+        ("UTF-16 with its BOM", "open_us\tread_us\n1\t2\n".encode("utf-16"), ["open", "read"]),
+        ("Windows-1252", "lat_\xb5s\n1\n2\n".encode("cp1252"), ["lat"]),
+        ("CR line ends", b"open_us\r1\r2\r", ["open"]),
+        ("CRLF line ends", b"open_us\r\n1\r\n2\r\n", ["open"]),
+        ("markup and spaces in names", b"[/x] a_us,b'c_us\n1,2\n", ["_/x__a", "b_c"]),
+        ("alike names", b"a_us,A_ns,a (ms)\n1,2,3\n", ["a", "a_2", "a_3"]),
+    ],
+)
+def test_awkward_but_valid_csvs_import(
+    store: Path, tmp_path: Path, name: str, raw: bytes, columns: list[str]
+) -> None:
+    f = tmp_path / "f.csv"
+    f.write_bytes(raw)
+    run, _ = import_csv(f, store=store)
+    assert run.columns == columns
+    assert run.n == len(run.values(run.columns[0]))
 
 
 # ---------------------------------------------------------------------------- round trip
@@ -239,3 +318,21 @@ def test_imported_run_round_trips(cli, store: Path, tmp_path: Path) -> None:
 
     run = Run(store / "runs" / rid)
     assert run.meta["source"]["sha256"] and run.meta["source"]["rows"] == 3000
+
+
+def test_notes_quote_headers_as_text(cli, store: Path, tmp_path: Path) -> None:
+    """A skipped column's header is the file's text: printed as it is, never as markup."""
+    f = tmp_path / "m.csv"
+    f.write_text("label [/dim],open_ns\ncached,100\ncached,110\ncold,300\n")
+    r = cli("import", str(f))
+    assert r.returncode == 0, r.stderr
+    assert "note: column 'label [/dim]' is not numeric (labels): skipped" in r.stdout
+
+
+def test_the_import_help_states_the_limits() -> None:
+    from latscope.cli.analysis import IMPORT_EPILOG
+
+    text = " ".join(IMPORT_EPILOG.split())
+    assert f"at most {importer.CSV_LIMIT >> 20} MiB" in text
+    assert f"at most {importer.MAX_CSV_COLUMNS} columns and {samples.MAX_ROWS:,} rows" in text
+    assert f"headers of at most {importer.MAX_HEADER_CHARS} characters" in text

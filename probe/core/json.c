@@ -44,6 +44,34 @@ void jb_raw(struct jbuf *b, const char *fmt, ...) {
     va_end(ap);
 }
 
+/* The length of the valid UTF-8 sequence at p (1..4), or 0 when it is not one (a stray
+ * continuation byte, an overlong form, a surrogate, a code point above U+10FFFF, a cut-short
+ * sequence). */
+static int utf8_len(const unsigned char *p) {
+    unsigned c = p[0];
+    int n;
+    unsigned lo = 0x80, hi = 0xBF;
+    if (c < 0x80) return 1;
+    if (c >= 0xC2 && c <= 0xDF)
+        n = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        n = 3;
+        if (c == 0xE0) lo = 0xA0;
+        if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        n = 4;
+        if (c == 0xF0) lo = 0x90;
+        if (c == 0xF4) hi = 0x8F;
+    } else
+        return 0;
+    if (p[1] < lo || p[1] > hi) return 0;
+    for (int k = 2; k < n; k++)
+        if (p[k] < 0x80 || p[k] > 0xBF) return 0;
+    return n;
+}
+
+/* A JSON string: valid UTF-8 whatever the bytes (a path or an argument may hold any): each
+ * byte that does not start a valid UTF-8 sequence is written as U+FFFD. */
 static void jb_escaped(struct jbuf *b, const char *s) {
     jb_raw(b, "\"");
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
@@ -54,10 +82,19 @@ static void jb_escaped(struct jbuf *b, const char *s) {
         case '\r': jb_raw(b, "\\r"); break;
         case '\t': jb_raw(b, "\\t"); break;
         default:
-            if (*p < 0x20)
+            if (*p < 0x20 || *p == 0x7f)
                 jb_raw(b, "\\u%04x", *p);
-            else
+            else if (*p < 0x80)
                 jb_raw(b, "%c", *p);
+            else {
+                int n = utf8_len(p);
+                if (n == 0)
+                    jb_raw(b, "\\ufffd");
+                else {
+                    jb_raw(b, "%.*s", n, (const char *)p);
+                    p += n - 1;
+                }
+            }
         }
     }
     jb_raw(b, "\"");

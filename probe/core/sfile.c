@@ -28,21 +28,34 @@ uint32_t crc32_update(uint32_t crc, const void *data, size_t len) {
     return ~crc;
 }
 
+/* Write all of buf and add it to the running CRC: the checksum of format version 2 covers
+ * every byte before the END line (magic, header, DATA line and samples). */
+static int put(int fd, uint32_t *crc, const void *buf, size_t len) {
+    *crc = crc32_update(*crc, buf, len);
+    return write_full(fd, buf, len);
+}
+
 int sfile_write_fd(int fd, const char *header_json, int ncols, int64_t **cols,
                    uint64_t nrows) {
+    size_t hlen = strlen(header_json);
+    /* what a reader accepts (docs/sample-format.md, "Limits"): one line of at most
+     * SAMPLE_MAX_HEADER bytes, 1..SAMPLE_MAX_COLUMNS columns, at most SAMPLE_MAX_ROWS rows */
+    if (hlen == 0 || hlen > SAMPLE_MAX_HEADER || memchr(header_json, '\n', hlen) || ncols < 1 ||
+        ncols > SAMPLE_MAX_COLUMNS || nrows > SAMPLE_MAX_ROWS) {
+        errno = EINVAL;
+        return -1;
+    }
     char line[128];
     int len;
     uint32_t crc = 0;
     len = snprintf(line, sizeof line, "LATSCOPE-SAMPLES %d\n", SAMPLE_FORMAT_VERSION);
-    if (write_full(fd, line, (size_t)len)) goto fail;
-    if (write_full(fd, header_json, strlen(header_json)) || write_full(fd, "\n", 1)) goto fail;
+    if (put(fd, &crc, line, (size_t)len)) goto fail;
+    if (put(fd, &crc, header_json, hlen) || put(fd, &crc, "\n", 1)) goto fail;
     len = snprintf(line, sizeof line, "DATA %d %llu\n", ncols, (unsigned long long)nrows);
-    if (write_full(fd, line, (size_t)len)) goto fail;
+    if (put(fd, &crc, line, (size_t)len)) goto fail;
     for (int c = 0; c < ncols; c++) {
         /* little-endian int64, column after column (x86_64 and aarch64 are little-endian) */
-        size_t bytes = (size_t)nrows * sizeof(int64_t);
-        crc = crc32_update(crc, cols[c], bytes);
-        if (write_full(fd, cols[c], bytes)) goto fail;
+        if (put(fd, &crc, cols[c], (size_t)nrows * sizeof(int64_t))) goto fail;
     }
     len = snprintf(line, sizeof line, "\nEND %llu %08x\n", (unsigned long long)nrows, crc);
     if (write_full(fd, line, (size_t)len)) goto fail;

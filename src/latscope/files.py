@@ -351,14 +351,15 @@ def _size(n: int) -> str:
     return f"{n / 2**20:.0f} MiB" if n >= 2**20 else f"{n} bytes"
 
 
-def read_bytes(
+def open_regular(
     path: str | os.PathLike[str], what: str, limit: int = READ_LIMIT, follow: bool = True
-) -> bytes:
-    """The contents of a regular file of at most ``limit`` bytes; BadInput (one line) when it
-    is missing, a directory, a FIFO, device or socket, larger than ``limit``, or unreadable.
-    The file is opened non-blocking (so a FIFO cannot hang the open) and checked with fstat
-    on the open descriptor; at most ``limit`` bytes are ever read, even if it grows.
-    ``follow=False``: a symbolic link is refused too (O_NOFOLLOW; the store's own files)."""
+) -> BinaryIO:
+    """A regular file of at most ``limit`` bytes, open for reading (the caller closes it);
+    BadInput (one line) when it is missing, a directory, a FIFO, device or socket, larger than
+    ``limit``, or unreadable. The file is opened non-blocking (so a FIFO cannot hang the open)
+    and checked with fstat on the open descriptor, so a swapped path cannot get past the
+    check. ``follow=False``: a symbolic link is refused too (O_NOFOLLOW; the store's own
+    files). For readers that need part of a file; `read_bytes` reads all of it."""
     p = Path(path)
     flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0)
     if not follow:
@@ -383,20 +384,32 @@ def read_bytes(
             raise BadInput(f"{p}: not a regular file (a FIFO, device or socket), not {what}")
         if st.st_size > limit:
             raise BadInput(f"{p}: {_size(st.st_size)}, larger than {what} may be ({_size(limit)})")
-        chunks, got = [], 0
-        while True:
-            b = os.read(fd, min(1 << 20, limit + 1 - got))
-            if not b:
-                break
-            chunks.append(b)
-            got += len(b)
-            if got > limit:
-                raise BadInput(f"{p}: grew beyond {_size(limit)} while being read")
-        return b"".join(chunks)
-    except OSError as e:
-        raise BadInput(f"{p}: cannot read: {e.strerror or e}") from None
-    finally:
+        return os.fdopen(fd, "rb", buffering=0)
+    except BaseException:
         os.close(fd)
+        raise
+
+
+def read_bytes(
+    path: str | os.PathLike[str], what: str, limit: int = READ_LIMIT, follow: bool = True
+) -> bytes:
+    """The contents of a regular file of at most ``limit`` bytes (`open_regular`); at most
+    ``limit`` bytes are ever read, even if it grows."""
+    p = Path(path)
+    with open_regular(p, what, limit, follow) as f:
+        try:
+            chunks, got = [], 0
+            while True:
+                b = f.read(min(1 << 20, limit + 1 - got))
+                if not b:
+                    break
+                chunks.append(b)
+                got += len(b)
+                if got > limit:
+                    raise BadInput(f"{p}: grew beyond {_size(limit)} while being read")
+            return b"".join(chunks)
+        except OSError as e:
+            raise BadInput(f"{p}: cannot read: {e.strerror or e}") from None
 
 
 def read_text(

@@ -15,9 +15,13 @@ lab reports: ``iteration,open_us,write_us,read_us,close_us`` or ``Open,Write,Rea
 - **Time column.** A column named like ``t_start``, ``time`` or ``timestamp`` with a unit (or
   ``time_column``) gives the start of each iteration; without one, the run has no times
   (``meta["times"] == "unknown"``) and plots use the iteration number.
-- **Refused input** (one line each, nothing stored): an empty file, no numeric columns, a
-  missing unit, missing values, NaN or infinite values, negative latencies, a time column that
-  goes backwards.
+- **Refused input** (one line each, nothing stored): an empty file, a FIFO or device, a file
+  above `CSV_LIMIT` (256 MiB), text that is not UTF-8, UTF-16 with its byte-order mark or
+  Windows-1252, NUL bytes, rows with more fields than the header, no numeric columns, a
+  missing unit, missing values, NaN or infinite values, negative latencies, values too large
+  for their unit, a time column that goes backwards, more rows or columns than a sample file
+  holds (`samples.MAX_ROWS`, `samples.MAX_COLUMNS`), a column header that appears twice.
+  Text from the file is quoted in messages with control characters escaped.
 
 Values are stored as int64 picosecond ticks (``ns_per_tick = 0.001``), so fractional
 microseconds survive exactly. The clock is unknown: ``overhead_ns`` is null and
@@ -27,8 +31,8 @@ header says so in ``resolution_guessed``).
 
 from __future__ import annotations
 
+import csv
 import hashlib
-import io
 import os
 import re
 from dataclasses import dataclass, field
@@ -48,6 +52,11 @@ from .runs import Run
 from .store import Store
 
 NS_PER_TICK = 0.001  # picosecond ticks
+#: The largest CSV file imported: some 20 million rows of four columns.
+CSV_LIMIT = 256 * 2**20
+#: Columns read from a CSV, and the length of a column's header.
+MAX_CSV_COLUMNS = 256
+MAX_HEADER_CHARS = 128
 #: Unit spellings accepted in headers and by --unit, to (canonical name, ns per unit).
 UNITS: dict[str, tuple[str, float]] = {
     "ns": ("ns", 1.0),
@@ -131,12 +140,9 @@ def _line_of(row: int) -> int:
 
 
 def _to_float(s: pl.Series, delimiter: str) -> tuple[pl.Series | None, int | None, str | None]:
-    """A column as float64, or (None, first bad row, its text) when some values are not
-    numbers. Strings are stripped; with a ';' or tab delimiter a decimal comma is accepted."""
-    if s.dtype.is_numeric():
-        return s.cast(pl.Float64), None, None
-    if s.dtype == pl.Boolean:
-        return None, 0, str(s[0])
+    """A column of text (`_frame` reads every column as text) as float64, or (None, first bad
+    row, its text) when some values are not numbers. The text is stripped; with a ';' or tab
+    delimiter a decimal comma is accepted."""
     st = s.cast(pl.String).str.strip_chars()
     present = st.is_not_null() & (st != "")
     f = st.cast(pl.Float64, strict=False)
@@ -152,6 +158,70 @@ def _to_float(s: pl.Series, delimiter: str) -> tuple[pl.Series | None, int | Non
     return f, None, None
 
 
+def _shown(text: str, limit: int = 40) -> str:
+    """Text from the file as a message quotes it: at most ``limit`` characters, control and
+    other non-printing characters escaped (a message stays one line)."""
+    t = text if len(text) <= limit else text[:limit] + "…"
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in t)
+
+
+def _decode(p: Path, raw: bytes) -> str:
+    """The text of a CSV file: UTF-8 (a byte-order mark is dropped), UTF-16 with its
+    byte-order mark, else Windows-1252; BadInput for bytes no text holds."""
+    if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        try:
+            return raw.decode("utf-16")
+        except UnicodeDecodeError:
+            raise BadInput(f"{p}: not a text file (damaged UTF-16; CSV expected)") from None
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        try:
+            return raw.decode("cp1252")
+        except UnicodeDecodeError:
+            raise BadInput(f"{p}: not a text file (CSV expected)") from None
+
+
+def _first_line(text: str) -> str:
+    """The first line that is not blank (the header), found without splitting the whole."""
+    start = 0
+    while start < len(text):
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end
+        if text[start:end].strip():
+            return text[start:end]
+        start = end + 1
+    return ""
+
+
+def _frame(p: Path, text: str, delim: str) -> pl.DataFrame:
+    """The CSV as a frame of strings (numbers are parsed column by column, `_to_float`)."""
+    from polars.exceptions import PanicException
+
+    # A leading newline (polars passes over blank lines before the header): polars takes a
+    # source that starts like a compressed stream for one ("x^" is a zlib header).
+    data = b"\n" + text.encode("utf-8")
+    try:
+        df = pl.read_csv(
+            data,
+            separator=delim,
+            infer_schema=False,
+            truncate_ragged_lines=False,
+            raise_if_empty=True,
+        )
+    except (pl.exceptions.PolarsError, ValueError, OSError, PanicException) as e:
+        msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise BadInput(f"{p}: not a readable CSV file ({_shown(msg, 80)})") from None
+    header = _first_line(text).rstrip("\r")
+    if '"' not in header and "\r" not in header:
+        seen: set[str] = set()
+        for h in next(csv.reader([header], delimiter=delim), []):
+            if h in seen:
+                raise BadInput(f"{p}: column '{_shown(h)}' appears twice in the header")
+            seen.add(h)
+    return df
+
+
 def read_csv(
     path: str | os.PathLike[str],
     unit: str | None = None,
@@ -160,45 +230,55 @@ def read_csv(
     """Read and check a CSV of latencies (see the module docstring). Raises BadInput with one
     line for every problem; nothing is written."""
     p = Path(path)
-    raw = read_bytes(p, "a CSV file")
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        try:
-            text = raw.decode("cp1252")
-        except UnicodeDecodeError:
-            raise BadInput(f"{p}: not a text file (CSV expected)") from None
+    raw = read_bytes(p, "a CSV file", CSV_LIMIT)
+    text = _decode(p, raw)
     if not text.strip():
         raise BadInput(f"{p}: the file is empty")
     if "\x00" in text:
-        raise BadInput(f"{p}: not a text file (CSV expected)")
-    lines = text.splitlines()
-    first = next(ln for ln in lines if ln.strip())
-    delim = _sniff_delimiter(first)
-    try:
-        df = pl.read_csv(
-            io.StringIO(text),
-            separator=delim,
-            infer_schema_length=None,
-            truncate_ragged_lines=False,
-        )
-    except (pl.exceptions.PolarsError, ValueError) as e:
-        msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise BadInput(f"{p}: not a readable CSV file ({msg})") from None
+        raise BadInput(f"{p}: not a text file (NUL bytes; CSV expected)")
+    if "\n" not in text:
+        text = text.replace("\r", "\n")  # lines ended by CR alone (classic Mac OS)
+    delim = _sniff_delimiter(_first_line(text))
+    df = _frame(p, text, delim)
     if df.height == 0:
         raise BadInput(f"{p}: a header but no rows of samples")
+    if df.height > samples.MAX_ROWS:
+        raise BadInput(f"{p}: {df.height} rows; a run holds at most {samples.MAX_ROWS}")
+    if df.width > MAX_CSV_COLUMNS:
+        raise BadInput(f"{p}: {df.width} columns; at most {MAX_CSV_COLUMNS} are read")
+    headers = [str(c) for c in df.columns]
+    for h in headers:
+        if len(h) > MAX_HEADER_CHARS:
+            raise BadInput(
+                f"{p}: the column header '{_shown(h)}' is longer than {MAX_HEADER_CHARS} characters"
+            )
     given_unit = parse_unit(unit) if unit else None
     parsed = ParsedCSV(path=p, rows=df.height, columns=[], times=None, delimiter=delim)
     parsed.sha256 = hashlib.sha256(raw).hexdigest()
-    headers = [str(c) for c in df.columns]
     if time_column is not None and time_column not in headers:
         stripped = {split_unit(h)[0]: h for h in headers}
         if time_column not in stripped:
             raise BadInput(
-                f"--time-column {time_column}: {p.name} has no such column "
-                f"(it has: {', '.join(headers)})"
+                f"--time-column {_shown(time_column)}: {p.name} has no such column "
+                f"(it has: {', '.join(_shown(h) for h in headers[:20])})"
             )
         time_column = stripped[time_column]
+    with np.errstate(over="ignore", invalid="ignore"):  # huge values are refused, not warned
+        _columns(parsed, df, headers, delim, given_unit, time_column)
+    return parsed
+
+
+def _columns(
+    parsed: ParsedCSV,
+    df: pl.DataFrame,
+    headers: list[str],
+    delim: str,
+    given_unit: tuple[str, float] | None,
+    time_column: str | None,
+) -> None:
+    """The numeric columns of ``df`` into ``parsed``: labels and indexes skipped, units and
+    values checked (module docs)."""
+    p = parsed.path
 
     numeric: list[tuple[str, pl.Series]] = []
     for h in headers:
@@ -209,14 +289,16 @@ def read_csv(
             n_num = int(st.cast(pl.Float64, strict=False).is_not_null().sum())
             if h == time_column or n_num > df.height // 2:
                 raise BadInput(
-                    f"{p}: column '{h}' line {_line_of(bad_row)}: '{bad_text}' is not a number"
+                    f"{p}: column '{_shown(h)}' line {_line_of(bad_row)}: "
+                    f"'{_shown(str(bad_text))}' is not a number"
                 )
             parsed.skipped.append({"column": h, "why": "not numeric (labels)"})
-            parsed.notes.append(f"column '{h}' is not numeric (labels): skipped")
+            parsed.notes.append(f"column '{_shown(h)}' is not numeric (labels): skipped")
             continue
         numeric.append((h, f))
     if not numeric:
-        raise BadInput(f"{p}: no numeric columns (columns: {', '.join(headers)})")
+        shown = ", ".join(_shown(h) for h in headers[:20])
+        raise BadInput(f"{p}: no numeric columns (columns: {shown})")
 
     kept: list[tuple[str, pl.Series]] = []
     for h, f in numeric:
@@ -227,7 +309,7 @@ def read_csv(
         name, hunit = split_unit(h)
         if _INDEX_NAME.match(name.strip()) and hunit is None:
             parsed.skipped.append({"column": h, "why": "an index or iteration number"})
-            parsed.notes.append(f"column '{h}' is an index or iteration number: skipped")
+            parsed.notes.append(f"column '{_shown(h)}' is an index or iteration number: skipped")
             continue
         finite = np.isfinite(v)
         if (
@@ -239,7 +321,7 @@ def read_csv(
             and np.all(np.diff(v) == 1.0)
         ):
             parsed.skipped.append({"column": h, "why": "counts 0, 1, 2, ... (an index)"})
-            parsed.notes.append(f"column '{h}' counts up by one (an index): skipped")
+            parsed.notes.append(f"column '{_shown(h)}' counts up by one (an index): skipped")
             continue
         kept.append((h, f))
 
@@ -248,25 +330,29 @@ def read_csv(
             name, hunit = split_unit(h)
             if _TIME_NAME.match(name) and (hunit is not None or given_unit is not None):
                 time_column = h
-                parsed.notes.append(f"column '{h}' taken as the start time of each iteration")
+                parsed.notes.append(
+                    f"column '{_shown(h)}' taken as the start time of each iteration"
+                )
                 break
 
     without_unit = [h for h, _ in kept if split_unit(h)[1] is None]
     if without_unit and given_unit is None:
         raise BadInput(
             f"{p}: no unit for column{'s' if len(without_unit) > 1 else ''} "
-            f"{', '.join(without_unit)}; pass --unit ns|us|ms|s (or name them like open_us)"
+            f"{', '.join(_shown(h) for h in without_unit[:20])}; pass --unit ns|us|ms|s "
+            "(or name them like open_us)"
         )
     if given_unit is not None:
         for h, _ in kept:
             hu = split_unit(h)[1]
             if hu is not None and hu[0] != given_unit[0]:
                 raise BadInput(
-                    f"{p}: column '{h}' says {hu[0]} in its header but --unit "
+                    f"{p}: column '{_shown(h)}' says {hu[0]} in its header but --unit "
                     f"{given_unit[0]} was given; drop --unit or fix the header"
                 )
 
     names_seen: set[str] = set()
+    reserved = _reserved_names()
     for h, f in kept:
         name, hu = split_unit(h)
         u = hu or given_unit
@@ -277,15 +363,22 @@ def read_csv(
         if nulls.any():
             i = int(np.argmax(nulls))
             raise BadInput(
-                f"{p}: {what} '{h}' has {int(nulls.sum())} missing value(s), the first on line "
+                f"{p}: {what} '{_shown(h)}' has {int(nulls.sum())} missing value(s), the first "
+                f"on line "
                 f"{_line_of(i)}; a failed measurement must be an error, never a sample: "
                 "remove those rows"
             )
         bad = ~np.isfinite(v)
         if bad.any():
             i = int(np.argmax(bad))
+            text = str(df[h][i]).strip()
+            if np.isinf(v[i]) and "inf" not in text.lower():  # a number beyond float64
+                raise BadInput(
+                    f"{p}: {what} '{_shown(h)}' line {_line_of(i)}: '{_shown(text)}' is too "
+                    "large for a number"
+                )
             raise BadInput(
-                f"{p}: {what} '{h}' line {_line_of(i)} is {v[i]!s} ({int(bad.sum())} such "
+                f"{p}: {what} '{_shown(h)}' line {_line_of(i)} is {v[i]!s} ({int(bad.sum())} such "
                 "values); a failed measurement must be an error, never a sample: remove those rows"
             )
         ticks_f = v * (u[1] / NS_PER_TICK)
@@ -295,31 +388,51 @@ def read_csv(
             if back.any():
                 i = int(np.argmax(back)) + 1
                 raise BadInput(
-                    f"{p}: time column '{h}' goes backwards on line {_line_of(i)}; "
+                    f"{p}: time column '{_shown(h)}' goes backwards on line {_line_of(i)}; "
                     "it must hold the start time of each iteration, in order"
                 )
         elif (v < 0).any():
             i = int(np.argmax(v < 0))
             raise BadInput(
-                f"{p}: column '{h}' line {_line_of(i)} is negative ({v[i]:g} {u[0]}); "
+                f"{p}: column '{_shown(h)}' line {_line_of(i)} is negative ({v[i]:g} {u[0]}); "
                 "latencies cannot be negative: check the clock and the column"
             )
         if float(np.max(np.abs(ticks_f))) >= _MAX_TICKS:
-            raise BadInput(f"{p}: column '{h}' holds values too large for {u[0]}; check --unit")
+            raise BadInput(
+                f"{p}: column '{_shown(h)}' holds values too large for {u[0]}; check --unit"
+            )
         ticks = np.rint(ticks_f).astype(np.int64)
-        clean = re.sub(r"\s+", "_", (name or h).strip()).lower()
-        col = ImportedColumn(name=clean, header=h, unit=u[0], ns=u[1], ticks=ticks)
+        col = ImportedColumn(
+            name=_column_name(name or h), header=h, unit=u[0], ns=u[1], ticks=ticks
+        )
         if h == time_column:
             parsed.times = col
             continue
-        base = col.name
-        if base in names_seen or base in _reserved_names():
-            col.name = f"{base}_{len(parsed.columns) + 1}"
+        base, k = col.name, len(parsed.columns) + 1
+        while col.name in names_seen or col.name in reserved:
+            col.name, k = f"{base}_{k}", k + 1
         names_seen.add(col.name)
         parsed.columns.append(col)
+        if len(parsed.columns) >= samples.MAX_COLUMNS:
+            raise BadInput(
+                f"{p}: more than {samples.MAX_COLUMNS - 1} columns of latencies; a run holds "
+                "at most that many"
+            )
     if not parsed.columns:
         raise BadInput(f"{p}: no columns of latencies left after skipping indexes and labels")
-    return parsed
+
+
+def _column_name(header: str) -> str:
+    """A column's name in the run, from its header without the unit: lower case, whitespace
+    and characters a column name may not hold (`samples.column_name_problem`) as ``_``, at
+    most 56 characters (room for a suffix that tells two alike apart)."""
+    clean = re.sub(r"\s+", "_", header.strip()).lower()
+    clean = "".join(
+        "_" if (c in samples.NAME_FORBIDDEN or not c.isprintable()) else c for c in clean
+    )
+    clean = clean[:56] or "column"
+    assert samples.column_name_problem(clean) is None, clean
+    return clean
 
 
 def _reserved_names() -> set[str]:

@@ -170,10 +170,12 @@ def measure(
 def load(
     ref: str | os.PathLike[str], store: str | os.PathLike[str] | _store.Store | None = None
 ) -> Run:
-    """A run by id (or unique prefix, or 'last') from the store, or from a path."""
+    """A run by id (or unique prefix, or 'last') from the store, or from a path: a sample
+    file (anything there but a directory is read as one, so a FIFO or a device is refused
+    as what it is)."""
     from .runs import Run
 
     p = Path(ref)
-    if p.is_file():
+    if os.path.lexists(p) and not p.is_dir():
         return Run(p)
     return Run(open_store(store).resolve(str(ref)))

@@ -82,6 +82,9 @@ examples:
 header units: a suffix _ns, _us, _µs, _ms, _s or (ns), [us], ... Values are kept exactly
 (picosecond ticks). The imported run is an ordinary run: show, report, compare and export
 work on it. A column with missing values, NaN or negative latencies is refused.
+
+limits: a regular file of at most 256 MiB (UTF-8, UTF-16 with its BOM, or Windows-1252),
+at most 256 columns and 100,000,000 rows; headers of at most 128 characters.
 """
 
 PLOT_EPILOG = """\

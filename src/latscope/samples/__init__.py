@@ -1,0 +1,355 @@
+"""Reading and writing sample files (format: docs/sample-format.md).
+
+A file is: a magic line with the format version, one line of JSON (the header), a DATA line,
+the samples as little-endian int64 in clock ticks (one column after another), and an END line
+with the row count and a CRC-32. In version 2 the CRC covers every byte before the END line,
+the header included; in version 1 (files kept by earlier versions, still read) it covers the
+samples only. A file without its END line was cut short and is refused.
+
+`load` reads a file through the one guarded reader (`files.open_regular`: no FIFO, device or
+file above `FILE_LIMIT`), checks its layout against its DATA line, its checksum, then its
+header against the format's schema (`schema.header_problem`: types, ranges, ``n`` and the
+columns against the data, bounded strings and nesting) before any figure can be computed. Every way
+a file can be wrong ends in `SampleFormatError` (BadInput, exit 2): one line naming the file
+and what is wrong. The probe writes the files; `write` writes the same format for samples
+imported from elsewhere, checked against the same schema.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import BadInput
+from ..files import atomic_write, open_regular
+from .schema import (
+    MAX_DEPTH,
+    MAX_NAME,
+    MAX_STRING,
+    NAME_FORBIDDEN,
+    NS_PER_TICK_RANGE,
+    column_name_problem,
+    header_problem,
+    parse_header,
+)
+
+if TYPE_CHECKING:  # numpy is imported where samples are read or written: `check` needs none
+    import numpy as np
+    import numpy.typing as npt
+
+__all__ = [
+    "FILE_LIMIT",
+    "FORMAT_VERSION",
+    "MAGIC",
+    "MAX_COLUMNS",
+    "MAX_DEPTH",
+    "MAX_HEADER_BYTES",
+    "MAX_NAME",
+    "MAX_ROWS",
+    "MAX_STRING",
+    "NAME_FORBIDDEN",
+    "NS_PER_TICK_RANGE",
+    "SUPPORTED_VERSIONS",
+    "SampleFile",
+    "SampleFormatError",
+    "check",
+    "column_name_problem",
+    "header_problem",
+    "load",
+    "write",
+]
+
+MAGIC = b"LATSCOPE-SAMPLES "
+#: The version `write` (and the probe) writes; version 1 is still read.
+FORMAT_VERSION = 2
+SUPPORTED_VERSIONS = (1, 2)
+
+# The limits of the format (docs/sample-format.md, "Checked before any figure"; the probe's
+# are in probe.h).
+#: The header line, in bytes (the probe writes a few KiB).
+MAX_HEADER_BYTES = 1 << 20
+#: Columns, t_start included (the probe records at most 9).
+MAX_COLUMNS = 64
+#: Rows: the probe's largest -n.
+MAX_ROWS = 100_000_000
+#: The largest sample file read: the probe's largest (10^8 rows of 9 columns, 7.2 GB) and its
+#: header.
+FILE_LIMIT = 8 * 2**30
+
+_FIRST = re.compile(rb"LATSCOPE-SAMPLES (0|[1-9][0-9]{0,8})\n")
+_DATA = re.compile(rb"DATA ([1-9][0-9]{0,8}) (0|[1-9][0-9]{0,18})\n")
+_END = re.compile(rb"\nEND (0|[1-9][0-9]{0,18}) ([0-9a-f]{8})\n")
+
+
+class SampleFormatError(BadInput):
+    """The file is not a complete latscope sample file."""
+
+
+@dataclass
+class SampleFile:
+    path: Path
+    header: dict[str, Any]
+    ticks: dict[str, np.ndarray]  # column name -> int64 ticks (t_start included)
+    version: int = FORMAT_VERSION
+
+    @property
+    def header_checksummed(self) -> bool:
+        """Whether the checksum covers the header (version 2 on), or the samples only."""
+        return self.version >= 2
+
+    @property
+    def ns_per_tick(self) -> float:
+        return float(self.header["clock"]["ns_per_tick"])
+
+    @property
+    def duration_columns(self) -> list[str]:
+        return [c["name"] for c in self.header["columns"] if c.get("kind") == "duration"]
+
+    def ns(self, name: str) -> np.ndarray:
+        """A column converted to nanoseconds (float64)."""
+        import numpy as np
+
+        return self.ticks[name].astype(np.float64) * self.ns_per_tick
+
+
+def _fail(path: Path, why: str) -> SampleFormatError:
+    return SampleFormatError(f"{path}: {why}")
+
+
+# ---------------------------------------------------------------------------- the layout
+
+
+@dataclass
+class _Layout:
+    version: int
+    header: tuple[int, int]  # the header line's bytes, [start, end)
+    start: int  # the first sample byte
+    ncols: int
+    nrows: int
+
+    @property
+    def end(self) -> int:
+        """Where the samples end and the END line starts."""
+        return self.start + self.ncols * self.nrows * 8
+
+    @property
+    def size(self) -> int:
+        """The size of the whole file, as its DATA line says."""
+        return self.end + len(f"\nEND {self.nrows} 00000000\n")
+
+
+def _layout(head: bytes, size: int) -> _Layout | str:
+    """Where the parts of a file of ``size`` bytes are, from its first bytes ``head`` (at least
+    `MAX_HEADER_BYTES` + 64 of them, or all), or why it is not a sample file."""
+    if not head.startswith(MAGIC):
+        return "not a latscope sample file (no LATSCOPE-SAMPLES line)"
+    m = _FIRST.match(head)
+    if m is None:
+        cut = b"\n" not in head[: len(MAGIC) + 12] and len(head) == size
+        return "truncated in the first line" if cut else "damaged first line"
+    version = int(m.group(1))
+    if version not in SUPPORTED_VERSIONS:
+        known = " and ".join(str(v) for v in SUPPORTED_VERSIONS)
+        return f"sample format version {version}; this latscope reads versions {known}"
+    hstart = m.end()
+    nl = head.find(b"\n", hstart, hstart + MAX_HEADER_BYTES + 1)
+    if nl < 0:
+        if len(head) - hstart > MAX_HEADER_BYTES:
+            return f"the header line is longer than {MAX_HEADER_BYTES} bytes"
+        return "truncated in the header"
+    d = _DATA.match(head, nl + 1)
+    if d is None:
+        rest = head[nl + 1 : nl + 40]
+        if len(head) == size and b"\n" not in rest and b"DATA ".startswith(rest[:5]):
+            return "truncated before the samples (no whole DATA line)"
+        return "damaged DATA line (it must be 'DATA <columns> <rows>')"
+    ncols, nrows = int(d.group(1)), int(d.group(2))
+    if ncols > MAX_COLUMNS:
+        return f"the DATA line declares {ncols} columns; the format allows {MAX_COLUMNS}"
+    if nrows > MAX_ROWS:
+        return f"the DATA line declares {nrows} rows; the format allows {MAX_ROWS}"
+    return _Layout(version, (hstart, nl), d.end(), ncols, nrows)
+
+
+def _size_problem(lay: _Layout, size: int) -> str | None:
+    if size < lay.size:
+        return (
+            f"truncated ({size} of {lay.size} bytes): the END line is missing "
+            "(the run did not finish writing)"
+        )
+    if size > lay.size:
+        return f"damaged: {size} bytes where its DATA line says {lay.size}"
+    return None
+
+
+def check(path: str | os.PathLike[str]) -> str | None:
+    """Why a sample file is not complete, or None.  Reads the lines before the samples and the
+    trailer only (no sample, no checksum, no header schema): the END line must be there and
+    the file exactly as long as its DATA line says.  `load` verifies the rest."""
+    p = Path(path)
+    if not os.path.lexists(p):
+        return f"{p.name} is missing"
+    try:
+        with open_regular(p, "a sample file", FILE_LIMIT) as f:
+            size = os.fstat(f.fileno()).st_size
+            head = f.read(MAX_HEADER_BYTES + 64) or b""
+            lay = _layout(head, size)
+            if isinstance(lay, str):
+                return f"{p.name}: {lay}"
+            why = _size_problem(lay, size)
+            if why:
+                return f"{p.name} is {why}" if why.startswith("truncated") else f"{p.name}: {why}"
+            f.seek(lay.end)
+            if not _END.fullmatch(f.read(lay.size - lay.end) or b""):
+                return f"{p.name} is damaged (no END line where the DATA line puts it)"
+    except BadInput as e:
+        return f"{p.name}: {e.message.split(': ', 1)[-1]}"
+    except (OSError, ValueError) as e:
+        return f"{p.name} cannot be read ({e})"
+    return None
+
+
+# ---------------------------------------------------------------------------- reading
+
+
+def _read(p: Path) -> bytearray:
+    """The whole file, through the guarded open (`files.open_regular`), into one buffer."""
+    try:
+        f = open_regular(p, "a sample file", FILE_LIMIT)
+    except BadInput as e:
+        raise SampleFormatError(e.message) from None
+    with f:
+        size = os.fstat(f.fileno()).st_size
+        buf = bytearray(size + 1)
+        view = memoryview(buf)
+        got = 0
+        try:
+            while got <= size:
+                k = f.readinto(view[got:])
+                if not k:
+                    break
+                got += k
+        except OSError as e:
+            raise _fail(p, f"cannot read: {e.strerror or e}") from None
+        finally:
+            view.release()
+        if got > size:
+            raise _fail(p, "the file grew while being read")
+        del buf[got:]
+        return buf
+
+
+def load(path: str | os.PathLike[str]) -> SampleFile:
+    """A sample file, checked whole (module docs); SampleFormatError (one line) otherwise."""
+    p = Path(path)
+    raw = _read(p)
+    lay = _layout(bytes(raw[: MAX_HEADER_BYTES + 64]), len(raw))
+    if isinstance(lay, str):
+        raise _fail(p, lay)
+    why = _size_problem(lay, len(raw))
+    if why:
+        raise _fail(p, why)
+    end = _END.fullmatch(raw, lay.end)
+    if end is None:
+        raise _fail(p, "damaged END line")
+    if int(end.group(1)) != lay.nrows:
+        raise _fail(p, f"damaged: the END line says {int(end.group(1))} rows, DATA {lay.nrows}")
+    covered = (
+        memoryview(raw)[: lay.end] if lay.version >= 2 else memoryview(raw)[lay.start : lay.end]
+    )
+    crc = zlib.crc32(covered) & 0xFFFFFFFF
+    covered.release()
+    if f"{crc:08x}".encode() != end.group(2):
+        what = "the header or the samples were" if lay.version >= 2 else "the samples were"
+        raise _fail(p, f"checksum mismatch: {what} altered or damaged")
+    try:
+        header = parse_header(bytes(raw[lay.header[0] : lay.header[1]]), lay.version)
+    except ValueError as e:
+        raise _fail(p, str(e)) from None
+    why = header_problem(header, lay.ncols, lay.nrows, lay.version)
+    if why:
+        raise _fail(p, f"bad header: {why}")
+    import numpy as np
+
+    order = "<" if header.get("byte_order", "little") == "little" else ">"
+    data = np.frombuffer(
+        raw, dtype=np.dtype(f"{order}i8"), count=lay.ncols * lay.nrows, offset=lay.start
+    )
+    data = data.reshape(lay.ncols, lay.nrows)
+    ticks = {c["name"]: data[i] for i, c in enumerate(header["columns"])}
+    return SampleFile(path=p, header=header, ticks=ticks, version=lay.version)
+
+
+# ---------------------------------------------------------------------------- writing
+
+
+def write(
+    path: str | os.PathLike[str],
+    header: dict[str, Any],
+    columns: Mapping[str, npt.ArrayLike],
+    *,
+    overwrite: bool = False,
+) -> Path:
+    """Write a sample file in the probe's format (docs/sample-format.md) and return its path.
+
+    ``header["columns"]`` lists the columns in file order (``name``, ``kind``, ...); ``columns``
+    maps each name to its integer ticks (int64). ``format``, ``format_version``, ``n`` and
+    ``byte_order`` are filled in, and ``params`` (empty) when the header has none. The header
+    must pass the format's schema (`header_problem`; ValueError otherwise), so what is written
+    can be read back. The file is written atomically (`files.atomic_write`), so a file with
+    the final name is always whole; an existing file is refused unless ``overwrite``."""
+    import numpy as np
+
+    p = Path(path)
+    names = [c["name"] for c in header.get("columns", [])]
+    if not names:
+        raise ValueError("header['columns'] must name at least one column")
+    if sorted(names) != sorted(columns):
+        raise ValueError(f"header names columns {names} but data was given for {sorted(columns)}")
+    arrays = []
+    for name in names:
+        a = np.asarray(columns[name])
+        if a.ndim != 1 or not np.issubdtype(a.dtype, np.integer):
+            raise ValueError(f"column {name}: need a one-dimensional integer array of ticks")
+        arrays.append(a.astype("<i8", copy=False))
+    nrows = int(arrays[0].size)
+    if any(a.size != nrows for a in arrays):
+        raise ValueError("all columns must have the same number of rows")
+    if nrows > MAX_ROWS or len(arrays) > MAX_COLUMNS:
+        raise ValueError(f"at most {MAX_ROWS} rows of {MAX_COLUMNS} columns")
+    hdr = {
+        "format": "latscope-samples",
+        "params": {},
+        **header,
+        "format_version": FORMAT_VERSION,
+        "n": nrows,
+        "byte_order": "little",
+    }
+    why = header_problem(hdr, len(arrays), nrows, FORMAT_VERSION)
+    if why:
+        raise ValueError(f"not a valid sample file header: {why}")
+    head = json.dumps(hdr, allow_nan=False, ensure_ascii=False, separators=(",", ":")).encode()
+    if len(head) > MAX_HEADER_BYTES:
+        raise ValueError(f"the header takes {len(head)} bytes; at most {MAX_HEADER_BYTES}")
+    if not overwrite and p.exists():
+        raise BadInput(f"{p} exists; not overwriting it")
+    with atomic_write(p) as f:
+        crc = 0
+        for part in (MAGIC + f"{FORMAT_VERSION}\n".encode(), head + b"\n"):
+            crc = zlib.crc32(part, crc)
+            f.write(part)
+        part = f"DATA {len(arrays)} {nrows}\n".encode()
+        crc = zlib.crc32(part, crc)
+        f.write(part)
+        for a in arrays:
+            buf = np.ascontiguousarray(a).tobytes()
+            crc = zlib.crc32(buf, crc)
+            f.write(buf)
+        f.write(f"\nEND {nrows} {crc & 0xFFFFFFFF:08x}\n".encode())
+    return p
