@@ -4,7 +4,7 @@ column, and the shift plot of a comparison."""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -49,8 +49,9 @@ def scenarios(series: Sequence[Series], *, title: str = "") -> Figure:
     vs. uncached file operations: one panel per column, panels wrapped two to a row (the
     figure keeps its width however many scenarios and columns there are, and grows in height:
     a row per scenario). In each panel every scenario is a horizontal box plot (quartiles,
-    whiskers at 1.5 IQR, outliers as dots) on a log axis, under a black bar: the median with
-    its confidence interval. The axis' limits include every interval, whisker and outlier."""
+    whiskers at 1.5 IQR, outliers as dots) on a log axis, over a black bar: the median with
+    its confidence interval. The axis' limits include every interval, whisker and outlier; an
+    interval with an infinite end runs to the edge, marked with an arrow."""
     if not series:
         raise BadInput("nothing to compare")
     runs = list(dict.fromkeys(s.run for s in series))
@@ -106,6 +107,7 @@ def _scenario_panel(
     """One column of `scenarios`: a row per run."""
     ends: list[float] = []
     stats, pos, colors = [], [], []
+    intervals: list[tuple[float, float, float | None, float | None]] = []
     for ri, run in enumerate(runs):
         s = by.get((run, col))
         if s is None:
@@ -128,21 +130,12 @@ def _scenario_panel(
         ends += [st["whislo"], st["whishi"], float(v.min()), float(v.max())]
         med = float(np.median(v))
         lo, hi = s.median_ci if s.median_ci else (None, None)
-        lo_d = med if lo is None or not math.isfinite(lo) else min(med, lo / unit[1])
-        hi_d = med if hi is None or not math.isfinite(hi) else max(med, hi / unit[1])
-        ends += [lo_d, hi_d]
-        y = ri + 0.36
-        ax.errorbar(
-            [med],
-            [y],
-            xerr=[[med - lo_d], [hi_d - med]],
-            fmt="D",
-            color="black",
-            markersize=3.5,
-            capsize=3,
-            lw=1.4,
-            zorder=4,
-        )
+        # an unknown end (None, NaN) draws no bar on its side; an infinite one is open: the
+        # bar runs to the axis' edge
+        lo_d = _end(lo, med, unit, min)
+        hi_d = _end(hi, med, unit, max)
+        ends += [e for e in (med, lo_d, hi_d) if e is not None]
+        intervals.append((ri + 0.36, med, lo_d, hi_d))
     if stats:
         bp = ax.bxp(
             stats,
@@ -162,12 +155,37 @@ def _scenario_panel(
     use_log = log and bool(ends) and min(ends) > 0
     if use_log:
         ax.set_xscale("log")
-    if ends:
-        ax.set_xlim(*_padded(min(ends), max(ends), use_log))
+    left, right = _padded(min(ends), max(ends), use_log) if ends else (0.0, 1.0)
+    ax.set_xlim(left, right)
+    for y, med, lo_d, hi_d in intervals:
+        a, b = lo_d if lo_d is not None else left, hi_d if hi_d is not None else right
+        ax.errorbar(
+            [med],
+            [y],
+            xerr=[[med - a], [b - med]],
+            fmt="D",
+            color="black",
+            markersize=3.5,
+            capsize=3,
+            lw=1.4,
+            zorder=4,
+        )
+        for end, open_, marker in ((a, lo_d is None, "<"), (b, hi_d is None, ">")):
+            if open_:
+                ax.plot([end], [y], marker=marker, color="black", markersize=5, clip_on=False)
     ax.set_xlabel(f"latency ({unit[0]}{', log scale' if use_log else ''})")
     ax.set_title(col, fontsize=10)
     _style(ax)
     ax.grid(False, axis="y")
+
+
+def _end(
+    v: float | None, med: float, unit: Unit, side: Callable[[float, float], float]
+) -> float | None:
+    """An interval's end in display units, on its side of the median; None when infinite."""
+    if v is None or math.isnan(v):
+        return med
+    return None if math.isinf(v) else side(med, v / unit[1])
 
 
 def _padded(lo: float, hi: float, log: bool, pad: float = 0.04) -> tuple[float, float]:
