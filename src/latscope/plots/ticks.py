@@ -4,13 +4,13 @@ whatever the figure's size; minor ticks unlabelled.
 
 Matplotlib's default labels every minor tick of a log axis spanning less than a decade or so
 (``2×10^2  3×10^2  4×10^2 …``), which smears into one line at the sizes of a report. Here the
-major ticks are the densest of these that fit, in this order: evenly spaced round values
+major ticks are chosen among these, in this order: evenly spaced round values
 (``120 140 160``; only for an axis spanning less than a factor of 5), 1-2-5 per decade,
 1-2-3-5, 1-3, every decade, every 2nd, 3rd, 5th… decade: the first with 3 to 7 labels in
 view (else 2) whose labels fit, that is keep a gap of at least half a character between
-every two neighbours. Labels are plain numbers
-(``0.5 2 20 500 2000``) while every tick lies in [0.001, 10000], else powers of ten for the
-whole axis, and then only at whole decades (``10^4  10^5``, never ``3×10^4``)."""
+every two neighbours. Labels are plain numbers (``0.5 2 20 500 50000``) while every tick lies
+in [0.001, 100000], else powers of ten for the whole axis, and then only at whole decades
+(``10^5  10^6``, never ``3×10^5``)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 #: At most this many labelled ticks on a log axis.
 MAX_TICKS = 7
 #: Plain numbers for ticks in this range; powers of ten outside.
-PLAIN = (1e-3, 1e4)
+PLAIN = (1e-3, 1e5)
 
 
 def log_ticks(ax: Axes) -> None:
