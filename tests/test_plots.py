@@ -14,6 +14,7 @@ from matplotlib.figure import Figure
 from latscope import plots
 from latscope.errors import BadInput
 from latscope.stats import analyze_column, compare
+from latscope.units import fmt
 
 SIGNATURES = {".png": b"\x89PNG\r\n\x1a\n", ".svg": b"<svg", ".pdf": b"%PDF"}
 
@@ -108,11 +109,13 @@ def test_every_kind_in_every_format(kind: str, analysed, tmp_path: Path) -> None
         assert sig in data[:400], (kind, suffix)
         assert len(data) > 1000
     assert not list(tmp_path.glob(".*tmp*"))
-    # units on every latency axis, a title on every visible plot
+    # units on every latency axis, a title on every visible plot; panels sharing a y axis
+    # (scenarios side by side) label it once, on the first of a row
     for ax in fig.axes:
         if not ax.get_visible():
             continue
-        assert ax.get_xlabel() and ax.get_ylabel(), (kind, ax.get_title())
+        shared = [o for o in ax.get_shared_y_axes().get_siblings(ax) if o.get_visible()]
+        assert ax.get_xlabel() and any(o.get_ylabel() for o in shared), (kind, ax.get_title())
         assert ax.get_title() or fig.get_suptitle()
     assert plt.get_fignums() == before  # nothing registered with pyplot
     assert dict(matplotlib.rcParams) == rc  # no global style changes
@@ -194,3 +197,217 @@ def test_histogram_of_quantised_samples_has_no_comb(log_x) -> None:
         line = fig.axes[0].lines[0]
         gx, gy = line.get_data()
         assert 0.6 < np.interp(med, gx, gy) / heights[i] < 1.6
+
+
+# ------------------------------------------------------------------------------- readability
+
+
+def _label_overlaps(fig: Figure) -> list[tuple[str, str, str]]:
+    """Pairs of tick labels, major or minor, (axis, text, text) whose boxes overlap, after an
+    Agg draw."""
+    import itertools
+
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    bad = []
+    for ax in fig.axes:
+        if not ax.get_visible():
+            continue
+        for axis in (ax.xaxis, ax.yaxis):
+            lo, hi = sorted(axis.get_view_interval())
+            tol = 1e-9 * max(abs(lo), abs(hi))
+            ticks = axis.get_major_ticks()[: len(axis.get_majorticklocs())]
+            ticks += axis.get_minor_ticks()[: len(axis.get_minorticklocs())]
+            labels = [
+                t.label1
+                for t in ticks
+                if lo - tol <= t.get_loc() <= hi + tol
+                and t.label1.get_visible()
+                and t.label1.get_text()
+            ]
+            boxes = [(lab.get_text(), lab.get_window_extent(renderer)) for lab in labels]
+            for (a, ba), (b, bb) in itertools.combinations(boxes, 2):
+                if ba.overlaps(bb):
+                    bad.append((axis.axis_name, a, b))
+    return bad
+
+
+def _log_axes(fig: Figure) -> list:
+    return [
+        axis
+        for ax in fig.axes
+        if ax.get_visible()
+        for axis in (ax.xaxis, ax.yaxis)
+        if axis.get_scale() == "log"
+    ]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_tick_labels_never_overlap(kind: str, analysed) -> None:
+    """Every figure kind, alone and as one of two panels in a figure the report's width: no
+    two tick labels overlap, and the minor ticks of log axes carry no label."""
+    x, t, a = analysed
+    fig = _kinds(x, t, a)[kind]()
+    assert _label_overlaps(fig) == [], kind
+    for axis in _log_axes(fig):
+        assert not any(lab.get_text() for lab in axis.get_minorticklabels()), kind
+        shown = [lab.get_text() for lab in axis.get_majorticklabels() if lab.get_text()]
+        assert len(shown) >= 2, (kind, shown)
+
+
+@pytest.mark.parametrize("span", [1.15, 1.6, 4.0, 40.0, 1e4, 1e7])
+@pytest.mark.parametrize("width", [2.5, 5.0, 10.0])
+def test_log_axis_labels_fit_any_span_and_width(span: float, width: float) -> None:
+    """Latencies spanning a factor of 1.15 to 10⁷ on log axes from 2.5 to 10 inches wide (the
+    half panels of the report are 5): labels never overlap, at least two are shown on an axis
+    of 3.5 inches or more, and they are plain numbers in the axis' unit, or whole powers of
+    ten (never 2×10² or 3×10¹, which smear)."""
+    rng = np.random.default_rng(2)
+    x = 1000.0 * np.exp(rng.uniform(0.0, np.log(span), 4000))
+    fig = plots.new_figure(ncols=2, size=(width * 2, 3.6))
+    plots.ecdf({"a": x}, ax=fig.axes[0])
+    plots.tail({"a": x}, ax=fig.axes[1])
+    assert _label_overlaps(fig) == []
+    for axis in _log_axes(fig):
+        shown = [lab.get_text() for lab in axis.get_majorticklabels() if lab.get_text()]
+        if width >= 3.5 or axis.axis_name == "y":
+            assert len(shown) >= 2, (span, width, shown)
+        for s in shown:
+            assert "times" not in s, s
+            assert s.replace(".", "").isdigit() or s.startswith("$10^{"), s
+
+
+def test_log_tick_labels() -> None:
+    from latscope.plots.ticks import tick_labels
+
+    assert tick_labels([10.0, 20.0, 50.0, 100.0, 200.0]) == ["10", "20", "50", "100", "200"]
+    assert tick_labels([0.001, 0.01, 0.1]) == ["0.001", "0.01", "0.1"]
+    assert tick_labels([1e-4, 1e-2, 1.0]) == ["$10^{-4}$", "$10^{-2}$", "$10^{0}$"]
+    assert tick_labels([1.0, 1.005, 1.01]) == ["1", "1.005", "1.01"]  # digits enough to differ
+    assert tick_labels([0.30000000000000004, 3.0]) == ["0.3", "3"]
+
+
+def _heavy_tail(n: int = 20_000, seed: int = 4) -> np.ndarray:
+    """A narrow body near 15 µs (σ of log 0.05), 2% on a plateau near 300 µs and 0.1% of
+    spikes up to 1 ms: on an axis from the minimum to the maximum the body is a spike."""
+    rng = np.random.default_rng(seed)
+    x = 15_000.0 * np.exp(0.05 * rng.standard_normal(n))
+    k = rng.random(n)
+    x[k < 0.02] = rng.normal(300_000.0, 20_000.0, int(np.sum(k < 0.02)))
+    x[k < 0.001] = rng.uniform(400_000.0, 1_000_000.0, int(np.sum(k < 0.001)))
+    return x
+
+
+@pytest.mark.parametrize("step", [None, 10.0])
+def test_log_histogram_shows_the_body_of_a_heavy_tail(step: float | None) -> None:
+    """The body fills the axis: the bins holding 98% of the samples drawn are many, the
+    central 90% of the samples span at least a third of the axis; every sample is drawn or
+    counted in the figure's note, none dropped silently."""
+    x = _heavy_tail()
+    if step:
+        x = np.round(x / step) * step
+    fig = plots.histogram(x, log_x=True, step=step)
+    ax = fig.axes[0]
+    heights, edges, _ = ax.patches[0].get_data()
+    unit = 1e3  # µs
+    counts = np.rint(heights * np.diff(np.log10(edges)) * x.size).astype(np.int64)
+    drawn = int(counts.sum())
+    # the fewest bins that hold 98% of the drawn samples: not a spike of one or two
+    top = np.sort(counts)[::-1]
+    assert int(np.searchsorted(np.cumsum(top), 0.98 * drawn)) + 1 >= 15
+    lo, hi = (np.log10(v) for v in ax.get_xlim())
+    p5, p95 = np.log10(np.percentile(x / unit, [5, 95]))
+    assert (p95 - p5) / (hi - lo) >= 1 / 3
+    # the rest is counted: the note says how many lie beyond the axis, and the numbers add up
+    note = " ".join(t.get_text() for t in ax.texts)
+    beyond = x.size - drawn
+    assert beyond > 0 and f"not shown: {beyond:,} samples" in note
+    assert f"max {fmt(float(x.max()), ('µs', 1e3))}" in note
+    if step:  # bins never narrower than the clock's step
+        assert float(np.min(np.diff(edges))) * unit >= step * (1 - 1e-9)
+
+
+def test_log_histogram_of_a_light_tail_shows_everything() -> None:
+    """A log-normal without outliers: the whole range is drawn, nothing is left out."""
+    x = np.random.default_rng(1).lognormal(np.log(5000.0), 0.4, 5000)
+    fig = plots.histogram(x, log_x=True)
+    heights, edges, _ = fig.axes[0].patches[0].get_data()
+    counts = np.rint(heights * np.diff(np.log10(edges)) * x.size)
+    assert int(counts.sum()) == x.size
+    assert not any("not shown" in t.get_text() for t in fig.axes[0].texts)
+
+
+def _many_scenarios(x: np.ndarray, runs: int = 9, cols: int = 4) -> list:
+    names = [f"r00{i}-orwc-cold-{'fadvise' if i % 2 else 'drop'}-tmpfs" for i in range(runs)]
+    return [
+        plots.Series(name, f"col{c}", x * (1 + i) / (1 + c), (900.0 * (1 + i), 1500.0 * (1 + i)))
+        for i, name in enumerate(names)
+        for c in range(cols)
+    ]
+
+
+def test_many_scenarios_wrap_into_rows_of_bounded_width() -> None:
+    """Nine scenarios with long names × four columns (the file benchmark of the seeds suite,
+    3,480 px wide before): panels wrap into rows, the figure stays within 1,000 px at the
+    report's 100 dpi and grows in height instead; its text stays at least 7 pt, and no tick
+    labels overlap."""
+    import matplotlib.image as mpimg
+
+    x = _data(2000)
+    fig = plots.scenarios(_many_scenarios(x), title="file")
+    png = plots.to_bytes(fig, "png", dpi=100)
+    import io
+
+    img = mpimg.imread(io.BytesIO(png))
+    h, w = img.shape[:2]
+    assert w <= 1000 and 400 <= h <= 1000, (w, h)
+    visible = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(visible) == 4 and len({round(ax.get_position().x0, 3) for ax in visible}) == 2
+    assert _label_overlaps(fig) == []
+    for ax in visible:
+        for lab in ax.get_yticklabels() + ax.get_xticklabels():
+            assert lab.get_fontsize() >= 7
+
+
+def test_scenario_intervals_stay_inside_the_axes() -> None:
+    """Intervals far wider than the samples (three repetitions that disagree), or with no upper
+    end: every interval, whisker and outlier lies inside its panel's limits."""
+    rng = np.random.default_rng(3)
+    a = rng.lognormal(np.log(40_000.0), 0.2, 3000)
+    b = rng.lognormal(np.log(80_000.0), 0.2, 3000)
+    series = [
+        plots.Series("zmq-threads", "oneway", a, (5_000.0, 2_000_000.0)),
+        plots.Series("zmq-processes", "oneway", a * 1.2, (30_000.0, float("inf"))),
+        plots.Series("zmq-threads", "rtt", b, (70_000.0, 9_000_000.0)),
+        plots.Series("zmq-processes", "rtt", b * 1.2, None),
+    ]
+    fig = plots.scenarios(series, title="zmq_tcp")
+    fig.canvas.draw()
+    for ax, col in zip(fig.axes, ("oneway", "rtt"), strict=True):
+        lo, hi = ax.get_xlim()
+        for s in series:
+            if s.column != col:
+                continue
+            ends = [float(np.min(s.values)), float(np.max(s.values))]
+            if s.median_ci:
+                ends += [e for e in s.median_ci if np.isfinite(e)]
+            for e in ends:
+                assert lo < e / 1e3 < hi, (col, s.run, e, (lo, hi))
+        for line in ax.lines:
+            xs = np.asarray(line.get_xdata(), dtype=float)
+            assert np.all((xs >= lo) & (xs <= hi)), col
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_kind_decodes_within_size_bounds(kind: str, analysed) -> None:
+    """Each figure as the HTML report embeds it (PNG, 100 dpi): at most 1,000 px wide (the
+    report's page is 1,180 px), and neither a thin strip nor taller than wide."""
+    import io
+
+    import matplotlib.image as mpimg
+
+    x, t, a = analysed
+    img = mpimg.imread(io.BytesIO(plots.to_bytes(_kinds(x, t, a)[kind](), "png", dpi=100)))
+    h, w = img.shape[:2]
+    assert 300 <= w <= 1000, (kind, w, h)
+    assert 0.2 <= h / w <= 1.0, (kind, w, h)

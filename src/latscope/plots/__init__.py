@@ -9,7 +9,9 @@ PNG, SVG or PDF by the file's suffix, atomically (`files.atomic_write`).
 Every function also accepts ``ax=``, an existing Axes to draw into (to compose several plots
 in one figure), and returns that Axes' figure. Axes carry units: latencies are shown in the
 unit in which their median reads between 1 and 1000 (ns, µs, ms, s). Titles say what is shown
-and which run (``label``).
+and which run (``label``). Logarithmic axes label a few round values in that unit, chosen when
+the figure is drawn so that no two labels overlap at its size (`ticks`). No figure is wider
+than ``MAX_WIDTH`` (1,000 px in the HTML report): one with many panels wraps them into rows.
 
 Big runs stay fast: scatter plots are rasterized (vector formats hold one image instead of
 millions of markers), a time series of more than ``MAX_POINTS`` samples is drawn as a min-max
@@ -24,6 +26,7 @@ from .common import (
     MAX_FLIERS,
     MAX_POINTS,
     MAX_SPIKES,
+    MAX_WIDTH,
     Unit,
     new_figure,
     save,
@@ -41,6 +44,7 @@ __all__ = [
     "MAX_FLIERS",
     "MAX_POINTS",
     "MAX_SPIKES",
+    "MAX_WIDTH",
     "Series",
     "Unit",
     "acf",

@@ -16,6 +16,7 @@ from matplotlib.figure import Figure
 from ..errors import BadInput
 from ..files import atomic_write
 from ..units import pick_unit
+from .ticks import log_ticks
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -50,6 +51,9 @@ COLORS = (
 )
 WIDE = (10.0, 3.6)
 HALF = (5.0, 3.6)
+#: No figure is wider than this (inches): 1,000 px at the 100 dpi of the HTML report, which
+#: shows figures at their size in a page at most 1,180 px wide.
+MAX_WIDTH = 10.0
 
 Unit = tuple[str, float]
 
@@ -57,12 +61,21 @@ Unit = tuple[str, float]
 # ------------------------------------------------------------------------------- helpers
 
 
-def new_figure(ncols: int = 1, nrows: int = 1, size: tuple[float, float] | None = None) -> Figure:
-    """A figure on an Agg canvas (no pyplot) with ``nrows x ncols`` Axes, constrained layout."""
+def new_figure(
+    ncols: int = 1,
+    nrows: int = 1,
+    size: tuple[float, float] | None = None,
+    *,
+    sharey: bool = False,
+    extra_height: float = 0.0,
+) -> Figure:
+    """A figure on an Agg canvas (no pyplot) with ``nrows x ncols`` Axes, constrained layout.
+    ``size``: the width and the height of one row (inches); ``extra_height`` is added once (a
+    title or legend for the whole figure). The width is at most `MAX_WIDTH`."""
     w, h = size if size is not None else (WIDE if ncols > 1 else HALF)
-    fig = Figure(figsize=(w, h * nrows), layout="constrained")
+    fig = Figure(figsize=(min(w, MAX_WIDTH), h * nrows + extra_height), layout="constrained")
     FigureCanvasAgg(fig)
-    fig.subplots(nrows, ncols, squeeze=False)
+    fig.subplots(nrows, ncols, squeeze=False, sharey=sharey)
     return fig
 
 
@@ -145,6 +158,7 @@ def _style(ax: Axes) -> None:
     ax.title.set_fontsize(10)
     ax.xaxis.label.set_fontsize(9)
     ax.yaxis.label.set_fontsize(9)
+    log_ticks(ax)
 
 
 def _decimate_sorted(xs: np.ndarray, points: int = CURVE_POINTS) -> tuple[np.ndarray, np.ndarray]:

@@ -4,7 +4,7 @@ column, and the shift plot of a comparison."""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -14,9 +14,16 @@ from matplotlib.figure import Figure
 from ..errors import BadInput
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
     from ..stats import Comparison
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+
 from .common import (
     COLORS,
+    MAX_WIDTH,
+    Unit,
     _box_stats,
     _ns,
     _style,
@@ -38,73 +45,157 @@ class Series:
 
 
 def scenarios(series: Sequence[Series], *, title: str = "") -> Figure:
-    """Runs (scenarios) side by side, grouped by column, like the figures of lab reports that
-    compare e.g. cached vs. uncached file operations: left the median of each with its
-    confidence interval as error bar, right box plots on a log axis."""
+    """Runs (scenarios) side by side, like the figures of lab reports that compare e.g. cached
+    vs. uncached file operations: one panel per column, panels wrapped two to a row (the
+    figure keeps its width however many scenarios and columns there are, and grows in height:
+    a row per scenario). In each panel every scenario is a horizontal box plot (quartiles,
+    whiskers at 1.5 IQR, outliers as dots) on a log axis, over a black bar: the median with
+    its confidence interval. The axis' limits include every interval, whisker and outlier; an
+    interval with an infinite end runs to the edge, marked with an arrow."""
     if not series:
         raise BadInput("nothing to compare")
     runs = list(dict.fromkeys(s.run for s in series))
     cols = list(dict.fromkeys(s.column for s in series))
-    fig = new_figure(ncols=2, size=(max(10.0, 1.1 * len(runs) * len(cols) + 4.0), 3.8))
-    ax_bar, ax_box = fig.axes
-    unit = unit_for(*(s.values for s in series))
     by = {(s.run, s.column): s for s in series}
-    width = 0.8 / len(runs)
-    rng = np.random.default_rng(0)
+    unit = unit_for(*(s.values for s in series))
     positive = all(float(np.min(s.values)) > 0 for s in series)
-    meds_all = []
-    box_stats, box_pos, box_colors = [], [], []
-    for ri, run in enumerate(runs):
-        xs, meds, err_lo, err_hi = [], [], [], []
-        for ci, col in enumerate(cols):
-            s = by.get((run, col))
-            if s is None:
-                continue
-            v = _ns(s.values)
-            pos = ci - 0.4 + width * (ri + 0.5)
-            med = float(np.median(v))
-            lo, hi = s.median_ci if s.median_ci else (None, None)
-            xs.append(pos)
-            meds.append(med / unit[1])
-            err_lo.append(max(0.0, med - lo) / unit[1] if lo is not None else 0.0)
-            err_hi.append(max(0.0, hi - med) / unit[1] if hi is not None else 0.0)
-            meds_all.append(med)
-            box_stats.append(_box_stats(v / unit[1], "", rng))
-            box_pos.append(pos)
-            box_colors.append(COLORS[ri % len(COLORS)])
-        color = COLORS[ri % len(COLORS)]
-        ax_bar.bar(xs, meds, width=width * 0.92, color=color, alpha=0.75, label=run)
-        ax_bar.errorbar(
-            xs, meds, yerr=[err_lo, err_hi], fmt="none", ecolor="black", capsize=3, lw=1
-        )
-    spread = max(meds_all) / min(meds_all) if meds_all and min(meds_all) > 0 else 1.0
-    if spread > 30:
-        ax_bar.set_yscale("log")
-    ax_bar.set_ylabel(f"median ({unit[0]}{', log scale' if spread > 30 else ''})")
-    ax_bar.set_title("Median with 95% CI by column" + (f" — {title}" if title else ""))
-    bp = ax_box.bxp(
-        box_stats,
-        positions=box_pos,
-        widths=width * 0.8,
-        patch_artist=True,
-        showmeans=False,
-        flierprops={"marker": ".", "markersize": 2, "alpha": 0.4, "rasterized": True},
-        medianprops={"color": "black", "linewidth": 1.2},
+    ncols = min(2, len(cols))
+    nrows = math.ceil(len(cols) / ncols)
+    longest = max(len(r) for r in runs)
+    width = min(MAX_WIDTH, max(6.0, 3.6 * ncols + 0.075 * longest + 0.8))
+    row_h = 0.3 * len(runs) + 1.15
+    fig = new_figure(ncols, nrows, size=(width, row_h), sharey=True, extra_height=0.55)
+    for ax in fig.axes[len(cols) :]:
+        ax.set_visible(False)
+    rng = np.random.default_rng(0)
+    for ax, col in zip(fig.axes, cols, strict=False):
+        _scenario_panel(ax, col, runs, by, unit, positive, rng)
+    for ax in fig.axes[::ncols]:
+        ax.set_ylabel("scenario")
+    what = "Scenarios side by side"
+    fig.suptitle(f"{what} — {title}" if title else what, fontsize=11)
+    fig.legend(
+        handles=[
+            Patch(facecolor="#bbbbbb", edgecolor="black", label="quartiles, whiskers ≤ 1.5 IQR"),
+            Line2D(
+                [],
+                [],
+                color="black",
+                marker="D",
+                markersize=4,
+                lw=1.4,
+                label="median with its 95% interval",
+            ),
+        ],
+        loc="outside lower center",
+        ncols=2,
+        fontsize=8,
+        frameon=False,
     )
-    for patch, color in zip(bp["boxes"], box_colors, strict=True):
-        patch.set_facecolor(color)
-        patch.set_alpha(0.6)
-    if positive:
-        ax_box.set_yscale("log")
-    ax_box.set_ylabel(f"latency ({unit[0]}{', log scale' if positive else ''})")
-    ax_box.set_title("Distribution by column" + (f" — {title}" if title else ""))
-    for ax in (ax_bar, ax_box):
-        ax.set_xticks(range(len(cols)), cols)
-        ax.set_xlim(-0.6, len(cols) - 0.4)
-        ax.set_xlabel("column")
-        _style(ax)
-    ax_bar.legend(fontsize=7, frameon=False, loc="upper left")
     return fig
+
+
+def _scenario_panel(
+    ax: Axes,
+    col: str,
+    runs: list[str],
+    by: Mapping[tuple[str, str], Series],
+    unit: Unit,
+    log: bool,
+    rng: np.random.Generator,
+) -> None:
+    """One column of `scenarios`: a row per run."""
+    ends: list[float] = []
+    stats, pos, colors = [], [], []
+    intervals: list[tuple[float, float, float | None, float | None]] = []
+    for ri, run in enumerate(runs):
+        s = by.get((run, col))
+        if s is None:
+            ax.text(
+                0.5,
+                ri,
+                f"no {col}",
+                transform=ax.get_yaxis_transform(),
+                ha="center",
+                va="center",
+                fontsize=7,
+                color="#888888",
+            )
+            continue
+        v = _ns(s.values) / unit[1]
+        st = _box_stats(v, run, rng)
+        stats.append(st)
+        pos.append(ri)
+        colors.append(COLORS[ri % len(COLORS)])
+        ends += [st["whislo"], st["whishi"], float(v.min()), float(v.max())]
+        med = float(np.median(v))
+        lo, hi = s.median_ci if s.median_ci else (None, None)
+        # an unknown end (None, NaN) draws no bar on its side; an infinite one is open: the
+        # bar runs to the axis' edge
+        lo_d = _end(lo, med, unit, min)
+        hi_d = _end(hi, med, unit, max)
+        ends += [e for e in (med, lo_d, hi_d) if e is not None]
+        intervals.append((ri + 0.36, med, lo_d, hi_d))
+    if stats:
+        bp = ax.bxp(
+            stats,
+            positions=pos,
+            widths=0.45,
+            orientation="horizontal",
+            patch_artist=True,
+            showmeans=False,
+            flierprops={"marker": ".", "markersize": 2, "alpha": 0.4, "rasterized": True},
+            medianprops={"color": "black", "linewidth": 1.2},
+        )
+        for patch, color in zip(bp["boxes"], colors, strict=True):
+            patch.set_facecolor(color)
+            patch.set_alpha(0.6)
+    ax.set_yticks(range(len(runs)), runs)
+    ax.set_ylim(len(runs) - 0.4, -0.6)
+    use_log = log and bool(ends) and min(ends) > 0
+    if use_log:
+        ax.set_xscale("log")
+    left, right = _padded(min(ends), max(ends), use_log) if ends else (0.0, 1.0)
+    ax.set_xlim(left, right)
+    for y, med, lo_d, hi_d in intervals:
+        a, b = lo_d if lo_d is not None else left, hi_d if hi_d is not None else right
+        ax.errorbar(
+            [med],
+            [y],
+            xerr=[[med - a], [b - med]],
+            fmt="D",
+            color="black",
+            markersize=3.5,
+            capsize=3,
+            lw=1.4,
+            zorder=4,
+        )
+        for end, open_, marker in ((a, lo_d is None, "<"), (b, hi_d is None, ">")):
+            if open_:
+                ax.plot([end], [y], marker=marker, color="black", markersize=5, clip_on=False)
+    ax.set_xlabel(f"latency ({unit[0]}{', log scale' if use_log else ''})")
+    ax.set_title(col, fontsize=10)
+    _style(ax)
+    ax.grid(False, axis="y")
+
+
+def _end(
+    v: float | None, med: float, unit: Unit, side: Callable[[float, float], float]
+) -> float | None:
+    """An interval's end in display units, on its side of the median; None when infinite."""
+    if v is None or math.isnan(v):
+        return med
+    return None if math.isinf(v) else side(med, v / unit[1])
+
+
+def _padded(lo: float, hi: float, log: bool, pad: float = 0.04) -> tuple[float, float]:
+    """Axis limits holding [lo, hi] with a margin of ``pad`` of the span on each side."""
+    if log:
+        a, b = math.log10(lo), math.log10(hi)
+        d = (b - a) * pad or 0.05
+        return 10.0 ** (a - d), 10.0 ** (b + d)
+    d = (hi - lo) * pad or max(abs(hi) * 0.05, 1.0)
+    return lo - d, hi + d
 
 
 def shift(
@@ -120,7 +211,7 @@ def shift(
     cols = list(comparisons)
     ncols = min(3, len(cols))
     nrows = math.ceil(len(cols) / ncols)
-    fig = new_figure(ncols=ncols, nrows=nrows, size=(max(5.0, 4.2 * ncols), 3.6))
+    fig = new_figure(ncols=ncols, nrows=nrows, size=(min(MAX_WIDTH, max(5.0, 3.4 * ncols)), 3.6))
     for ax in fig.axes[len(cols) :]:
         ax.set_visible(False)
     for ax, col in zip(fig.axes, cols, strict=False):

@@ -80,36 +80,52 @@ def histogram(
         beyond = int(np.count_nonzero(v > hi))
     shown = v[v <= hi]
     what = "Histogram"
+    notes: list[str] = []
     if log_x:
         pos = shown[shown > 0]
         dropped = shown.size - pos.size
         if pos.size == 0:
             raise BadInput("a logarithmic histogram needs positive samples")
-        lo_l, hi_l = math.log10(float(pos.min())), math.log10(float(pos.max()))
+        r_lo, r_hi = log_range(pos)
+        inside = pos[(pos >= r_lo) & (pos <= r_hi)]
+        below, above = int(np.count_nonzero(pos < r_lo)), int(np.count_nonzero(pos > r_hi))
+        lo_l, hi_l = math.log10(float(inside.min())), math.log10(float(inside.max()))
         if hi_l <= lo_l:
             hi_l = lo_l + 0.01
-        nb = bins or _bins(np.log10(pos), lo_l, hi_l)
+        nb = bins or _bins(np.log10(inside), lo_l, hi_l)
         edges = np.logspace(lo_l, hi_l, nb + 1)
+        edges[0], edges[-1] = float(inside.min()), max(float(inside.max()), edges[-1])
         if step:
-            origin = float(pos.min())
+            origin = float(inside.min())
             edges = _snap_to_grid(edges, origin, step)
             edges[0] = origin - 0.5 * step
-            edges[-1] = max(edges[-1], float(pos.max()) + 0.5 * step)
+            edges[-1] = max(edges[-1], float(inside.max()) + 0.5 * step)
             edges = edges[edges > 0.0]
             if edges.size < 2 or edges[0] > origin:
                 edges = np.append(origin * (1.0 - 1e-9), edges[edges > origin])
-        counts, _ = np.histogram(pos, bins=edges)
+        counts, _ = np.histogram(inside, bins=edges)
         widths_dec = np.diff(np.log10(edges))
         heights = counts / (n * widths_dec)
         _bars(ax, heights, edges / unit[1], n)
         ax.set_xscale("log")
+        ax.set_xlim(float(edges[0]) / unit[1], float(edges[-1]) / unit[1])
         ax.set_ylabel("share of samples per decade (1/decade)")
         if fit is not None:
-            grid = np.logspace(lo_l, hi_l, 400)
+            grid = np.logspace(math.log10(edges[0]), math.log10(edges[-1]), 400)
             dens = _lognormal_pdf(grid, fit) * grid * math.log(10.0)
             ax.plot(grid / unit[1], dens, color=COLORS[1], lw=1.5, label=_fit_label(fit, unit))
+        if below:
+            notes.append(
+                f"not shown: {below:,} samples ({_share(below, n)})\n"
+                f"below {fmt(r_lo, unit)} (min {fmt(float(pos.min()), unit)})"
+            )
+        if above:
+            notes.append(
+                f"not shown: {above:,} samples ({_share(above, n)})\n"
+                f"above {fmt(r_hi, unit)} (max {fmt(float(pos.max()), unit)})"
+            )
         if dropped:
-            _note(ax, f"{dropped:,} samples ≤ 0 not shown (log axis)", "upper left")
+            notes.append(f"{dropped:,} samples ≤ 0 not shown (log axis)")
         what = "Histogram (log x)"
     else:
         if step:
@@ -127,16 +143,47 @@ def histogram(
             ax.plot(grid / unit[1], dens, color=COLORS[1], lw=1.5, label=_fit_label(fit, unit))
     if cut is not None and cut < 100.0:
         what += f", cut at p{cut:g}"
-        _note(
-            ax,
+        notes.insert(
+            0,
             f"not shown: {beyond:,} samples ({100.0 * beyond / n:.2g}%)\n"
             f"above p{cut:g} = {fmt(hi, unit)} (max {fmt(float(v.max()), unit)})",
         )
+    if notes:
+        _note(ax, "\n".join(notes))
     ax.set_xlabel(f"latency ({unit[0]})")
     set_title(ax, what, label)
     ax.legend(fontsize=7, loc="upper left" if cut else "best", frameon=False)
     _style(ax)
     return _fig(ax)
+
+
+def log_range(v: np.ndarray) -> tuple[float, float]:
+    """The range a logarithmic histogram of the positive samples ``v`` draws, so that the body
+    of the distribution fills the axis even under a tail several decades long: the central
+    90% (p5 to p95, on the log axis) takes at least a third of the width. The upper end is the
+    highest of max, p99.9, p99.5, p99, p98, p97, p96 that allows it (else p95), the lower end
+    at most one body width below p5. The figure counts the samples beyond either end."""
+    lv = np.log10(v)
+    p5, p95 = (float(q) for q in np.percentile(lv, [5, 95]))
+    body = p95 - p5
+    if body <= 0.0:
+        return float(v.min()), float(v.max())
+    lo = max(float(lv.min()), p5 - body)
+    hi = p95
+    for c in (100.0, 99.9, 99.5, 99.0, 98.0, 97.0, 96.0):
+        q = float(np.percentile(lv, c))
+        if 3.0 * body >= q - lo:
+            hi = q
+            break
+    return (
+        float(v.min()) if lo <= lv.min() else 10.0**lo,
+        float(v.max()) if hi >= lv.max() else 10.0**hi,
+    )
+
+
+def _share(k: int, n: int) -> str:
+    """``k`` of ``n`` as a percentage with two significant digits."""
+    return f"{100.0 * k / n:.2g}%"
 
 
 def _bars(ax: Axes, heights: np.ndarray, edges: np.ndarray, n: int) -> None:

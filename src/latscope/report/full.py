@@ -71,8 +71,8 @@ def scenarios_image(analyses: Sequence[RunAnalysis], common: Sequence[str]) -> I
 
     return Image(
         "comparison-scenarios",
-        "Runs side by side, grouped by column: medians with their 95% confidence intervals "
-        "(left) and box plots on a log axis (right)",
+        "Runs side by side, one panel per column: box plots on a log axis, under each box "
+        "the median with its 95% confidence interval",
         scen,
     )
 

@@ -133,8 +133,9 @@ def _column_figures(ra: RunAnalysis, col: str, ca: ColumnAnalysis) -> list[Block
     return [
         Image(
             f"{key}-hist",
-            f"{col}: histogram up to p{HIST_CUT:g} (left) and of all samples on a log axis "
-            "(right), with the fitted shifted log-normal density — " + label,
+            f"{col}: histogram up to p{HIST_CUT:g} (left) and on a log axis over the body of "
+            "the distribution, the samples beyond it counted (right), with the fitted shifted "
+            "log-normal density — " + label,
             hist,
         ),
         Image(

@@ -174,9 +174,9 @@ def document(sr: SuiteRun, rows: list[Row], *, details: bool = True, figures: bo
             doc.add(
                 Image(
                     f"suite-{bench}",
-                    f"{bench}: the scenarios side by side, per column — median of all "
-                    "repetitions' samples with the 95% interval over repetitions (left), box "
-                    "plots on a log axis (right)",
+                    f"{bench}: the scenarios side by side, one panel per column — box plots of "
+                    "all repetitions' samples on a log axis, under each box the median with the "
+                    "95% interval over repetitions",
                     fig,
                 )
             )
