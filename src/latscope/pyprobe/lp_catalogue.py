@@ -71,8 +71,11 @@ def _m(
     }
 
 
-_SPIN_N = [{"when": {"param": "mode", "equals": "threads"}, "n": 400}]
-_SPIN_NOTE = "400 between threads (each hand-off waits for the GIL switch interval)"
+_SPIN_N = [
+    {"when": {"param": "mode", "equals": "threads"}, "n": 400},
+    {"when": {"param": "cpus", "placement": "same_cpu"}, "n": 400},
+]
+_SPIN_NOTE = "400 between threads (each hand-off waits for the GIL switch interval) or on one CPU"
 _TRANSPORT = {
     "name": "transport",
     "type": "enum",
@@ -250,6 +253,15 @@ MECHANISMS = [
 
 COMMON_PARAMS = [
     {
+        "name": "cpus",
+        "type": "cpus",
+        "default": "none",
+        "unit": "cpu",
+        "help": "placement A,B: initiator on CPU A, responder on CPU B (A=B: same CPU); none: "
+        "unpinned",
+        "needs_root_when": None,
+    },
+    {
         "name": "switchinterval",
         "type": "float",
         "default": "0.005",
@@ -347,8 +359,8 @@ def entry(m):
             "context_switches_per_way": m["switches"] if m["blocking"] else None,
             "timed_region": m["region"],
             "timed_region_frame": frame,
-            "placements": ["unpinned"],
-            "placement_note": "the Python runtime does not pin its parties",
+            "placements": ["same_cpu", "different_cpus", "unpinned"],
+            "placement_note": None,
         },
         "params": [_mode_param(modes), *m["extra"], *COMMON_PARAMS],
         "columns": [
@@ -393,7 +405,8 @@ def entry(m):
         ],
         "display": {
             "roles": ["initiator", "responder"],
-            "faults_expected_when": None,
+            # the interpreter allocates (ints, frames): faults are part of what it costs
+            "faults_expected_when": {"param": "mode", "not_equals": ""},
             "switches_column": None,
             "lines": [
                 {

@@ -129,6 +129,29 @@ def _same_interpreter(value):
     return sys.executable
 
 
+def _cpus(v):
+    if v in ("none", ""):
+        return "none"
+    parts = v.split(",")
+    if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
+        raise Fail(f"cpus={v}: write A,B (two CPU numbers) or none", 2)
+    a, b = (int(p) for p in parts)
+    have = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    if have is None:
+        raise Fail(f"cpus={v}: this system does not pin threads", 3)
+    for c in (a, b):
+        if c not in have:
+            raise Fail(f"cpus={v}: CPU {c} is not available here ({sorted(have)})", 3)
+    return f"{a},{b}"
+
+
+def _placement(v):
+    if v in (None, "none"):
+        return "unpinned"
+    a, b = v.split(",")
+    return "same_cpu" if a == b else "different_cpus"
+
+
 def resolve(o):
     """Benchmark, parameters (typed, defaults filled in), n, warmup, workers: everything a run
     checks before it measures."""
@@ -163,6 +186,8 @@ def resolve(o):
                 raise Fail(f"{k}={v:g}: must be between {p['min']:g} and {p['max']:g}", 2)
         elif k == "python":
             v = _same_interpreter(v) if v else sys.executable
+        elif k == "cpus":
+            v = _cpus(v)
         params[k] = v
     mode = params["mode"]
     if params.get("transport") == "inproc" and mode != "threads":
@@ -180,7 +205,10 @@ def resolve(o):
         n = e["default_n"]
         for r in e["default_n_rules"]:
             w = r["when"]
-            if str(params.get(w["param"])) == str(w.get("equals")):
+            v = params.get(w["param"])
+            if ("equals" in w and str(v) == str(w["equals"])) or (
+                "placement" in w and _placement(v) == w["placement"]
+            ):
                 n = r["n"]
                 break
     warmup = o["warmup"]
@@ -261,8 +289,10 @@ def run(o):
         "bench": {
             "mechanism": e["name"],
             "mode": params["mode"],
-            "cpus": [-1, -1],
-            "placement": "unpinned",
+            "cpus": [int(c) for c in params["cpus"].split(",")]
+            if params["cpus"] != "none"
+            else [-1, -1],
+            "placement": _placement(params["cpus"]),
             "message_bytes": 8,
             "message_size_parameter": False,
             "blocking": e["mechanism"]["blocking"],

@@ -53,6 +53,12 @@ def _rusage():
     }
 
 
+def pin(cpu):
+    """Pin the calling thread (Linux: pid 0 is the calling thread) to ``cpu``; -1: leave it."""
+    if cpu >= 0:
+        os.sched_setaffinity(0, {cpu})
+
+
 def _diff(a, b):
     if a is None or b is None:
         return None
@@ -64,6 +70,8 @@ class Segment:
 
     def __init__(self, mech, n, warmup, inject_ns):
         self.mech = mech
+        c = mech.params.get("cpus", "none")
+        self.cpus = [int(x) for x in c.split(",")] if c != "none" else [-1, -1]
         self.n = n
         self.warmup = warmup
         self.inject = int(inject_ns)
@@ -120,6 +128,7 @@ class Segment:
 
     def _initiator(self):
         try:
+            pin(self.cpus[0])
             if getattr(self.mech, "in_loop", False):
                 import asyncio
 
@@ -140,6 +149,7 @@ class Segment:
     def _responder_thread(self):
         ru = _rusage()
         try:
+            pin(self.cpus[1])
             self.mech.serve()
         except BaseException as e:
             self.error = self.error or e
@@ -161,6 +171,7 @@ class Segment:
         threading.Thread(target=watch, daemon=True).start()
         ru = _rusage()
         try:
+            pin(self.cpus[1])
             self.mech.serve()
             msg = {"rusage": _diff(ru, _rusage())}
         except BaseException as e:
