@@ -230,6 +230,8 @@ class Segment:
             e = self.error
             if isinstance(e, Fail):
                 raise e
+            if isinstance(e, (EOFError, ConnectionError)):
+                raise Fail(f"the responder closed its end mid-run (it died?): {e}", 1)
             raise Fail(f"{mech.__class__.__name__}: {type(e).__name__}: {e}", 1)
         if proc is not None:
             proc.join(supervise.peer_timeout)
