@@ -16,7 +16,7 @@ examples:
   latscope matrix -n 20000                more iterations per cell
   latscope matrix -m pipe -m futex -m tcp only these mechanisms
   latscope matrix --runtime python        each Python mechanism beside its C counterpart
-  latscope matrix --runtime python -p python=/usr/bin/pypy3 -m py_pipe -m py_spin
+  latscope matrix --runtime python -p python=pypy3 -m py_pipe
 """
 
 
