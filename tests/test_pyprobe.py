@@ -252,3 +252,35 @@ def test_lab_runs_the_engine_under_the_interpreter_it_is_given(
     r = cli("run", "py_pipe", "-p", "mode=processes", "-p", f"python={python}", "-n", "200")
     assert r.returncode == 0, r.stderr
     assert "pypy" in r.stdout
+
+
+def _python_with_zmq() -> str:
+    for p in (sys.executable, "/usr/bin/python3"):
+        if os.access(p, os.X_OK):
+            if subprocess.run([p, "-c", "import zmq"], capture_output=True).returncode == 0:
+                return p
+    pytest.skip("no interpreter here has pyzmq (pip install pyzmq, or apt-get install python3-zmq)")
+
+
+ZMQ = [
+    (b, m, t)
+    for b in ("py_zmq_pair", "py_zmq_pubsub")
+    for m in ("threads", "processes")
+    for t in ("inproc", "ipc", "tcp")
+    if not (t == "inproc" and m == "processes")
+]
+
+
+@pytest.mark.parametrize(("bench", "mode", "transport"), ZMQ)
+def test_zeromq_over_every_transport(bench: str, mode: str, transport: str, tmp_path: Path) -> None:
+    python = _python_with_zmq()
+    out = tmp_path / "s.lsamp"
+    r = engine(
+        python, bench, "-p", f"mode={mode}", "-p", f"transport={transport}",
+        "-n", "40", "--warmup", "5", "-o", str(out),
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    s = samples.load(out)
+    assert s.header["bench"]["counterpart"] == f"zmq_{transport}"
+    assert (s.ticks["oneway"] <= s.ticks["rtt"]).all()
+    assert list(tmp_path.iterdir()) == [out]
