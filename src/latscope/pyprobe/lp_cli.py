@@ -55,7 +55,7 @@ def parse(argv):
         "check": False,
         "workers": "1",
         "progress_fd": None,
-        "peer_timeout": 2.0,
+        "peer_timeout": 10.0,  # busy-waiting threads under load hand over slowly
         "clock": "auto",
         "inject_ns": 0,
         "action": None,
