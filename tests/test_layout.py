@@ -17,7 +17,7 @@ MAX_LINES = 600
 #: import parts of lower layers only; modules within one part import each other freely (but
 #: without a cycle).
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("_version", "errors"),
+    ("_version", "errors", "pyprobe"),  # pyprobe: an engine run by path, imports nothing
     ("units", "files", "progress", "tables"),
     ("stats", "probe", "samples", "leftovers"),
     ("summary", "env", "scenarios", "plots"),
@@ -26,7 +26,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("runs",),
     ("runner", "repeat", "variation"),
     ("importer", "report", "ipc_matrix"),
-    ("trust", "suite"),
+    ("trust", "suite", "runtime_matrix"),
     ("cli",),
     ("",),  # latscope/__init__.py: the public API
 )

@@ -288,7 +288,7 @@ def test_dry_run_prints_the_plan(cli, store: Path, tmp_path: Path) -> None:
     assert not store.exists()
 
 
-@pytest.mark.parametrize("name", ["quick", "seeds"])
+@pytest.mark.parametrize("name", ["quick", "seeds", "gil"])
 def test_builtin_suites_validate(cli, name: str) -> None:
     s = scenarios.load(name)
     assert s.builtin and s.scenarios

@@ -44,7 +44,12 @@ class Cell:
 
 
 def ipc_benchmarks() -> list[dict[str, Any]]:
-    return [b for b in probe.catalogue()["benchmarks"] if b.get("mechanism")]
+    """The C probe's ping-pong benchmarks (the Python runtime's: runtime_matrix)."""
+    return [
+        b
+        for b in probe.catalogue()["benchmarks"]
+        if b.get("mechanism") and b.get("engine") != "python"
+    ]
 
 
 def _one(

@@ -39,6 +39,9 @@ from typing import Any
 from .errors import BadInput, Interrupted, LatscopeError, MeasurementFailed, Unsupported
 
 PROBE_NAME = "latscope-probe"
+#: The Python runtime engine (docs/python-runtime.md): run by path under the interpreter a run
+#: names (``-p python=...``; default: the one running latscope), never imported by the lab.
+PYPROBE_DIR = Path(__file__).resolve().parent / "pyprobe"
 
 
 def probe_path() -> str:
@@ -71,9 +74,45 @@ def _catalogue_for(path: str) -> dict[str, Any]:
     return json.loads(out.stdout)
 
 
+@lru_cache(maxsize=4)
+def _python_catalogue(interpreter: str) -> dict[str, Any] | None:
+    """The Python runtime engine's catalogue under ``interpreter``; None where it cannot run."""
+    try:
+        out = subprocess.run(
+            [interpreter, str(PYPROBE_DIR), "--list"], capture_output=True, text=True, timeout=60
+        )
+        return dict(json.loads(out.stdout)) if out.returncode == 0 else None
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        return None
+
+
+@lru_cache(maxsize=4)
+def _merged(path: str, interpreter: str) -> dict[str, Any]:
+    cat = dict(_catalogue_for(path))
+    py = _python_catalogue(interpreter)
+    if py is not None:
+        cat["benchmarks"] = [*cat["benchmarks"], *py["benchmarks"]]
+        cat["engines"] = {"python": {k: v for k, v in py.items() if k != "benchmarks"}}
+    return cat
+
+
 def catalogue() -> dict[str, Any]:
-    """The probe's JSON catalogue of benchmarks, parameters, columns and clocks."""
-    return _catalogue_for(probe_path())
+    """The JSON catalogue of benchmarks, parameters, columns and clocks: the probe's, and the
+    Python runtime engine's benchmarks after them (``engine: "python"``, names ``py_*``)."""
+    return _merged(probe_path(), sys.executable)
+
+
+def engine_command(bench: str, params: Mapping[str, Any] | None = None) -> list[str]:
+    """The engine that runs ``bench``: the probe, or the Python runtime engine under the
+    interpreter ``params["python"]`` names (default: the one running latscope)."""
+    b = entry(bench)
+    if b is None or b.get("engine") != "python":
+        return [probe_path()]
+    want = str((params or {}).get("python") or "") or sys.executable
+    interp = shutil.which(want) or want
+    if not (os.path.isfile(interp) and os.access(interp, os.X_OK)):
+        raise BadInput(f"python={want}: no such interpreter (give its path)")
+    return [interp, str(PYPROBE_DIR)]
 
 
 def benchmark(name: str) -> dict[str, Any]:
@@ -228,11 +267,11 @@ def rule_n(bench: Mapping[str, Any], params: Mapping[str, Any]) -> int | None:
 
 
 @lru_cache(maxsize=512)
-def _check_for(path: str, args: tuple[str, ...]) -> tuple[int, str]:
+def _check_for(cmd: tuple[str, ...], args: tuple[str, ...]) -> tuple[int, str]:
     try:
-        out = subprocess.run([path, *args], capture_output=True, text=True, timeout=60)
+        out = subprocess.run([*cmd, *args], capture_output=True, text=True, timeout=60)
     except OSError as e:
-        raise Unsupported(f"cannot run {path}: {e.strerror}") from None
+        raise Unsupported(f"cannot run {cmd[0]}: {e.strerror}") from None
     if out.returncode == 0:
         return 0, out.stdout
     return out.returncode, _error_line(out.stderr)
@@ -249,8 +288,9 @@ def check(
     defaults filled in and typed as in the sample file's header, n, warmup, workers, clock),
     nothing measured; the probe's refusal as BadInput (exit 2) or Unsupported (exit 3), one
     line.  One probe call per distinct question in a process."""
-    args = [bench, "--check", *_settings(params or {}, n, warmup, clock)]
-    rc, out = _check_for(probe_path(), tuple(args))
+    params = dict(params or {})
+    args = [bench, "--check", *_settings(_engine_params(bench, params), n, warmup, clock)]
+    rc, out = _check_for(tuple(engine_command(bench, params)), tuple(args))
     if rc == 0:
         return dict(json.loads(out))
     exc = _EXIT.get(rc)
@@ -270,10 +310,24 @@ def clocks() -> list[dict[str, Any]]:
 _EXIT = {1: MeasurementFailed, 2: BadInput, 3: Unsupported}
 
 
+def _engine_params(bench: str, params: Mapping[str, Any]) -> dict[str, Any]:
+    """The parameters an engine is given: ``python`` names the interpreter the Python
+    runtime engine runs under, resolved to its path (the engine checks that it is its own)."""
+    out = dict(params)
+    if out.get("python"):
+        out["python"] = engine_command(bench, params)[0]
+    return out
+
+
 def _error_line(stderr: str) -> str:
     lines = [ln for ln in stderr.strip().splitlines() if ln.strip()]
     msg = lines[-1] if lines else "latscope-probe failed without a message"
-    for prefix in ("latscope-probe: error: ", "latscope-probe: "):
+    for prefix in (
+        "latscope-probe: error: ",
+        "latscope-pyprobe: error: ",
+        "latscope-probe: ",
+        "latscope-pyprobe: ",
+    ):
         if msg.startswith(prefix):
             return msg[len(prefix) :]
     return msg
@@ -310,7 +364,11 @@ def probe_args(
 ) -> list[str]:
     """The probe's command line. ``workers``: a number, or "auto" (the probe decides: up to
     10, at least 200 iterations each); None or 1 gives a single process."""
-    args = [probe_path(), bench, *_settings(params, n, warmup, clock)]
+    args = [
+        *engine_command(bench, params),
+        bench,
+        *_settings(_engine_params(bench, params), n, warmup, clock),
+    ]
     if peer_timeout is not None:
         # the probe's own words and limits; nan and inf never pass a comparison, so say it
         if not (math.isfinite(peer_timeout) and 0.1 <= peer_timeout <= 3600):
@@ -459,7 +517,7 @@ def run_probe(
     then Interrupted is raised, carrying the signal.
     """
     rfd, wfd = os.pipe()
-    full = args[:1] + args[1:] + ["--progress-fd", str(wfd)]
+    full = [*args, "--progress-fd", str(wfd)]
     # the probe ends with this process (parent-death signal); naming it closes the race of a
     # parent that dies before the probe has arranged that
     env = {**os.environ, "LATSCOPE_PROBE_PARENT": str(os.getpid())}
@@ -527,5 +585,5 @@ def run_probe(
     return [
         ln.split("warning: ", 1)[1]
         for ln in stderr.splitlines()
-        if "warning: " in ln and ln.startswith("latscope-probe")
+        if "warning: " in ln and ln.startswith(("latscope-probe", "latscope-pyprobe"))
     ]

@@ -52,7 +52,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
-BUILTIN = ("quick", "seeds")
+BUILTIN = ("quick", "seeds", "gil")
 TOP_KEYS = {"name", "description", "repeat", "seed", "n", "warmup", "clock", "interleave"}
 SCENARIO_KEYS = {
     "name",

@@ -15,6 +15,8 @@ examples:
   latscope matrix                         every mechanism, threads and processes, 1 and 2 CPUs
   latscope matrix -n 20000                more iterations per cell
   latscope matrix -m pipe -m futex -m tcp only these mechanisms
+  latscope matrix --runtime python        each Python mechanism beside its C counterpart
+  latscope matrix --runtime python -p python=pypy3 -m py_pipe
 
 SIGINT (Ctrl-C), SIGTERM, SIGHUP: the current cell's probe is stopped and waited for; the
 cells measured before stay in the store; exit 130, 143, 129
@@ -42,8 +44,57 @@ def add_parsers(sub: Any) -> None:
     p.add_argument(
         "-m", "--mechanism", action="append", metavar="MECH", help="only this mechanism; repeatable"
     )
+    p.add_argument(
+        "--runtime",
+        choices=("c", "python"),
+        default="c",
+        help="python: each Python runtime mechanism (py_*) beside its C probe counterpart, "
+        "with the ratio of the medians (docs/python-runtime.md)",
+    )
+    p.add_argument(
+        "-p",
+        dest="python",
+        metavar="python=PATH",
+        help="with --runtime python: the interpreter (default: the one running latscope)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     store_arg(p)
+
+
+def cmd_runtime(args: argparse.Namespace) -> int:
+    from ..errors import BadInput
+    from ..runtime_matrix import run_runtime, runtime_plan, runtime_table
+
+    python = None
+    if args.python:
+        key, _, python = args.python.partition("=")
+        if key != "python" or not python:
+            raise BadInput(f"-p {args.python}: matrix takes -p python=PATH only")
+    plan = runtime_plan(args.mechanism)
+    st = open_store(args)
+    console.print(
+        f"[bold]latscope matrix --runtime python[/bold]: {len(plan)} cells, each beside its "
+        f"C counterpart, n={args.n} each (round trip), kept in {st.root}"
+    )
+    with progress.cells(err_console, len(plan), args.quiet) as pt:
+        on_cell: Callable[[int, Any], None] | None = None
+        if pt:
+            prog, task = pt
+
+            def on_cell(i: int, c: Any) -> None:
+                prog.update(task, completed=i + 1, description=f"{c.py.mechanism} {c.py.mode}")
+
+        pairs = run_runtime(plan, args.n, st, python=python, on_cell=on_cell)
+    t, problems = runtime_table(console, pairs)
+    console.print(t)
+    console.print(
+        "[dim]×: the Python median over the C median, the interpreter's share; between threads "
+        "the Python parties share the GIL (docs/python-runtime.md). asyncio tasks stand beside "
+        "C threads.[/dim]"
+    )
+    for p in problems:
+        err_console.print(f"[yellow]not measured:[/yellow] {p}")
+    return 0
 
 
 def cmd_matrix(args: argparse.Namespace) -> int:
@@ -52,6 +103,10 @@ def cmd_matrix(args: argparse.Namespace) -> int:
 
     if args.n <= 0:
         raise BadInput(f"-n {args.n}: the number of iterations must be positive")
+    if args.runtime == "python":
+        return cmd_runtime(args)
+    if args.python:
+        raise BadInput("-p python=...: only with --runtime python")
     plan = matrix_plan(args.mechanism)
     st = open_store(args)
     console.print(

@@ -1,0 +1,192 @@
+"""The Python runtime beside the C probe (`latscope matrix --runtime python`).
+
+Each Python mechanism of the catalogue (``engine: "python"``) is measured beside the C
+probe's benchmark its catalogue entry names as ``counterpart`` (``py_pipe`` beside ``pipe``,
+``py_semaphore`` beside ``posix_sem``, ``py_zmq_pair`` beside ``zmq_tcp``, ...), between
+threads and between processes, on one CPU and on two; the ratio of the medians is the
+interpreter's share.  Every cell is a run of its own, kept in the store and tagged.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from . import probe
+from .errors import BadInput, LatscopeError, Unsupported
+from .ipc_matrix import Cell, _fill, cell_n
+from .runner import measure
+from .store import Store
+from .units import fmt_bare, pick_unit
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
+
+@dataclass
+class Pair:
+    """One row-cell: a Python mechanism and its C counterpart under one mode and placement."""
+
+    py: Cell
+    c: Cell | None  # None where the C probe has no counterpart (asyncio.Queue)
+
+    @property
+    def ratio(self) -> float | None:
+        if self.c is None or self.py.p50_ns is None or not self.c.p50_ns:
+            return None
+        return self.py.p50_ns / self.c.p50_ns
+
+
+def python_benchmarks() -> list[dict[str, Any]]:
+    return [b for b in probe.catalogue()["benchmarks"] if b.get("engine") == "python"]
+
+
+def counterpart(b: dict[str, Any], params: dict[str, Any]) -> str | None:
+    """The C probe's benchmark beside Python mechanism ``b`` (catalogue ``counterpart``, a
+    template of its parameters: zmq_{transport})."""
+    tpl = b.get("counterpart")
+    if not tpl:
+        return None
+    defaults = {p["name"]: p["default"] for p in b.get("params", [])}
+    name = str(tpl).format(**{**defaults, **params})
+    return name if probe.entry(name) is not None else None
+
+
+def runtime_plan(
+    mechanisms: list[str] | None = None,
+    modes: tuple[str, ...] = ("threads", "processes"),
+) -> list[tuple[dict[str, Any], str, str]]:
+    """(Python benchmark, mode, cpus) for every row-cell, in table order."""
+    benches = python_benchmarks()
+    if mechanisms:
+        known = {b["name"] for b in benches}
+        unknown = [m for m in mechanisms if m not in known]
+        if unknown:
+            raise BadInput(
+                f"not a Python runtime mechanism: {', '.join(unknown)} (see 'latscope list', "
+                "the py_* benchmarks)"
+            )
+        benches = [b for b in benches if b["name"] in mechanisms]
+    two = (os.cpu_count() or 1) >= 2
+    plan = []
+    for b in benches:
+        for mode in (*modes, "tasks"):
+            if not b["mechanism"].get(mode):
+                continue
+            plan.append((b, mode, "0,0"))
+            if two:
+                plan.append((b, mode, "0,1"))
+    return plan
+
+
+def _cell(
+    bench: dict[str, Any],
+    params: dict[str, Any],
+    n: int,
+    store: Store,
+    tags: dict[str, Any],
+    progress: Callable[[int, int], None] | None,
+) -> Cell:
+    cell = Cell(bench["name"], str(params["mode"]), str(params["cpus"]))
+    if not bench["available"]:
+        cell.problem = bench.get("unavailable_reason") or "unavailable"
+        return cell
+    try:
+        r = measure(
+            bench["name"],
+            params,
+            n=cell_n(bench, params, n),
+            store=store,
+            tags=tags,
+            progress=progress,
+        )
+    except Unsupported as e:
+        cell.problem = e.message
+        return cell
+    except LatscopeError as e:
+        if e.exit_code == 130:
+            raise
+        cell.problem = f"failed: {e.message}"
+        return cell
+    _fill(cell, r)
+    return cell
+
+
+def run_runtime(
+    plan: list[tuple[dict[str, Any], str, str]],
+    n: int,
+    store: Store,
+    python: str | None = None,
+    on_cell: Callable[[int, Pair], None] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[Pair]:
+    """Measure every row-cell: the Python mechanism under ``python`` (None: the interpreter
+    running latscope), then its C counterpart (between threads where the Python side ran as
+    tasks of one event loop)."""
+    tags = {"matrix": "runtime"}
+    pairs = []
+    for i, (b, mode, cpus) in enumerate(plan):
+        params: dict[str, Any] = {"mode": mode, "cpus": cpus}
+        if python:
+            params["python"] = python
+        py = _cell(b, params, n, store, tags, progress)
+        c = None
+        cname = counterpart(b, {"mode": mode})
+        if cname is not None:
+            cb = probe.benchmark(cname)
+            cmode = mode if cb["mechanism"].get(mode) else "threads"
+            c = _cell(cb, {"mode": cmode, "cpus": cpus}, n, store, tags, progress)
+        pairs.append(Pair(py, c))
+        if on_cell:
+            on_cell(i, pairs[-1])
+    return pairs
+
+
+def runtime_table(console: Console, pairs: list[Pair]) -> tuple[Table, list[str]]:
+    """One row per Python mechanism and mode: its median round trip, its C counterpart's and
+    the ratio, on one CPU and on two; and one line per cell that could not be measured."""
+    from .tables import Column, fit
+
+    by = {(p.py.mechanism, p.py.mode, p.py.cpus): p for p in pairs}
+    keys: list[tuple[str, str]] = []
+    for p in pairs:
+        if (p.py.mechanism, p.py.mode) not in keys:
+            keys.append((p.py.mechanism, p.py.mode))
+    cols = [Column("Python", style="bold"), Column("mode"), Column("C probe")]
+    units = {}
+    for cpus, head in (("0,0", "1 CPU"), ("0,1", "2 CPUs")):
+        vals = [
+            x
+            for p in pairs
+            if p.py.cpus == cpus
+            for x in (p.py.p50_ns, p.c.p50_ns if p.c else None)
+        ]
+        units[cpus] = unit = pick_unit(vals)
+        cols += [
+            Column(f"{head}\nPython ({unit[0]})", justify="right"),
+            Column(f"{head}\nC ({unit[0]})", justify="right"),
+            Column(f"{head}\n×", justify="right"),
+        ]
+    rows: list[list[str]] = []
+    problems: list[str] = []
+    for m, mo in keys:
+        first = next(p for p in pairs if (p.py.mechanism, p.py.mode) == (m, mo))
+        row = [m, mo, first.c.mechanism if first.c else "—"]
+        for cpus in ("0,0", "0,1"):
+            p = by.get((m, mo, cpus))
+            if p is None:
+                row += ["n/a", "n/a", ""]
+                continue
+            u = units[cpus]
+            row.append(fmt_bare(p.py.p50_ns, u))
+            row.append(fmt_bare(p.c.p50_ns, u) if p.c else "—")
+            row.append(f"{p.ratio:.3g}" if p.ratio is not None else "")
+            for cell in (p.py, p.c):
+                if cell is not None and cell.problem:
+                    problems.append(f"{cell.mechanism} {cell.mode} cpus={cpus}: {cell.problem}")
+        rows.append(row)
+    t, _ = fit(console, cols, rows, title="median round trip: Python beside C, and the ratio")
+    return t, problems

@@ -1,0 +1,286 @@
+"""The Python runtime engine (src/latscope/pyprobe, docs/python-runtime.md): every mechanism
+runs briefly between threads, processes or tasks under the project's Python and under PyPy
+where installed, and writes a sample file the lab reads; its catalogue has the C probe's
+shape; bad input gets one line and exit 2 or 3; Ctrl-C and a responder that dies leave no
+process, file or shared memory behind.  No timing figure is asserted."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from latscope import probe as lab_probe
+from latscope import samples
+
+ENGINE = str(lab_probe.PYPROBE_DIR)
+PYPY = shutil.which("pypy3")
+INTERPRETERS = [
+    pytest.param(sys.executable, id="project-python"),
+    pytest.param(PYPY or "pypy3", id="pypy3"),
+]
+
+
+def _interp(python: str) -> str:
+    if python == "pypy3" or not os.access(python, os.X_OK):
+        pytest.skip("pypy3 is not installed here (apt-get install pypy3)")
+    return python
+
+
+def engine(python: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([python, ENGINE, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def catalogue(python: str) -> dict[str, Any]:
+    r = engine(python, "--list")
+    assert r.returncode == 0, r.stderr
+    return dict(json.loads(r.stdout))
+
+
+CAT = catalogue(sys.executable)
+CASES = [
+    (b["name"], mode)
+    for b in CAT["benchmarks"]
+    for mode in ("threads", "processes", "tasks")
+    if b["mechanism"].get(mode)
+]
+
+
+@pytest.mark.parametrize("python", INTERPRETERS)
+@pytest.mark.parametrize(("bench", "mode"), CASES, ids=[f"{b}-{m}" for b, m in CASES])
+def test_every_mechanism_writes_a_sample_file_the_lab_reads(
+    python: str, bench: str, mode: str, tmp_path: Path
+) -> None:
+    python = _interp(python)
+    entry = next(b for b in catalogue(python)["benchmarks"] if b["name"] == bench)
+    out = tmp_path / "s.lsamp"
+    # a short switch interval: the busy-waiting pairs hand over at every switch
+    r = engine(
+        python, bench, "-p", f"mode={mode}", "-p", "switchinterval=0.0005",
+        "-n", "40", "--warmup", "5", "-o", str(out),
+    )  # fmt: skip
+    if not entry["available"]:
+        assert r.returncode == 3 and r.stderr.count("\n") == 1, r.stderr
+        assert entry["unavailable_reason"] in r.stderr
+        assert not out.exists()
+        return
+    assert r.returncode == 0, r.stderr
+    s = samples.load(out)
+    h = s.header
+    assert h["benchmark"] == bench and h["params"]["mode"] == mode and h["n"] == 40
+    assert h["clock"]["name"] == "perf_counter_ns" and h["clock"]["ns_per_tick"] == 1
+    assert h["clock"]["step_ns"] > 0 and h["clock"]["overhead_ns"] > 0
+    assert h["interpreter"]["executable"] == python or os.path.realpath(
+        h["interpreter"]["executable"]
+    ) == os.path.realpath(python)
+    assert h["interpreter"]["switchinterval"] == pytest.approx(0.0005)
+    assert s.duration_columns == ["rtt", "oneway"]
+    assert (s.ticks["rtt"] > 0).all() and (s.ticks["oneway"] > 0).all()
+    assert (s.ticks["oneway"] <= s.ticks["rtt"]).all()  # one clock: the answer follows it
+    assert list(tmp_path.iterdir()) == [out]  # no temporary file left
+
+
+def test_the_catalogue_has_the_probes_shape(probe: str) -> None:
+    c = json.loads(subprocess.run([probe, "--list"], capture_output=True, text=True).stdout)
+    spin = next(b for b in c["benchmarks"] if b["name"] == "spin")
+    assert set(CAT) >= set(c) - {"features"} | {"engine"}
+    for b in CAT["benchmarks"]:
+        assert b["name"].startswith("py_") and b["engine"] == "python"
+        assert set(b) >= set(spin), set(spin) - set(b)
+        assert set(b["mechanism"]) >= set(spin["mechanism"])
+        assert [c["name"] for c in b["columns"]] == ["rtt", "oneway"]
+        assert [d["name"] for d in b["derived_columns"]] == ["rtt/2"]
+        assert {p["name"] for p in b["params"]} >= {"mode", "switchinterval", "python"}
+    assert CAT["exit_codes"] == c["exit_codes"]
+
+
+def test_the_lab_lists_and_checks_the_engines_benchmarks(probe: str, monkeypatch) -> None:
+    monkeypatch.setenv("LATSCOPE_PROBE", probe)
+    names = [b["name"] for b in lab_probe.catalogue()["benchmarks"]]
+    assert "spin" in names and "py_spin" in names  # one catalogue, both engines
+    got = lab_probe.check("py_pipe", {"mode": "threads"}, n=50)
+    assert got["params"]["mode"] == "threads" and got["n"] == 50
+    assert got["params"]["python"] == sys.executable
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "words"),
+    [
+        (["py_nothing", "-o", "x"], 2, "unknown benchmark"),
+        (["py_pipe", "-p", "size=8", "--check"], 2, "has no parameter size"),
+        (["py_pipe", "-p", "mode=fibres", "--check"], 2, "choose one of"),
+        (["py_pipe", "-p", "switchinterval=soon", "--check"], 2, "not a number"),
+        (["py_pipe", "-p", "switchinterval=5", "--check"], 2, "between"),
+        (["py_pipe", "-n", "0", "--check"], 2, "-n 0"),
+        (["py_pipe", "--clock", "tsc", "--check"], 2, "one clock"),
+        (["py_pipe", "--frobnicate"], 2, "unknown option"),
+        (["py_pipe", "-p", "cpus=0,4096", "--check"], 3, "not available"),
+        (["py_pipe", "-p", "python=/nonexistent/python", "--check"], 2, "no such interpreter"),
+        (["py_zmq_pair", "-p", "mode=processes", "-p", "transport=inproc", "--check"], 2,
+         "inproc"),
+    ],
+)  # fmt: skip
+def test_bad_input_gets_one_line_and_exit_2_or_3(args: list[str], code: int, words: str) -> None:
+    r = engine(sys.executable, *args)
+    assert r.returncode == code, r.stderr
+    assert r.stderr.count("\n") == 1 and words in r.stderr, r.stderr
+    assert r.stderr.startswith("latscope-pyprobe: error: ") and "Traceback" not in r.stderr
+
+
+def test_an_existing_output_file_is_never_replaced(tmp_path: Path) -> None:
+    out = tmp_path / "s.lsamp"
+    out.write_text("keep me")
+    r = engine(sys.executable, "py_pipe", "-n", "10", "-o", str(out))
+    assert r.returncode == 2 and "already exists" in r.stderr
+    assert out.read_text() == "keep me"
+
+
+def _children(pid: int) -> set[int]:
+    out = set()
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                stat = (d / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                out.add(int(d.name))
+    return out
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def _start(bench: str, mode: str, out: Path) -> tuple[subprocess.Popen[str], int]:
+    rfd, wfd = os.pipe()
+    p = subprocess.Popen(
+        [sys.executable, ENGINE, bench, "-p", f"mode={mode}", "-n", "100000000",
+         "--warmup", "0", "--progress-fd", str(wfd), "-o", str(out)],
+        stderr=subprocess.PIPE, text=True, pass_fds=(wfd,),
+    )  # fmt: skip
+    os.close(wfd)
+    return p, rfd
+
+
+def _wait_for_progress(rfd: int) -> None:
+    with os.fdopen(rfd) as f:
+        for line in f:
+            if line.startswith("progress") and int(line.split()[1]) > 0:
+                return
+    pytest.fail("the engine reported no progress")
+
+
+def _shm() -> set[str]:
+    d = Path("/dev/shm")
+    return {p.name for p in d.iterdir()} if d.is_dir() else set()
+
+
+@pytest.mark.parametrize(
+    ("bench", "mode"),
+    [("py_pipe", "processes"), ("py_spin", "processes"), ("py_asyncio_tcp", "processes"),
+     ("py_lock", "threads")],
+)  # fmt: skip
+def test_ctrl_c_leaves_no_process_file_or_memory(bench: str, mode: str, tmp_path: Path) -> None:
+    out = tmp_path / "s.lsamp"
+    before = _shm()
+    p, rfd = _start(bench, mode, out)
+    _wait_for_progress(rfd)
+    kids = _children(p.pid)
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=20)
+    assert p.returncode == 130, err
+    assert err.count("\n") == 1 and "interrupted" in err
+    deadline = time.monotonic() + 5
+    while any(_alive(k) for k in kids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [k for k in kids if _alive(k)]
+    assert list(tmp_path.iterdir()) == []
+    assert not {n for n in _shm() - before if n.startswith(("psm_", "wnsm_"))}
+
+
+@pytest.mark.parametrize("bench", ["py_pipe", "py_spin", "py_semaphore"])
+def test_a_responder_that_dies_ends_the_run_with_one_line(bench: str, tmp_path: Path) -> None:
+    out = tmp_path / "s.lsamp"
+    p, rfd = _start(bench, "processes", out)
+    _wait_for_progress(rfd)
+    # the responder, not multiprocessing's resource tracker (which shared memory starts)
+    kids = {k for k in _children(p.pid) if b"resource_tracker" not in _cmdline(k)}
+    assert kids, "no responder process"
+    for k in kids:
+        os.kill(k, signal.SIGKILL)
+    _, err = p.communicate(timeout=30)
+    assert p.returncode == 1, err
+    assert err.count("\n") == 1 and "responder" in err, err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_lab_run_keeps_a_python_run(cli, store: Path, probe: str, monkeypatch) -> None:
+    monkeypatch.setenv("LATSCOPE_PROBE", probe)
+    r = cli("run", "py_spin", "-p", "mode=threads", "-p", "switchinterval=0.0005", "-n", "60")
+    assert r.returncode == 0, r.stderr
+    assert "py_spin" in r.stdout and "perf_counter_ns" in r.stdout
+    r = cli("show", "last")
+    assert r.returncode == 0, r.stderr
+    assert "cpython" in r.stdout or "pypy" in r.stdout
+
+
+def test_lab_runs_the_engine_under_the_interpreter_it_is_given(
+    cli, store: Path, probe: str, monkeypatch
+) -> None:
+    python = _interp(PYPY or "pypy3")
+    monkeypatch.setenv("LATSCOPE_PROBE", probe)
+    r = cli("run", "py_pipe", "-p", "mode=processes", "-p", f"python={python}", "-n", "200")
+    assert r.returncode == 0, r.stderr
+    assert "pypy" in r.stdout
+
+
+def _python_with_zmq() -> str:
+    for p in (sys.executable, "/usr/bin/python3"):
+        if os.access(p, os.X_OK):
+            if subprocess.run([p, "-c", "import zmq"], capture_output=True).returncode == 0:
+                return p
+    pytest.skip("no interpreter here has pyzmq (pip install pyzmq, or apt-get install python3-zmq)")
+
+
+ZMQ = [
+    (b, m, t)
+    for b in ("py_zmq_pair", "py_zmq_pubsub")
+    for m in ("threads", "processes")
+    for t in ("inproc", "ipc", "tcp")
+    if not (t == "inproc" and m == "processes")
+]
+
+
+@pytest.mark.parametrize(("bench", "mode", "transport"), ZMQ)
+def test_zeromq_over_every_transport(bench: str, mode: str, transport: str, tmp_path: Path) -> None:
+    python = _python_with_zmq()
+    out = tmp_path / "s.lsamp"
+    r = engine(
+        python, bench, "-p", f"mode={mode}", "-p", f"transport={transport}",
+        "-n", "40", "--warmup", "5", "-o", str(out),
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    s = samples.load(out)
+    assert s.header["bench"]["counterpart"] == f"zmq_{transport}"
+    assert (s.ticks["oneway"] <= s.ticks["rtt"]).all()
+    assert list(tmp_path.iterdir()) == [out]
