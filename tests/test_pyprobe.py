@@ -100,6 +100,7 @@ def test_the_catalogue_has_the_probes_shape(probe: str) -> None:
         assert [d["name"] for d in b["derived_columns"]] == ["rtt/2"]
         assert {p["name"] for p in b["params"]} >= {"mode", "switchinterval", "python"}
     assert CAT["exit_codes"] == c["exit_codes"]
+    assert CAT["sample_format_version"] == c["sample_format_version"]  # one format, two writers
 
 
 def test_the_lab_lists_and_checks_the_engines_benchmarks(probe: str, monkeypatch) -> None:

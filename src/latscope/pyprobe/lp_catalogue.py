@@ -9,7 +9,7 @@ import sys
 ENGINE = "latscope-pyprobe"
 VERSION = "0.1.0"
 CATALOGUE_VERSION = 1
-SAMPLE_FORMAT_VERSION = 1
+SAMPLE_FORMAT_VERSION = 2  # as the C probe writes (test_pyprobe checks they agree)
 CLOCK = "perf_counter_ns"
 PREFIX = "py_"
 

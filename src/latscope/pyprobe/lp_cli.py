@@ -252,7 +252,14 @@ def run(o):
         t0 += [t - base for t in seg.t0]
         rtt += seg.rtt
         ow += seg.ow
-        wlist.append({"n": share, "warmup": wu, "pid": os.getpid(), "timed_rusage": seg.rusage})
+        # counters this interpreter cannot read (no RUSAGE_THREAD under PyPy) are left out,
+        # never written as null: the format's schema takes integers only
+        usage = {
+            role: {k: v for k, v in (c or {}).items() if isinstance(v, int)}
+            for role, c in (seg.rusage or {}).items()
+        }
+        usage = {role: c for role, c in usage.items() if c}
+        wlist.append({"n": share, "warmup": wu, "pid": os.getpid(), "timed_rusage": usage})
     interp = lp_record.interpreter()
     cols = [c for c in e["columns"]]
     header = {

@@ -150,25 +150,26 @@ def check_target(path):
 
 
 def write_samples(path, header, columns):
-    """Write the sample file (docs/sample-format.md, version 1) at ``path``: the magic line, the
+    """Write the sample file (docs/sample-format.md, version 2) at ``path``: the magic line, the
     header as one line of JSON, DATA, the columns one after another as little-endian int64,
-    and the END trailer with the row count and the CRC-32 of the sample bytes.  Written under
+    and the END trailer with the row count and the CRC-32 of every byte before it (header
+    included).  Written under
     an unpredictable name in the target's directory (O_EXCL), then linked to ``path``, which
     is never replaced."""
     nrows = len(columns[0]) if columns else 0
     data = b"".join(struct.pack(f"<{nrows}q", *c) for c in columns)
     head = json.dumps(header, separators=(",", ":"), allow_nan=False).encode()
-    crc = zlib.crc32(data) & 0xFFFFFFFF
-    blob = b"".join(
+    body = b"".join(
         [
             b"LATSCOPE-SAMPLES %d\n" % cat.SAMPLE_FORMAT_VERSION,
             head,
             b"\n",
             b"DATA %d %d\n" % (len(columns), nrows),
             data,
-            b"\nEND %d %08x\n" % (nrows, crc),
         ]
     )
+    crc = zlib.crc32(body) & 0xFFFFFFFF  # version 2: everything before the END line
+    blob = body + b"\nEND %d %08x\n" % (nrows, crc)
     d = os.path.dirname(os.path.abspath(path))
     tmp = os.path.join(d, f".{os.path.basename(path)}.{secrets.token_hex(8)}.tmp")
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
