@@ -73,6 +73,11 @@ def test_run_show_export(cli, store: Path, tmp_path: Path) -> None:
     assert e.returncode == 0, e.stderr
     df = pl.read_csv(csv)
     assert df.columns == ["iteration", "t_start_s", "call_ns"] and df.height == 3000
+    assert df["call_ns"].dtype == pl.Int64  # whole ns, not 17-digit floats
+    exact = tmp_path / "exact.csv"
+    assert cli("export", "last", "--csv", str(exact), "--exact").returncode == 0
+    fl = pl.read_csv(exact)["call_ns"]
+    assert fl.dtype == pl.Float64 and (fl - df["call_ns"]).abs().max() <= 0.5
     pq = tmp_path / "s.parquet"
     assert cli("export", rid, "--parquet", str(pq)).returncode == 0
     assert pl.read_parquet(pq).height == 3000

@@ -31,8 +31,8 @@ static const struct pdef file_params[] = {
      "direct: O_DIRECT, aligned buffers, size a multiple of 4096",
      cache_choices, 0, 0, "drop"},
     {"open", P_ENUM, "create", NULL,
-     "create: open with O_CREAT|O_TRUNC (report 000); existing: open a file written "
-     "beforehand, without truncating it (report 001)",
+     "create: open with O_CREAT|O_TRUNC, a new file every iteration; existing: open a file "
+     "written beforehand, without truncating it",
      open_choices, 0, 0, NULL},
     {"fsync", P_BOOL, "false", NULL, "also time fsync() after the write, as its own column",
      NULL, 0, 0, NULL},
@@ -387,6 +387,13 @@ static void run_file(struct runctx *ctx) {
     jb_int(j, "size_bytes", size);
     jb_str(j, "cache", cache);
     jb_int(j, "open_flags", flags);
+    {
+        /* the flags as a person writes them (the number differs between architectures) */
+        char names[160];
+        snprintf(names, sizeof names, "O_RDWR|O_NOFOLLOW|O_CLOEXEC%s%s",
+                 existing ? "" : "|O_CREAT|O_TRUNC", direct ? "|O_DIRECT" : "");
+        jb_str(j, "open_flags_names", names);
+    }
     jb_str(j, "timed_region", "each system call alone, between two clock reads; the "
                               "preparation (sync, drop_caches, fadvise) and lseek are not timed");
     jb_str(j, "note", rw ? "read comes first, so it sees the cache state the preparation left"

@@ -14,7 +14,7 @@ static const char *const op_choices[] = {"getppid", "read0", NULL};
 static const struct pdef syscall_params[] = {
     {"op", P_ENUM, "getppid", NULL,
      "getppid: the raw getppid system call (nothing cached by libc); read0: read() of 0 bytes "
-     "from an open file, as in report 003",
+     "from an open file",
      op_choices, 0, 0, NULL},
     {"batch", P_INT, "1000", "calls",
      "calls timed together for the batch figure (per call = batch time / calls)", NULL, 1,

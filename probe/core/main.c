@@ -208,8 +208,8 @@ static void resolve(const struct options *o, struct resolved *r) {
     long long need = n * (MAX_COLS + 2) * 8;
     long long avail = plat_available_memory();
     if (avail > 0 && need > avail / 2)
-        die(EXIT_BADINPUT, "-n %lld needs up to %lld MiB for samples, more than half of the "
-            "%lld MiB available; use a smaller -n", n, need >> 20, avail >> 20);
+        die(EXIT_BADINPUT, "-n %lld needs up to %lld MiB of memory for its samples, more than half "
+            "of the %lld MiB this machine has available (MemAvailable); use a smaller -n", n, need >> 20, avail >> 20);
     r->n = n;
     r->warmup = warmup;
     r->workers = workers;

@@ -10,6 +10,7 @@ from typing import Any
 
 from ..errors import BadInput
 from ..files import atomic_write, check_destination
+from ..units import shown
 from .shared import RAW, console, force_arg, open_store, store_arg, value_error, wrap
 
 
@@ -49,8 +50,18 @@ def add_parsers(sub: Any) -> None:
     )
     e.add_argument("run", metavar="RUN", help="run id (or unique part of it, or 'last')")
     g = e.add_mutually_exclusive_group(required=True)
-    g.add_argument("--csv", metavar="FILE", help="write CSV (one row per iteration, ns)")
-    g.add_argument("--parquet", metavar="FILE", help="write Parquet")
+    g.add_argument(
+        "--csv",
+        metavar="FILE",
+        help="write CSV: one row per iteration, durations in whole ns (the clocks' resolution "
+        "is coarser), t_start_s in s to the ns",
+    )
+    g.add_argument("--parquet", metavar="FILE", help="write Parquet (durations as exact floats)")
+    e.add_argument(
+        "--exact",
+        action="store_true",
+        help="CSV: every digit of the durations as the clock's ticks give them (float ns)",
+    )
     force_arg(e)
     store_arg(e)
 
@@ -81,14 +92,24 @@ def cmd_export(args: argparse.Namespace) -> int:
     try:
         with atomic_write(target, replace=args.force) as f:
             if args.csv:
-                run.samples.write_csv(f)
+                frame = run.samples
+                if not args.exact:  # whole ns: what a person reads, no 17-digit floats
+                    import polars as pl
+
+                    frame = frame.with_columns(
+                        pl.col(c).round(0).cast(pl.Int64)
+                        for c in frame.columns
+                        if c.endswith("_ns")
+                    ).with_columns(pl.col("t_start_s").round(9))
+                frame.write_csv(f)
             else:
                 run.samples.write_parquet(f)
     except OSError as e:
         raise BadInput(f"cannot write {target}: {e.strerror}") from None
     console.print(
         f"wrote {run.n} rows × {len(run.samples.columns)} columns "
-        f"(durations in ns, t_start_s in s) to {target}"
+        f"(durations in {'ns' if args.exact or not args.csv else 'whole ns'}, t_start_s in s) "
+        f"to {shown(target)}"
     )
     return 0
 

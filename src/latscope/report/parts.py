@@ -94,7 +94,10 @@ def _measurement(run: Run) -> list[Block]:
     rows.append(("latscope", str(rmeta.get("latscope_version") or __version__)))
     if rmeta.get("tags"):
         rows.append(("tags", _flat(rmeta["tags"])))
-    for k, v in (meta.get("bench") or {}).items():
+    bench = dict(meta.get("bench") or {})
+    if isinstance(bench.get("open_flags_names"), str):  # the names, not the number
+        bench["open_flags"] = bench.pop("open_flags_names")
+    for k, v in bench.items():
         rows.append((str(k).replace("_", " "), _flat(v)))
     usage = timed_usage(meta)
     if usage is not None:
