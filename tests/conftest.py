@@ -267,3 +267,33 @@ def procs_mentioning(text: str) -> list[int]:
         if text in cmd and "zombie" not in state:
             out.append(int(p.name))
     return out
+
+
+SEM_GETPID = 11  # semctl command: the process that did the last semop on a semaphore
+
+
+def sysv_objects() -> dict[tuple[str, str], set[int]]:
+    """Every System V IPC object with the processes the kernel records for it (shm: creator
+    and last user; msg: last sender and receiver; sem: each semaphore's last semop)."""
+    """Every System V semaphore set, message queue and shared memory segment on this
+    machine, with the processes that made or last used it (from /proc/sysvipc)."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    out: dict[tuple[str, str], set[int]] = {}
+    for kind, id_key in (("sem", "semid"), ("msg", "msqid"), ("shm", "shmid")):
+        try:
+            lines = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()
+        except OSError:
+            continue
+        head = lines[0].split()
+        for line in lines[1:]:
+            f = dict(zip(head, line.split(), strict=False))
+            if id_key not in f:
+                continue
+            pids = {int(f[k]) for k in ("cpid", "lpid", "lspid", "lrpid") if k in f}
+            if kind == "sem":
+                for i in range(int(f.get("nsems", 0))):
+                    pids.add(max(0, libc.semctl(int(f[id_key]), i, SEM_GETPID)))
+            out[(kind, f[id_key])] = pids - {0}
+    return out

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import children, unexpected_stderr
+from conftest import children, sysv_objects, unexpected_stderr
 from latscope import samples
 
 REPO = Path(__file__).resolve().parent.parent
@@ -175,30 +175,6 @@ def _alive(pid: int) -> bool:
         return False
 
 
-SEM_GETPID = 11  # semctl command: the process that did the last semop on a semaphore
-
-
-def _sysv_objects() -> dict[tuple[str, str], set[int]]:
-    """Every System V IPC object, (kind, id), with the processes the kernel records for it:
-    shm its creator and last user, msg its last sender and receiver, sem the last semop of
-    each semaphore (semctl GETPID)."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    out: dict[tuple[str, str], set[int]] = {}
-    for kind, id_key in (("sem", "semid"), ("msg", "msqid"), ("shm", "shmid")):
-        lines = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()
-        head = lines[0].split()
-        for line in lines[1:]:
-            f = dict(zip(head, line.split(), strict=False))
-            if id_key not in f:
-                continue
-            pids = {int(f[k]) for k in ("cpid", "lpid", "lspid", "lrpid") if k in f}
-            if kind == "sem":
-                for i in range(int(f.get("nsems", 0))):
-                    pids.add(max(0, libc.semctl(int(f[id_key]), i, SEM_GETPID)))
-            out[(kind, f[id_key])] = pids - {0}
-    return out
-
-
 def _netns_inodes() -> set[str]:
     """Every network namespace some process holds (its own, or an open descriptor)."""
     out = set()
@@ -247,14 +223,14 @@ class State:
         self.mqdir = mqdir
         self.shm = set(os.listdir("/dev/shm")) if Path("/dev/shm").is_dir() else set()
         self.mq = set(os.listdir(mqdir)) if mqdir else set()
-        self.sysv = set(_sysv_objects())
+        self.sysv = set(sysv_objects())
         self.net = _netns_names() if shutil.which("ip") else set()
         self.links = _links() if shutil.which("ip") else set()
 
     def _sysv_left(self, pids: set[int]) -> set[tuple[str, str]]:
         return {
             k
-            for k, users in _sysv_objects().items()
+            for k, users in sysv_objects().items()
             if k not in self.sysv and not any(_alive(u) and u not in pids for u in users)
         }
 

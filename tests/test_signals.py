@@ -38,6 +38,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import children, sysv_objects
 from latscope.store import Store
 
 SIGNALS = {
@@ -55,7 +56,6 @@ STAGE_TIMEOUT_S = 120.0  # a loaded machine starts Python slowly
 EXIT_TIMEOUT_S = 60.0
 GONE_TIMEOUT_S = 10.0
 PR_SET_CHILD_SUBREAPER = 36
-SEM_GETPID = 11
 
 
 # ------------------------------------------------------------------------------ processes
@@ -80,16 +80,6 @@ def _alive(pid: int, ticks: int | None) -> bool:
     return ticks is None or _start_ticks(pid) == ticks
 
 
-def _children(pid: int) -> list[int]:
-    out: list[int] = []
-    for task in Path(f"/proc/{pid}/task").glob("*/children"):
-        try:
-            out += [int(x) for x in task.read_text().split()]
-        except OSError:
-            pass
-    return out
-
-
 def _descendants(pid: int) -> dict[int, int]:
     """Every descendant of ``pid`` with its depth (children 1)."""
     out: dict[int, int] = {}
@@ -98,7 +88,7 @@ def _descendants(pid: int) -> dict[int, int]:
         depth += 1
         nxt = []
         for p in level:
-            for c in _children(p):
+            for c in children(p):
                 if c not in out:
                     out[c] = depth
                     nxt.append(c)
@@ -127,34 +117,11 @@ def subreaper() -> Iterator[None]:
         for pid in _descendants(os.getpid()):
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
-        for pid in _children(os.getpid()):
+        for pid in children(os.getpid()):
             _reap(pid)
 
 
 # ------------------------------------------------------------------------------ IPC objects
-
-
-def _sysv_objects() -> dict[tuple[str, str], set[int]]:
-    """Every System V IPC object with the processes the kernel records for it (shm: creator
-    and last user; msg: last sender and receiver; sem: each semaphore's last semop)."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    out: dict[tuple[str, str], set[int]] = {}
-    for kind, id_key in (("sem", "semid"), ("msg", "msqid"), ("shm", "shmid")):
-        try:
-            lines = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()
-        except OSError:
-            continue
-        head = lines[0].split()
-        for line in lines[1:]:
-            f = dict(zip(head, line.split(), strict=False))
-            if id_key not in f:
-                continue
-            pids = {int(f[k]) for k in ("cpid", "lpid", "lspid", "lrpid") if k in f}
-            if kind == "sem":
-                for i in range(int(f.get("nsems", 0))):
-                    pids.add(max(0, libc.semctl(int(f[id_key]), i, SEM_GETPID)))
-            out[(kind, f[id_key])] = pids - {0}
-    return out
 
 
 @pytest.fixture(scope="module")
@@ -401,7 +368,7 @@ def _sysv_left(before: set[tuple[str, str]], pids: set[int]) -> set[tuple[str, s
     """System V objects made since ``before`` that no live process but these has used."""
     return {
         k
-        for k, users in _sysv_objects().items()
+        for k, users in sysv_objects().items()
         if k not in before and not any(_alive(u, None) and u not in pids for u in users)
     }
 
@@ -420,7 +387,7 @@ def test_kill_matrix(
     mqueue_dir: Path | None,
 ) -> None:
     """The four signals at one stage of one command (module docs), side by side."""
-    sysv_before = set(_sysv_objects())
+    sysv_before = set(sysv_objects())
     cases = [Case(command, stage, sig, tmp_path, probe) for sig in SIGNALS]
     try:
         for c in cases:
