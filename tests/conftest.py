@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import traceback
 import warnings
 from collections.abc import Iterator, Mapping
@@ -297,3 +298,23 @@ def sysv_objects() -> dict[tuple[str, str], set[int]]:
                     pids.add(max(0, libc.semctl(int(f[id_key]), i, SEM_GETPID)))
             out[(kind, f[id_key])] = pids - {0}
     return out
+
+
+@pytest.fixture(scope="session")
+def mqueue_dir() -> Iterator[Path | None]:
+    """Where POSIX message queues can be listed: /dev/mqueue, or a private mount (root)."""
+    if Path("/dev/mqueue").is_dir() and os.path.ismount("/dev/mqueue"):
+        yield Path("/dev/mqueue")
+        return
+    if os.geteuid() != 0:
+        yield None  # the queues' names are checked one by one instead (no_queue_named)
+        return
+    d = Path(tempfile.mkdtemp(prefix="ls-mq-"))
+    r = subprocess.run(["mount", "-t", "mqueue", "none", str(d)], capture_output=True)
+    if r.returncode != 0:
+        d.rmdir()
+        yield None
+        return
+    yield d
+    subprocess.run(["umount", str(d)])
+    d.rmdir()

@@ -131,26 +131,6 @@ def catalogue() -> dict[str, dict]:
     return {b["name"]: b for b in CATALOGUE["benchmarks"]}
 
 
-@pytest.fixture(scope="session")
-def mqueue_dir() -> Iterator[Path | None]:
-    """Where POSIX message queues can be listed: /dev/mqueue, or a private mount (root)."""
-    if Path("/dev/mqueue").is_dir() and os.path.ismount("/dev/mqueue"):
-        yield Path("/dev/mqueue")
-        return
-    if not IS_ROOT:
-        yield None  # the queues' names are checked one by one instead (no_queue_named)
-        return
-    d = Path(tempfile.mkdtemp(prefix="ls-mq-"))
-    r = subprocess.run(["mount", "-t", "mqueue", "none", str(d)], capture_output=True)
-    if r.returncode != 0:
-        d.rmdir()
-        yield None
-        return
-    yield d
-    subprocess.run(["umount", str(d)])
-    d.rmdir()
-
-
 @pytest.fixture()
 def tmpdir_env() -> Iterator[Path]:
     """A short private TMPDIR for the probe's own temporary objects (socket paths are

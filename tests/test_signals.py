@@ -124,26 +124,6 @@ def subreaper() -> Iterator[None]:
 # ------------------------------------------------------------------------------ IPC objects
 
 
-@pytest.fixture(scope="module")
-def mqueue_dir() -> Iterator[Path | None]:
-    """Where POSIX message queues can be listed: /dev/mqueue, or a private mount (root)."""
-    if Path("/dev/mqueue").is_dir() and os.path.ismount("/dev/mqueue"):
-        yield Path("/dev/mqueue")
-        return
-    if os.geteuid() != 0:
-        yield None
-        return
-    d = Path(tempfile.mkdtemp(prefix="ls-mq-"))
-    r = subprocess.run(["mount", "-t", "mqueue", "none", str(d)], capture_output=True)
-    if r.returncode != 0:
-        d.rmdir()
-        yield None
-        return
-    yield d
-    subprocess.run(["umount", str(d)])
-    d.rmdir()
-
-
 def _named_for(name: str, pids: set[int]) -> bool:
     """A name the probe made for one of ``pids`` (it names its objects latscope-<pid>-...)."""
     m = re.search(r"latscope-(\d+)", name)
