@@ -8,6 +8,7 @@ from typing import Any
 
 from .. import progress
 from ..notes import grouped_notes
+from ..units import shown
 from .shared import RAW, console, err_console, open_store, store_arg
 
 EPILOG_MATRIX = """\
@@ -74,7 +75,7 @@ def cmd_runtime(args: argparse.Namespace) -> int:
     st = open_store(args)
     console.print(
         f"[bold]latscope matrix --runtime python[/bold]: {len(plan)} cells, each beside its "
-        f"C counterpart, n={args.n} each (round trip), kept in {st.root}"
+        f"C counterpart, n={args.n} each (round trip), kept in {shown(st.root)}"
     )
     with progress.cells(err_console, len(plan), args.quiet) as pt:
         on_cell: Callable[[int, Any], None] | None = None
@@ -93,7 +94,7 @@ def cmd_runtime(args: argparse.Namespace) -> int:
         "C threads.[/dim]"
     )
     for p in problems:
-        err_console.print(f"[yellow]not measured:[/yellow] {p}")
+        err_console.print(f"[yellow]not measured:[/yellow] {shown(p)}")
     return 0
 
 
@@ -111,7 +112,7 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     st = open_store(args)
     console.print(
         f"[bold]latscope matrix[/bold]: {len(plan)} cells, n={args.n} each "
-        f"(round trip), kept in {st.root}"
+        f"(round trip), kept in {shown(st.root)}"
     )
     with progress.cells(err_console, len(plan), args.quiet) as pt:
         on_cell: Callable[[int, Any], None] | None = None
@@ -141,7 +142,7 @@ def cmd_matrix(args: argparse.Namespace) -> int:
 
         console.print(f"[dim]{WITHHELD_LEGEND}[/dim]")
     for p in problems:
-        err_console.print(f"[yellow]not measured:[/yellow] {p}")
+        err_console.print(f"[yellow]not measured:[/yellow] {shown(p)}")
     return 0
 
 
