@@ -55,9 +55,9 @@ def _table(
     return t
 
 
-def _fits(console: Console, t: Table, width: int) -> bool:
+def _fits(console: Console, t: Table, width: int, text_min: int = 12) -> bool:
     """Every column that does not wrap gets its whole width at ``width``, and every column
-    that wraps at least its longest word (up to 12 characters)."""
+    that wraps at least its longest word (up to ``text_min`` characters)."""
     extra = t._extra_width  # noqa: SLF001 (rich's own layout: edges and separators)
     options = console.options.update_width(max(1, width - extra))
     widths = t._calculate_column_widths(console, options)  # noqa: SLF001
@@ -65,7 +65,7 @@ def _fits(console: Console, t: Table, width: int) -> bool:
         return False
     for i, col in enumerate(t.columns):
         m = t._measure_column(console, options, col)  # noqa: SLF001
-        need = m.maximum if col.no_wrap else min(m.minimum, 12 + 2)
+        need = m.maximum if col.no_wrap else min(m.minimum, text_min + 2)
         if widths[i] < need:
             return False
     return True
@@ -85,9 +85,10 @@ def fit(
     while True:
         t = _table([cols[i] for i in keep], [[r[i] for i in keep] for r in rows], **table_kw)
         if wide or not ranks or _fits(console, t, console.width):
-            if not wide and not _fits(console, t, console.width):
-                # nothing more to leave out: every column may wrap (at spaces, or folded),
-                # rather than text columns squeezed to nothing or numbers cut
+            if not wide and not _fits(console, t, console.width, text_min=4):
+                # nothing more to leave out, and text folded to 4 characters is not enough:
+                # every column may wrap (at spaces, or folded), rather than text columns
+                # squeezed to nothing or numbers cut
                 t = _table(
                     [cols[i] for i in keep],
                     [[r[i] for i in keep] for r in rows],

@@ -404,7 +404,9 @@ def render_rich(doc: Document | Sequence[Block], console: Console) -> None:
                     "\n".join(escape(part) for part in h.split("\n")),  # a header may break
                     justify="right" if i < len(b.align) and b.align[i] == "r" else "left",
                     drop=b.drop.get(i),
-                    wrap=not (i < len(b.align) and b.align[i] == "r"),
+                    # text wraps; numbers and columns of single words (a verdict) never do
+                    wrap=not (i < len(b.align) and b.align[i] == "r")
+                    and any(" " in _text(r[i]).strip() for r in b.rows if i < len(r)),
                     style="dim" if i in b.small else None,
                 )
                 for i, h in enumerate(b.headers)
