@@ -213,7 +213,7 @@ def cmd_ls(args: argparse.Namespace) -> int:
         return 0
     _report_skipped(skipped)
     # at 80 columns: id (it carries the date and the benchmark), params, n, the first column
-    # and its figures; 'created' and 'benchmark' repeat the id and go first, then p99.9
+    # and its figures; 'created' and 'benchmark' repeat the id and go first, then p99.9, status
     drop = {"p99.9": 3}
     cols = [
         Column("id"),
@@ -223,7 +223,7 @@ def cmd_ls(args: argparse.Namespace) -> int:
         Column("n", justify="right"),
         Column("column"),
         *(Column(s.label, justify="right", drop=drop.get(s.label)) for s in figures),
-        Column("status", wrap=True),
+        Column("status", wrap=True, drop=2),  # the suite and scenario; ls --suite selects by it
     ]
     rows: list[list[str]] = []
     listed = 0
