@@ -91,11 +91,13 @@ _TRANSPORT = {
 MECHANISMS = [
     _m(
         "spinlock",
-        "report 002's spinlock: a shared list [start, flag, latency] guarded by a "
-        "threading.Lock, both workers busy-waiting on the flag",
+        "report 002's spinlock: a shared list [start, flag, latency] guarded by a spinlock "
+        "(a threading.Lock taken by spinning on a non-blocking acquire), both workers "
+        "busy-waiting on the flag",
         ["threads"],
         False,
-        "rtt: take the lock, write the start time and set the flag, release; then take, read "
+        "rtt: spin until the lock is taken, write the start time and set the flag, release; "
+        "then take, read "
         "the flag, release, until worker 2 has cleared it; worker 2 takes the lock in a loop, "
         "and when the flag is set reads the clock, writes the difference and clears it",
         "spin",

@@ -50,15 +50,28 @@ class Mech:
 
 
 class Shared002(Mech):
-    """data = [start, flag, latency, stop], both workers take the lock even to read it."""
+    """data = [start, flag, latency, stop], both workers take the lock even to read it: a
+    spinlock (a lock acquired by spinning) or a threading.Semaphore(1)."""
 
     blocking = False
     semaphore = False
 
     def prepare(self):
         self.data = [0, False, 0, False]
-        lock = threading.Semaphore(1) if self.semaphore else threading.Lock()
-        self.take, self.give = lock.acquire, lock.release
+        if self.semaphore:
+            lock = threading.Semaphore(1)
+            self.take, self.give = lock.acquire, lock.release
+        else:
+            # A spinlock: Python has none, so it is a lock taken by spinning on a
+            # non-blocking acquire; the spinning thread never sleeps, so it keeps the GIL.
+            lock = threading.Lock()
+            trylock = lock.acquire
+
+            def take():
+                while not trylock(False):
+                    pass
+
+            self.take, self.give = take, lock.release
 
     def initiator(self):
         data, take, give, pc = self.data, self.take, self.give, time.perf_counter_ns
