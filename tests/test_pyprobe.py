@@ -136,6 +136,44 @@ def test_bad_input_gets_one_line_and_exit_2_or_3(args: list[str], code: int, wor
     assert r.stderr.startswith("latscope-pyprobe: error: ") and "Traceback" not in r.stderr
 
 
+@pytest.mark.parametrize("python", INTERPRETERS)
+def test_a_pinned_run_works_under_every_interpreter(python: str, tmp_path: Path) -> None:
+    python = _interp(python)
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("pinning to two CPUs needs two usable CPUs")
+    a, b = sorted(os.sched_getaffinity(0))[:2]
+    out = tmp_path / "s.lsamp"
+    r = engine(
+        python, "py_pipe", "-p", f"cpus={a},{b}", "-n", "40", "--warmup", "5", "-o", str(out)
+    )
+    assert r.returncode == 0, r.stderr
+    assert samples.load(out).header["params"]["cpus"] == f"{a},{b}"
+
+
+def test_threads_are_pinned_where_the_os_module_cannot_pin() -> None:
+    """PyPy 3.9's os has no sched_setaffinity: the engine pins through libc instead."""
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("needs two usable CPUs to tell a pinned thread from an unpinned one")
+    cpu = max(os.sched_getaffinity(0))
+    script = f"""
+import os, sys, threading
+sys.path.insert(0, {ENGINE!r})
+del os.sched_setaffinity, os.sched_getaffinity
+import lp_driver
+print(sorted(lp_driver.usable_cpus()))
+def f():
+    lp_driver.pin({cpu})
+    status = open("/proc/thread-self/status").read().splitlines()
+    print([x.split()[1] for x in status if x.startswith("Cpus_allowed_list")][0])
+t = threading.Thread(target=f); t.start(); t.join()
+"""
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    usable, pinned = r.stdout.split("\n")[:2]
+    assert usable == str(sorted(os.sched_getaffinity(0)))
+    assert pinned == str(cpu)
+
+
 def test_an_existing_output_file_is_never_replaced(tmp_path: Path) -> None:
     out = tmp_path / "s.lsamp"
     out.write_text("keep me")
