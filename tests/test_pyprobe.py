@@ -293,6 +293,26 @@ def test_lab_runs_the_engine_under_the_interpreter_it_is_given(
     assert "pypy" in r.stdout
 
 
+@pytest.mark.parametrize("python", INTERPRETERS)
+def test_runtime_matrix_sets_each_python_cell_beside_its_c_counterpart(
+    python: str, cli, store: Path, probe: str, monkeypatch
+) -> None:
+    python = _interp(python)
+    monkeypatch.setenv("LATSCOPE_PROBE", probe)
+    r = cli("matrix", "--runtime", "python", "-p", f"python={python}", "-m", "py_pipe",
+            "-n", "200", "--quiet", "--store", str(store))  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    rows = [ln.split() for ln in r.stdout.splitlines() if ln.split()[:1] == ["py_pipe"]]
+    assert [row[1] for row in rows] == ["threads", "processes"]
+    for row in rows:
+        assert row[2] == "pipe" and len(row) == 9  # Python, C and × on 1 CPU and on 2
+        py1, c1, x1 = (float(v.replace(",", "")) for v in row[3:6])
+        assert x1 == pytest.approx(py1 / c1, rel=0.01)
+    impl = "pypy" if "pypy" in python else "cpython"
+    side = [ln for ln in r.stdout.splitlines() if ln.startswith("Python side: ")]
+    assert len(side) == 1 and side[0].startswith(f"Python side: {impl} ") and "GIL on" in side[0]
+
+
 def _python_with_zmq() -> str:
     for p in (sys.executable, "/usr/bin/python3"):
         if os.access(p, os.X_OK):

@@ -19,7 +19,7 @@ from .errors import BadInput, LatscopeError, Unsupported
 from .ipc_matrix import Cell, _fill, cell_n
 from .runner import measure
 from .store import Store
-from .units import fmt_bare, pick_unit
+from .units import fmt_bare, fmt_ratio, pick_unit
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -112,7 +112,26 @@ def _cell(
         cell.problem = f"failed: {e.message}"
         return cell
     _fill(cell, r)
+    if bench.get("engine") == "python":
+        cell.interpreter = interpreter_text(r.meta.get("interpreter"))
     return cell
+
+
+def interpreter_text(it: Any) -> str | None:
+    """"pypy 3.9.16 (/usr/bin/pypy3), GIL on, switch interval 5 ms" from a sample header's
+    ``interpreter``; None where it says nothing."""
+    if not isinstance(it, dict):
+        return None
+    name = f"{it.get('implementation', '?')} {it.get('version', '?')}"
+    exe = it.get("executable")
+    gil = it.get("gil")
+    parts = [f"{name} ({exe})" if exe else name]
+    if gil is not None:
+        parts.append("GIL on" if gil else "GIL off (free-threaded)")
+    si = it.get("switchinterval")
+    if isinstance(si, (int, float)) and not isinstance(si, bool):
+        parts.append(f"switch interval {si * 1e3:g} ms")
+    return ", ".join(parts)
 
 
 def run_runtime(
@@ -183,7 +202,7 @@ def runtime_table(console: Console, pairs: list[Pair]) -> tuple[Table, list[str]
             u = units[cpus]
             row.append(fmt_bare(p.py.p50_ns, u))
             row.append(fmt_bare(p.c.p50_ns, u) if p.c else "—")
-            row.append(f"{p.ratio:.3g}" if p.ratio is not None else "")
+            row.append(fmt_ratio(p.ratio) if p.ratio is not None else "")
             for cell in (p.py, p.c):
                 if cell is not None and cell.problem:
                     problems.append(f"{cell.mechanism} {cell.mode} cpus={cpus}: {cell.problem}")

@@ -88,6 +88,9 @@ def cmd_runtime(args: argparse.Namespace) -> int:
         pairs = run_runtime(plan, args.n, st, python=python, on_cell=on_cell)
     t, problems = runtime_table(console, pairs)
     console.print(t)
+    ran = sorted({p.py.interpreter for p in pairs if p.py.interpreter})
+    if ran:
+        console.print("Python side: " + shown("; ".join(ran)))
     console.print(
         "[dim]×: the Python median over the C median, the interpreter's share; between threads "
         "the Python parties share the GIL (docs/python-runtime.md). asyncio tasks stand beside "
