@@ -343,3 +343,18 @@ def test_zeromq_over_every_transport(bench: str, mode: str, transport: str, tmp_
     assert s.header["bench"]["counterpart"] == f"zmq_{transport}"
     assert (s.ticks["oneway"] <= s.ticks["rtt"]).all()
     assert list(tmp_path.iterdir()) == [out]
+
+
+def test_a_free_threaded_cpython_on_path_is_named_and_its_absence_said(
+    tmp_path: Path, monkeypatch
+) -> None:
+    from latscope.runtime_matrix import free_threaded_interpreters, free_threaded_note
+
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert free_threaded_interpreters() == []
+    assert free_threaded_note().startswith("no free-threaded CPython here")
+    exe = tmp_path / "python3.13t"
+    exe.write_text("#!/bin/sh\n")
+    exe.chmod(0o755)
+    assert free_threaded_interpreters() == [str(exe)]
+    assert f"-p python={exe}" in free_threaded_note()

@@ -118,7 +118,7 @@ def _cell(
 
 
 def interpreter_text(it: Any) -> str | None:
-    """"pypy 3.9.16 (/usr/bin/pypy3), GIL on, switch interval 5 ms" from a sample header's
+    """ "pypy 3.9.16 (/usr/bin/pypy3), GIL on, switch interval 5 ms" from a sample header's
     ``interpreter``; None where it says nothing."""
     if not isinstance(it, dict):
         return None
@@ -209,3 +209,30 @@ def runtime_table(console: Console, pairs: list[Pair]) -> tuple[Table, list[str]
         rows.append(row)
     t, _ = fit(console, cols, rows, title="median round trip: Python beside C, and the ratio")
     return t, problems
+
+
+#: The names a free-threaded CPython build installs as (PEP 703: the "t" suffix).
+FREE_THREADED_NAMES = ("python3.13t", "python3.14t", "python3.15t", "python3t")
+
+
+def free_threaded_interpreters() -> list[str]:
+    """The free-threaded CPython builds on PATH (none on a stock Debian 12)."""
+    import shutil
+
+    found = (shutil.which(n) for n in FREE_THREADED_NAMES)
+    return sorted({os.path.realpath(f) for f in found if f})
+
+
+def free_threaded_note() -> str:
+    """One line for the runtime matrix: which free-threaded CPython to compare, or that none
+    is installed."""
+    ft = free_threaded_interpreters()
+    if ft:
+        return (
+            "free-threaded CPython here: " + ", ".join(ft) + f" — compare it with -p python={ft[0]}"
+        )
+    return (
+        "no free-threaded CPython here (" + ", ".join(FREE_THREADED_NAMES[:2]) + " not on "
+        "PATH): install one (python.org's installers offer it) and name it with -p python=PATH "
+        "to compare the same mechanisms without the GIL"
+    )

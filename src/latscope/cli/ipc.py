@@ -64,7 +64,7 @@ def add_parsers(sub: Any) -> None:
 
 def cmd_runtime(args: argparse.Namespace) -> int:
     from ..errors import BadInput
-    from ..runtime_matrix import run_runtime, runtime_plan, runtime_table
+    from ..runtime_matrix import free_threaded_note, run_runtime, runtime_plan, runtime_table
 
     python = None
     if args.python:
@@ -91,6 +91,8 @@ def cmd_runtime(args: argparse.Namespace) -> int:
     ran = sorted({p.py.interpreter for p in pairs if p.py.interpreter})
     if ran:
         console.print("Python side: " + shown("; ".join(ran)))
+    if not any("free-threaded" in x for x in ran):
+        console.print(f"[dim]{shown(free_threaded_note())}[/dim]")
     console.print(
         "[dim]×: the Python median over the C median, the interpreter's share; between threads "
         "the Python parties share the GIL (docs/python-runtime.md). asyncio tasks stand beside "
