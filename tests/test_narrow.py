@@ -158,6 +158,30 @@ def test_matrix_table_fits_80_columns() -> None:
     assert "unix_stream" in out and "zmq_pair_ipc" in out
 
 
+def test_runtime_matrix_table_fits_80_columns() -> None:
+    from latscope.ipc_matrix import Cell
+    from latscope.runtime_matrix import Pair, runtime_table
+
+    pairs = []
+    for py, c in (
+        ("py_asyncio_queue", None),
+        ("py_spinlock", "spin"),
+        ("py_mp_pipe", "socketpair"),
+    ):
+        for mode in ("threads", "processes", "tasks"):
+            for cpus, f in (("0,0", 1.0), ("0,1", 0.01)):
+                pc = Cell(py, mode, cpus, p50_ns=48_000_000.0 * f)
+                cc = Cell(c, mode, cpus, p50_ns=181.3 * f) if c else None
+                pairs.append(Pair(pc, cc))
+    con = Console(width=WIDTH, file=open("/dev/null", "w"))
+    t, problems = runtime_table(con, pairs)
+    out = _render(t)
+    _fits(out)
+    assert problems == []
+    assert "py_asyncio_queue" in out and "processes" in out and "264,755" in out
+    assert "48.00 ms" in out and "181.3 ns" in out  # each figure with its own unit
+
+
 def test_suite_comparison_fits_80_columns(store: Path) -> None:
     from latscope.suite import compare_rows, comparison_table
 

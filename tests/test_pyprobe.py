@@ -303,11 +303,17 @@ def test_runtime_matrix_sets_each_python_cell_beside_its_c_counterpart(
             "-n", "200", "--quiet", "--store", str(store))  # fmt: skip
     assert r.returncode == 0, r.stderr
     rows = [ln.split() for ln in r.stdout.splitlines() if ln.split()[:1] == ["py_pipe"]]
-    assert [row[1] for row in rows] == ["threads", "processes"]
+    # one row per mode and placement: Python, mode, CPUs, C probe, Python, C (value and unit
+    # each), ×
+    assert sorted((row[1], row[2]) for row in rows) == [
+        ("processes", "1"), ("processes", "2"), ("threads", "1"), ("threads", "2"),
+    ]  # fmt: skip
+    scale = {"ns": 1.0, "µs": 1e3, "ms": 1e6, "s": 1e9}
     for row in rows:
-        assert row[2] == "pipe" and len(row) == 9  # Python, C and × on 1 CPU and on 2
-        py1, c1, x1 = (float(v.replace(",", "")) for v in row[3:6])
-        assert x1 == pytest.approx(py1 / c1, rel=0.01)
+        assert row[3] == "pipe" and len(row) == 9, row
+        py = float(row[4].replace(",", "")) * scale[row[5]]
+        c = float(row[6].replace(",", "")) * scale[row[7]]
+        assert float(row[8].replace(",", "")) == pytest.approx(py / c, rel=0.01)
     impl = "pypy" if "pypy" in python else "cpython"
     side = [ln for ln in r.stdout.splitlines() if ln.startswith("Python side: ")]
     assert len(side) == 1 and side[0].startswith(f"Python side: {impl} ") and "GIL on" in side[0]
