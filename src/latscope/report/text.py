@@ -274,6 +274,11 @@ def print_run(console: Console, run: Any, details: bool = False) -> None:
         f"n={meta['n']} {warm}"
     )
     console.print(f"clock [bold]{shown(clk['name'])}[/bold]: {clock_line(clk)}")
+    if not getattr(run, "header_checksummed", True):
+        console.print(
+            "[dim]sample file format 1: its checksum covers the samples, not this header "
+            "(format 2 and later cover both)[/dim]"
+        )
     summ = run.summary()
     # a narrow terminal gets the figures that matter (n, p50 with its interval, the tail, max)
     # whole, never cut; the rest at WIDE_TABLE columns or more, or in 'show --full'
