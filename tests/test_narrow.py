@@ -199,6 +199,32 @@ def test_suite_comparison_fits_80_columns(store: Path) -> None:
     assert re.search(r"2\.\d\d \[\d\.\d\d–\d\.\d\d\]", out), out
 
 
+def test_prebreak_breaks_only_after_its_characters() -> None:
+    from latscope.tables import prebreak
+
+    assert prebreak("r000-orwc-cold-fadvise-ext4", 15, "-") == "r000-orwc-cold-\nfadvise-ext4"
+    assert prebreak("r000-orwc-cold-fadvise-ext4", 6, "-") == "r000-\norwc-\ncold-\nfadvise-\next4"
+    assert prebreak("short", 3, "-") == "short"  # no break character: whole
+    assert prebreak("a-b", 80, "-") == "a-b"
+
+
+def test_long_scenario_names_break_after_their_hyphens_not_mid_word(store: Path) -> None:
+    from latscope.suite import compare_rows, comparison_table
+
+    names = ["r000-orwc-cold-fadvise-ext4", "r002-py-zmq-pubsub-processes"]
+    sr = make_suite_run(store, {names[0]: [1000.0, 1050.0, 980.0], names[1]: [2500.0] * 3})
+    con = Console(width=WIDTH, file=open("/dev/null", "w"))
+    t, _ = comparison_table(con, compare_rows(sr), title="suite synthetic")
+    out = _render(t)
+    _fits(out)
+    firsts = [ln[:30].split(" ")[1] if ln.startswith(" ") else "" for ln in out.splitlines()]
+    joined = "".join(firsts)
+    for name in names:
+        assert name in joined, out  # its pieces, in order, on consecutive lines
+    pieces = [f for f in firsts if f and f.startswith(("r0", "orwc", "cold", "fadv", "py", "zmq"))]
+    assert pieces and all(p.endswith("-") or any(n.endswith(p) for n in names) for p in pieces), out
+
+
 # ----------------------------------------------------------------------------- help pages
 
 COMMANDS = [
