@@ -411,3 +411,30 @@ def test_every_kind_decodes_within_size_bounds(kind: str, analysed) -> None:
     h, w = img.shape[:2]
     assert 300 <= w <= 1000, (kind, w, h)
     assert 0.2 <= h / w <= 1.0, (kind, w, h)
+
+
+def test_plot_hist_is_cut_at_p97_unless_told(store: Path, tmp_path: Path, monkeypatch) -> None:
+    """Without --cut, one slow sample stretched the axis to the maximum and the body became one
+    bar: the linear histogram is cut where the report cuts it, --cut 100 draws everything, and
+    the log axis needs no cut."""
+    import numpy as np
+
+    from latscope.cli import main
+    from synth import lognormal, make_run
+
+    x = lognormal(2000, 2000.0, seed=5)
+    x[7] = 44_000_000.0
+    run = make_run(store, {"call": x})
+    seen: list[float | None] = []
+    real = plots.histogram
+
+    def spy(*a, **k):  # noqa: ANN002, ANN003, ANN202
+        seen.append(k.get("cut"))
+        return real(*a, **k)
+
+    monkeypatch.setattr(plots, "histogram", spy)
+    base = ["plot", run.id, "--kind", "hist", "--store", str(store), "--force"]
+    for extra in ([], ["--cut", "100"], ["--log"]):
+        assert main([*base, *extra, "-o", str(tmp_path / "h.png")]) == 0
+    assert seen == [plots.HIST_CUT, 100.0, None]
+    assert np.isfinite(plots.HIST_CUT) and 90 <= plots.HIST_CUT < 100

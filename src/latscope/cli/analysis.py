@@ -89,7 +89,7 @@ at most 256 columns and 100,000,000 rows; headers of at most 128 characters.
 
 PLOT_EPILOG = """\
 examples:
-  latscope plot last --kind hist --cut 97 -o hist.png     histogram up to p97, with the fit
+  latscope plot last --kind hist -o hist.png     histogram up to p97 (--cut 100: all), with the fit
   latscope plot last --kind hist --log -o hist-log.svg    log-x histogram of all samples
   latscope plot last --kind time --column rtt -o time.pdf  every sample, change points, spikes
   latscope plot last --kind box -o box.png                all columns of the run, log axis
@@ -229,7 +229,11 @@ def add_parsers(sub: Any) -> None:
     )
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="file to write")
     p.add_argument(
-        "--cut", type=_percent, metavar="P", help="hist: draw only up to percentile P (e.g. 97)"
+        "--cut",
+        type=_percent,
+        metavar="P",
+        help="hist: draw only up to percentile P (default 97, the samples beyond counted on the "
+        "figure; 100 draws every sample)",
     )
     p.add_argument("--log", action="store_true", help="hist: logarithmic latency axis")
     p.add_argument("--seconds", action="store_true", help="time: against time instead of iteration")
@@ -403,7 +407,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
                 x,
                 label=title,
                 fit=fit_shifted_lognormal(x),
-                cut=args.cut,
+                cut=args.cut if args.cut is not None or args.log else plots.HIST_CUT,
                 log_x=args.log,
                 step=run.column_step_ns(col),
             )

@@ -35,10 +35,11 @@ from .common import (
     unit_for,
 )
 from .comparison import Series, scenarios, shift
-from .distribution import box, ecdf, histogram, qq, tail
+from .distribution import HIST_CUT, box, ecdf, histogram, qq, tail
 from .series import acf, time_series
 
 __all__ = [
+    "HIST_CUT",
     "COLORS",
     "FORMATS",
     "MAX_FLIERS",

@@ -42,6 +42,12 @@ from .common import (
 # ------------------------------------------------------------------------------- histograms
 
 
+#: Where a linear histogram is cut by default (the report's and ``latscope plot``'s): the
+#: slowest 3% would stretch the axis to the maximum, often a thousand times the median, and
+#: squeeze the body into one bar. The samples beyond are counted on the figure.
+HIST_CUT = 97.0
+
+
 def histogram(
     x: npt.ArrayLike,
     *,

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..plots import HIST_CUT
 from .document import (
     Alert,
     Block,
@@ -35,8 +36,7 @@ from .parts import (
     _summary_table,
 )
 
-#: Histograms in the report are cut at this percentile (the log-x histogram shows everything).
-HIST_CUT = 97.0
+# HIST_CUT (plots): the report's linear histograms are cut there; the log-x one shows everything
 
 
 @dataclass
