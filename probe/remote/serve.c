@@ -761,7 +761,11 @@ int serve_main(int argc, char **argv) {
         sv->s.stop = 1;
         session_join(sv);
     }
-    for (int i = 0; i < MAX_PENDING; i++) conn_close(sv, i);
+    for (int i = 0; i < MAX_PENDING; i++)
+        if (sv->conns[i]) {
+            slog("closed %s: the server is stopping", sv->conns[i]->addr);
+            conn_close(sv, i);
+        }
     close(sv->lfd);
     close(sv->ufd);
     close(sv->sigfd);
