@@ -127,8 +127,11 @@ __attribute__((noreturn, format(printf, 2, 3))) static void fail(struct remote *
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    die(EXIT_FAIL, "%s: the server %s (%s:%d): %s", r->mech.name, r->server, r->host, r->port,
-        msg);
+    /* the address, and the name it was given as where that is not the address itself */
+    size_t hl = strlen(r->host);
+    int named = strncmp(r->server, r->host, hl) || (r->server[hl] != ':' && r->server[hl]);
+    if (named) die(EXIT_FAIL, "%s: the server %s (%s): %s", r->mech.name, r->server, r->host, msg);
+    die(EXIT_FAIL, "%s: the server %s: %s", r->mech.name, r->server, msg);
 }
 
 /* Wait until fd can be read (events POLLIN) or written (POLLOUT), up to the deadline. */
