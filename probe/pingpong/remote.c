@@ -73,12 +73,6 @@ struct remote {
     size_t infolen;
 };
 
-static double mono(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static int resolve(const char *host, int port, int socktype, struct addrinfo **out, char *err,
                    size_t errlen) {
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = socktype,
@@ -138,7 +132,7 @@ __attribute__((noreturn, format(printf, 2, 3))) static void fail(struct remote *
 static int wait_fd(int fd, short events, double deadline) {
     for (;;) {
         if (g_stop) die(EXIT_INTERRUPTED, "interrupted; nothing was written");
-        double left = deadline - mono();
+        double left = deadline - serve_now();
         if (left <= 0) return -1;
         struct pollfd p = {.fd = fd, .events = events};
         int ms = left > 0.1 ? 100 : (int)(left * 1000) + 1; /* looks at g_stop in between */
@@ -195,7 +189,7 @@ static void connect_server(struct remote *r) {
         serve_addr_text(a->ai_addr, r->server, sizeof r->server);
         if (connect(r->cfd, a->ai_addr, a->ai_addrlen) == 0 || errno == EINPROGRESS) {
             socklen_t el = sizeof e;
-            if (wait_fd(r->cfd, POLLOUT, mono() + CONNECT_S)) e = ETIMEDOUT;
+            if (wait_fd(r->cfd, POLLOUT, serve_now() + CONNECT_S)) e = ETIMEDOUT;
             else if (getsockopt(r->cfd, SOL_SOCKET, SO_ERROR, &e, &el)) e = errno;
             if (!e) break;
         } else {
@@ -236,7 +230,7 @@ static int udp_socket(struct remote *r) {
 }
 
 static void handshake(struct remote *r, const struct token *tok, size_t size) {
-    double deadline = mono() + HANDSHAKE_S;
+    double deadline = serve_now() + HANDSHAKE_S;
     char line[SERVE_LINE_MAX], cnonce[SERVE_HEX + 1], want[SERVE_HEX + 1], proof[SERVE_HEX + 1];
     if (serve_nonce(cnonce)) die(EXIT_FAIL, "no randomness for a nonce: %s", strerror(errno));
     snprintf(line, sizeof line, "LATSCOPE-SERVE %d HELLO %s\n", SERVE_PROTOCOL, cnonce);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/probe.h"
@@ -108,6 +109,12 @@ void serve_proof(const struct token *t, const char *role, const char *first, con
     hmac_sha256(t->b, t->len, msg, (size_t)n, mac);
     hex_encode(mac, sizeof mac, out);
     wipe(mac, sizeof mac);
+}
+
+double serve_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 int serve_nonce(char out[SERVE_HEX + 1]) {

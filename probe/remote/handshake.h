@@ -55,6 +55,8 @@ int token_load(const char *file, const char *what, struct token *t, char *err, s
 /* HMAC-SHA-256(token, "latscope-serve 1 <role> <first> <second>") as hex (SERVE_HEX + 1). */
 void serve_proof(const struct token *t, const char *role, const char *first, const char *second,
                  char out[SERVE_HEX + 1]);
+/* CLOCK_MONOTONIC in seconds: the handshake's deadlines (never in a timed region). */
+double serve_now(void);
 /* SERVE_NONCE fresh random bytes as hex; 0, or -1 with errno. */
 int serve_nonce(char out[SERVE_HEX + 1]);
 

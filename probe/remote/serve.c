@@ -4,9 +4,8 @@
  * connection still in its handshake (each a small state machine with a deadline, so a slow or
  * silent one holds up nobody), the UDP socket between UDP sessions (whatever arrives there is
  * dropped and counted), and the end of the running session.  One session runs at a time, in
- * a thread of its own (pinned with --cpu) that only echoes: blocking receive and send, no
- * clock read, no system call beyond them; it looks at its stop flag when its socket has been
- * quiet for 100 ms.  The protocol: remote/handshake.h. */
+ * a thread of its own that only echoes (remote/echo.c, pinned with --cpu).  The protocol:
+ * remote/handshake.h. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -23,14 +22,12 @@
 #include <unistd.h>
 
 #include "core/bench.h"
+#include "remote/echo.h"
 #include "remote/handshake.h"
 #include "remote/serve.h"
 
 #define MAX_PENDING 16           /* connections in their handshake at once */
 #define SESSION_WAIT_S 10.0      /* an admitted client waits this long for the running session */
-#define IDLE_TICKS 100           /* a session silent for 100 x 100 ms ends */
-#define TICK_MS 100
-#define FOREIGN_LOG_MAX 20       /* dropped datagrams logged one by one, then counted only */
 #define DEFAULT_SESSIONS 10
 #define DEFAULT_MAX_TIME 600
 
@@ -51,21 +48,6 @@ struct conn {
     size_t size;
 };
 
-/* The running session: set by the main thread before the echo thread starts; the echo thread
- * writes only its counters and why_end, then one byte to done_fd. */
-struct session {
-    int active;
-    pthread_t thr;
-    int udp, fd, ufd, cpu, done_fd;
-    size_t size;
-    struct sockaddr_storage client; /* udp: the admitted address and port */
-    char sid[RANDOM_HEX_LEN + 1], addr[80];
-    volatile int stop, client_gone; /* client_gone: the udp session's connection closed */
-    long long round_trips, bad_size;
-    const char *why_end;
-    char why_buf[128];
-};
-
 struct server {
     struct token tok;
     int lfd, ufd, sigfd, done[2];
@@ -77,153 +59,6 @@ struct server {
     struct session s;
     struct jbuf info;
 };
-
-static long long g_foreign; /* datagrams dropped, every thread (atomic) */
-
-/* ---------------------------------------------------------------- the log */
-
-/* One line on stderr, with one write: "latscope-probe serve: TIME what". */
-__attribute__((format(printf, 1, 2))) static void slog(const char *fmt, ...) {
-    char line[768];
-    struct timespec ts;
-    struct tm tm;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    gmtime_r(&ts.tv_sec, &tm);
-    int n = (int)strftime(line, sizeof line, "latscope-probe serve: %Y-%m-%dT%H:%M:%S", &tm);
-    n += snprintf(line + n, sizeof line - (size_t)n, ".%03ldZ ", ts.tv_nsec / 1000000);
-    va_list ap;
-    va_start(ap, fmt);
-    int m = vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
-    va_end(ap);
-    n = m < 0 ? n : (size_t)(n + m) >= sizeof line - 1 ? (int)sizeof line - 2 : n + m;
-    line[n++] = '\n';
-    if (write(2, line, (size_t)n) < 0) {
-    }
-}
-
-static void log_foreign(const struct sockaddr *from, const char *why) {
-    long long k = __atomic_add_fetch(&g_foreign, 1, __ATOMIC_RELAXED);
-    char a[80];
-    serve_addr_text(from, a, sizeof a);
-    if (k <= FOREIGN_LOG_MAX)
-        slog("dropped a udp datagram from %s: %s (%lld so far)%s", a, why, k,
-             k == FOREIGN_LOG_MAX ? "; further ones are counted, not logged" : "");
-}
-
-static double mono(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* ---------------------------------------------------------------- the echo thread */
-
-static int quiet_tick(struct session *s, long long *seen, int *idle) {
-    if (s->stop) {
-        s->why_end = s->client_gone ? "the client closed its connection" : "the server is stopping";
-        return 1;
-    }
-    if (s->round_trips != *seen) {
-        *seen = s->round_trips;
-        *idle = 0;
-    } else if (++*idle >= IDLE_TICKS) {
-        s->why_end = "no message for 10 s";
-        return 1;
-    }
-    return 0;
-}
-
-static void echo_tcp(struct session *s, unsigned char *buf) {
-    long long seen = 0;
-    int idle = 0;
-    for (;;) {
-        size_t got = 0;
-        while (got < s->size) {
-            ssize_t r = recv(s->fd, buf + got, s->size - got, 0);
-            if (r > 0) {
-                got += (size_t)r;
-            } else if (r == 0) {
-                s->why_end = "the client closed the connection";
-                return;
-            } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
-                if (quiet_tick(s, &seen, &idle)) return;
-            } else if (errno != EINTR) {
-                snprintf(s->why_buf, sizeof s->why_buf, "receive failed: %s", strerror(errno));
-                s->why_end = s->why_buf;
-                return;
-            }
-        }
-        size_t sent = 0;
-        while (sent < s->size) {
-            ssize_t w = send(s->fd, buf + sent, s->size - sent, MSG_NOSIGNAL);
-            if (w > 0) {
-                sent += (size_t)w;
-            } else if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-                if (quiet_tick(s, &seen, &idle)) return;
-            } else if (w < 0 && errno != EINTR) {
-                snprintf(s->why_buf, sizeof s->why_buf, "send failed: %s", strerror(errno));
-                s->why_end = s->why_buf;
-                return;
-            }
-        }
-        s->round_trips++;
-    }
-}
-
-static void echo_udp(struct session *s, unsigned char *buf) {
-    long long seen = 0;
-    int idle = 0;
-    for (;;) {
-        struct sockaddr_storage from;
-        socklen_t fl = sizeof from;
-        ssize_t r = recvfrom(s->ufd, buf, s->size + 64, 0, (struct sockaddr *)&from, &fl);
-        if (r < 0) {
-            if (errno == EAGAIN || errno == EWOULDBLOCK) {
-                if (quiet_tick(s, &seen, &idle)) return;
-            } else if (errno != EINTR) {
-                snprintf(s->why_buf, sizeof s->why_buf, "receive failed: %s", strerror(errno));
-                s->why_end = s->why_buf;
-                return;
-            }
-            continue;
-        }
-        if (!serve_same_addr((struct sockaddr *)&from, (struct sockaddr *)&s->client, 1)) {
-            log_foreign((struct sockaddr *)&from, "not the admitted client's address and port");
-            continue;
-        }
-        if ((size_t)r != s->size) { /* the client's, but not a message of the session */
-            s->bad_size++;
-            continue;
-        }
-        for (;;) {
-            ssize_t w = sendto(s->ufd, buf, s->size, MSG_NOSIGNAL, (struct sockaddr *)&from, fl);
-            if (w >= 0 || errno != EINTR) break;
-        }
-        s->round_trips++;
-    }
-}
-
-static void *echo_thread(void *arg) {
-    struct session *s = arg;
-    if (s->cpu >= 0) {
-        int e = plat_pin_thread(s->cpu);
-        if (e) slog("session %s: cannot pin the echo thread to CPU %d: %s; it runs unpinned",
-                    s->sid, s->cpu, strerror(e));
-    }
-    unsigned char *buf = malloc(s->size + 64);
-    if (!buf) {
-        s->why_end = "out of memory";
-    } else {
-        touch_pages(buf, s->size + 64);
-        if (s->udp) echo_udp(s, buf);
-        else echo_tcp(s, buf);
-        free(buf);
-    }
-    char one = 1;
-    if (write(s->done_fd, &one, 1) < 0) {
-    }
-    return NULL;
-}
 
 /* ---------------------------------------------------------------- connections */
 
@@ -254,12 +89,6 @@ static int send_all(int fd, const char *p, size_t len) {
     return 0;
 }
 
-static void set_timeouts(int fd) {
-    struct timeval tv = {.tv_sec = 0, .tv_usec = TICK_MS * 1000};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-}
-
 static void session_start(struct server *sv, int i) {
     struct conn *c = sv->conns[i];
     struct session *s = &sv->s;
@@ -279,7 +108,7 @@ static void session_start(struct server *sv, int i) {
     if (!s->udp) {
         int one = 1;
         setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        set_timeouts(c->fd);
+        echo_timeouts(c->fd);
     }
     c->fd = -1; /* the session's now */
     conn_close(sv, i);
@@ -421,7 +250,7 @@ static int conn_line(struct server *sv, int i, char *line) {
             return -1;
         }
         c->st = C_START;
-        c->deadline = mono() + SERVE_HANDSHAKE_S;
+        c->deadline = serve_now() + SERVE_HANDSHAKE_S;
         return 0;
     }
     case C_START: {
@@ -448,7 +277,7 @@ static int conn_line(struct server *sv, int i, char *line) {
         c->size = (size_t)size;
         c->udp_port = (int)port;
         c->st = C_WAIT;
-        c->deadline = mono() + SESSION_WAIT_S;
+        c->deadline = serve_now() + SESSION_WAIT_S;
         if (!sv->s.active) start_waiting(sv);
         else slog("session %s waits for session %s to end", c->sid, sv->s.sid);
         return -1; /* started or waiting: no more lines */
@@ -518,7 +347,7 @@ static void conn_accept(struct server *sv) {
         }
         c->fd = fd;
         c->st = C_HELLO;
-        c->deadline = mono() + SERVE_HANDSHAKE_S;
+        c->deadline = serve_now() + SERVE_HANDSHAKE_S;
         c->peer = sa;
         memcpy(c->addr, addr, sizeof addr);
         sv->conns[slot] = c;
@@ -596,7 +425,7 @@ static void serve_listen(struct server *sv, const char *bind_text) {
             getsockname(sv->lfd, (struct sockaddr *)&sa, &l);
             what = "udp";
             if (bind(sv->ufd, (struct sockaddr *)&sa, len) == 0) {
-                set_timeouts(sv->ufd); /* the echo thread looks at its stop flag */
+                echo_timeouts(sv->ufd); /* the echo thread looks at its stop flag */
                 serve_addr_text((struct sockaddr *)&sa, sv->where, sizeof sv->where);
                 return;
             }
@@ -636,7 +465,7 @@ static int serve_loop(struct server *sv) {
     while (!stop) {
         struct pollfd pf[MAX_PENDING + 5];
         int idx[MAX_PENDING + 5], n = 0;
-        double now = mono(), next = sv->t_end;
+        double now = serve_now(), next = sv->t_end;
         pf[n] = (struct pollfd){.fd = sv->sigfd, .events = POLLIN};
         idx[n++] = -1;
         pf[n] = (struct pollfd){.fd = sv->lfd, .events = POLLIN};
@@ -691,7 +520,7 @@ static int serve_loop(struct server *sv) {
                 conn_read(sv, idx[k]);
             }
         }
-        now = mono();
+        now = serve_now();
         for (int i = 0; i < MAX_PENDING && !stop; i++) {
             struct conn *c = sv->conns[i];
             if (!c || c->deadline > now) continue;
@@ -749,7 +578,7 @@ int serve_main(int argc, char **argv) {
     if (pipe2(sv->done, O_CLOEXEC) != 0) die(EXIT_FAIL, "serve: pipe: %s", strerror(errno));
     serve_listen(sv, bind_text);
     serve_info(sv);
-    sv->t_end = mono() + sv->max_time;
+    sv->t_end = serve_now() + sv->max_time;
     char pin[32] = "unpinned";
     if (sv->cpu >= 0) snprintf(pin, sizeof pin, "on CPU %d", sv->cpu);
     slog("listening on %s (tcp and udp), pid %d: at most %lld sessions, %.0f s; echo thread %s",
@@ -772,7 +601,7 @@ int serve_main(int argc, char **argv) {
     close(sv->done[0]);
     close(sv->done[1]);
     slog("done: %lld sessions served, %lld clients refused, %lld udp datagrams dropped",
-         sv->ended, sv->refused, __atomic_load_n(&g_foreign, __ATOMIC_RELAXED));
+         sv->ended, sv->refused, echo_dropped());
     wipe(&sv->tok, sizeof sv->tok);
     jb_free(&sv->info);
     free(sv);
