@@ -354,10 +354,10 @@ def test_udp_only_to_the_admitted_client(probe: str, tmp_path: Path, servers: li
 
 def test_max_time(probe: str, tmp_path: Path, servers: list[Server]) -> None:
     """--max-time ends the server, with a session running: its client is cut off."""
-    s = serve(servers, probe, token_file(tmp_path), "--max-time", "2")
+    s = serve(servers, probe, token_file(tmp_path), "--max-time", "5")
     sess = Session(s.port)
     assert s.end() == 0
-    assert s.log("stopping: --max-time 2 s reached")
+    assert s.log("stopping: --max-time 5 s reached")
     assert s.log("ended: 0 round trips; the server is stopping")
     assert sess.s.recv(10) == b""
     sess.close()
