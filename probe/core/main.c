@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "core/bench.h"
+#include "remote/serve.h"
 
 #define MAX_N 100000000LL
 #define MAX_WARMUP 10000000LL
@@ -23,6 +24,7 @@ static void usage(FILE *f) {
             "                      [--workers W] [--inject-ns N] -o FILE\n"
             "       latscope-probe BENCH --check [-p key=value ...] [-n N] [--workers W] ...\n"
             "       latscope-probe --env [DIR]\n"
+            "       latscope-probe serve --bind ADDR:PORT ...  (see latscope-probe serve --help)\n"
             "       latscope-probe --list | --clocks | --version | --help\n"
             "\n"
             "Runs one benchmark with one set of parameters and writes every sample to FILE\n"
@@ -320,6 +322,7 @@ int main(int argc, char **argv) {
         jb_free(&j);
         return 0;
     }
+    if (!strcmp(a1, "serve")) return serve_main(argc, argv);
     die_with_parent();
     struct options o;
     struct resolved r;
