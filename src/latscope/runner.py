@@ -223,6 +223,7 @@ def import_samples(
     from . import env as envmod
     from . import samples
     from .runs import Run
+    from .store.meta import RUN_SPEC, problem
 
     p = Path(path)
     bench = str(samples.load(p).header.get("benchmark"))  # checked whole before the store
@@ -259,6 +260,9 @@ def import_samples(
             "status": "complete",
             "imported_from": {"file": p.name, "path": str(p.resolve()), "sha256": sha},
         }
+        why = problem(meta, RUN_SPEC)  # what the file's header put there: as the store reads it
+        if why:
+            raise BadInput(f"{p}: its header cannot be kept ({why}); nothing imported")
         return keep(t, meta, measured)
 
 

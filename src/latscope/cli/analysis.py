@@ -350,7 +350,8 @@ def cmd_import(args: argparse.Namespace) -> int:
             continue
         env = run.env or {}
         em = env.get("emulation") or {}
-        where = f"on {env.get('hostname')} ({(env.get('kernel') or {}).get('machine')})"
+        machine = (env.get("kernel") or {}).get("machine") or "machine unknown"
+        where = f"on {env.get('hostname') or 'a host it does not name'} ({machine})"
         if em.get("emulated"):
             where += f" under emulation ({em.get('emulator')})"
         store = f" --store {args.store}" if getattr(args, "store", None) else ""
