@@ -216,7 +216,8 @@ def import_samples(
     tags: Mapping[str, Any] | None = None,
 ) -> Run:
     """Keep a sample file measured elsewhere (by any probe, on any machine) as a run, with the
-    environment its probe recorded. The file is copied into the run's partial directory and
+    environment its probe recorded (run.json's ``env`` is null: `Run.env` reads the header's,
+    as for any file measured elsewhere). The file is copied into the run's partial directory and
     that copy is what is checked (`samples.load` through `Run`) and kept, so a file changed
     meanwhile cannot slip in; a file whose content was imported before is refused. Anything
     wrong: BadInput (one line) and nothing in the store."""
@@ -256,11 +257,12 @@ def import_samples(
             "latscope_version": __version__,
             "probe_warnings": [],
             "tags": dict(tags or {}),
-            "env": envmod.of_header(header),
+            "env": None,  # measured elsewhere: the probe's record in the header is all there is
             "status": "complete",
             "imported_from": {"file": p.name, "path": str(p.resolve()), "sha256": sha},
         }
-        why = problem(meta, RUN_SPEC)  # what the file's header put there: as the store reads it
+        # the record as the lab would keep it: a header the store could not read back is refused
+        why = problem(meta | {"env": envmod.of_header(header)}, RUN_SPEC)
         if why:
             raise BadInput(f"{p}: its header cannot be kept ({why}); nothing imported")
         return keep(t, meta, measured)
