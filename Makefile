@@ -19,7 +19,7 @@ STAGE := scripts/stage $(SETUP_LOG)
 QUICK_PLAN = $(VENV)/bin/python -c 'from latscope import scenarios; \
   s = scenarios.quick().scenarios; print(f"{len(s)} runs of {len({x.benchmark for x in s})} benchmarks")'
 
-.PHONY: run test build-deps system-deps probe-test pytest lint clean
+.PHONY: run test build-deps system-deps probe-test cross cross-test pytest lint clean
 
 run: $(STAMP)
 	@echo "running the quick suite: $$($(QUICK_PLAN)), about a minute…"
@@ -35,7 +35,7 @@ $(STAMP): $(SOURCES) | build-deps
 	    $(VENV)/bin/python -m pip install --no-deps --no-build-isolation .
 	@touch $@
 
-test: system-deps probe-test pytest
+test: system-deps probe-test cross-test pytest
 
 # system packages: installed when root with apt-get, else listed (scripts/system-deps)
 build-deps:
@@ -53,8 +53,26 @@ probe-test: system-deps $(MESON_DEP)
 	    $(MESON_RUN) compile -C $(SAN_DIR); }
 	ASAN_OPTIONS=detect_leaks=0 $(MESON_RUN) test -C $(SAN_DIR) --print-errorlogs
 
+# The probe for other machines: build/cross/TRIPLET/latscope-probe, static, from cross/TRIPLET.ini
+# (its compiler, and the emulator meson test runs the C tests under), with
+# build/cross/TRIPLET/latscope-probe-run: the probe under that emulator (LATSCOPE_PROBE takes
+# it).  Another target is one more line of CROSS and its .ini (docs/ports.md).
+CROSS := aarch64-linux-gnu arm-linux-gnueabihf
+CROSS_DIR := build/cross
+cross: $(MESON_DEP)
+	@scripts/system-deps cross
+	@for t in $(CROSS); do d=$(CROSS_DIR)/$$t; \
+	  { test -f $$d/build.ninja || $(MESON_RUN) setup $$d --cross-file cross/$$t.ini; } && \
+	  { $(MESON_RUN) compile -C $$d || { $(MESON_RUN) setup --wipe $$d --cross-file \
+	      cross/$$t.ini && $(MESON_RUN) compile -C $$d; }; } && \
+	  scripts/cross-wrapper cross/$$t.ini $$d || exit 1; \
+	done
+cross-test: cross
+	@for t in $(CROSS); do $(MESON_RUN) test -C $(CROSS_DIR)/$$t --print-errorlogs || exit 1; done
+
 pytest: $(STAMP) probe-test
-	LATSCOPE_SAN_PROBE=$(CURDIR)/$(SAN_DIR)/latscope-probe $(VENV)/bin/python -m pytest -q -rs -n 2 --dist loadfile tests
+	LATSCOPE_SAN_PROBE=$(CURDIR)/$(SAN_DIR)/latscope-probe LATSCOPE_CROSS=$(CURDIR)/$(CROSS_DIR) \
+	    $(VENV)/bin/python -m pytest -q -rs -n 2 --dist loadfile tests
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests bench

@@ -16,7 +16,16 @@ static const char *const clock_descriptions[] = {
     "needs an invariant TSC",
     "clock_gettime(CLOCK_MONOTONIC_RAW): not slewed by NTP",
     "clock_gettime(CLOCK_MONOTONIC): slewed by NTP",
+    "the ARM generic timer's virtual counter (CNTVCT, isb before and after), at the frequency "
+    "of CNTFRQ; needs the kernel to let programs read it",
 };
+
+/* Whether clock k can be used here. */
+static int clock_available(int k) {
+    if (k == CLK_TSC) return HAVE_TSC && tsc_invariant();
+    if (k == CLK_CNTVCT) return !cntvct_unusable();
+    return 1;
+}
 
 static void cond_json(struct jbuf *j, const char *key, const struct pcond *c) {
     if (!c->param) {
@@ -215,7 +224,7 @@ static void bench_json(struct jbuf *j, const struct bench *b) {
 
 void print_catalogue(void) {
     struct jbuf j;
-    int tsc = HAVE_TSC && tsc_invariant();
+    int tsc = clock_available(CLK_TSC);
     jb_init(&j);
     jb_obj(&j, NULL);
     jb_int(&j, "catalogue_version", CATALOGUE_VERSION);
@@ -223,6 +232,9 @@ void print_catalogue(void) {
     jb_str(&j, "probe_version", PROBE_VERSION);
     jb_obj(&j, "features");
     jb_bool(&j, "tsc", tsc);
+#if HAVE_CNTVCT
+    jb_bool(&j, "cntvct", clock_available(CLK_CNTVCT));
+#endif
 #ifdef HAVE_ZMQ
     jb_bool(&j, "zmq", 1);
 #else
@@ -237,10 +249,10 @@ void print_catalogue(void) {
     enum clock_kind def;
     clock_parse("auto", &def);
     jb_arr(&j, "clocks");
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < CLOCK_KINDS; k++) {
         jb_obj(&j, NULL);
         jb_str(&j, "name", clock_name((enum clock_kind)k));
-        jb_bool(&j, "available", k != CLK_TSC || tsc);
+        jb_bool(&j, "available", clock_available(k));
         jb_bool(&j, "default", (int)def == k);
         jb_str(&j, "description", clock_descriptions[k]);
         jb_end_obj(&j);
@@ -249,7 +261,7 @@ void print_catalogue(void) {
     /* what --clock takes: auto, then every clock */
     jb_arr(&j, "clock_choices");
     jb_str(&j, NULL, "auto");
-    for (int k = 0; k < 3; k++) jb_str(&j, NULL, clock_name((enum clock_kind)k));
+    for (int k = 0; k < CLOCK_KINDS; k++) jb_str(&j, NULL, clock_name((enum clock_kind)k));
     jb_end_arr(&j);
     jb_obj(&j, "latencies");
     for (int k = 0; latency_kinds[k].kind; k++) {
@@ -283,8 +295,8 @@ void print_clocks(void) {
     struct jbuf j;
     jb_init(&j);
     jb_arr(&j, NULL);
-    for (int k = 0; k < 3; k++) {
-        if (k == CLK_TSC && !(HAVE_TSC && tsc_invariant())) continue;
+    for (int k = 0; k < CLOCK_KINDS; k++) {
+        if (!clock_available(k)) continue;
         struct clock_info ci;
         clock_setup((enum clock_kind)k, &ci);
         jb_obj(&j, NULL);
@@ -295,6 +307,7 @@ void print_clocks(void) {
         jb_num(&j, "resolution_ns", ci.resolution_ns);
         jb_num(&j, "getres_ns", ci.getres_ns);
         if (k == CLK_TSC) jb_num(&j, "calibration_ppm", ci.calib_ppm);
+        if (k == CLK_CNTVCT) jb_num(&j, "frequency_hz", ci.frequency_hz);
         jb_end_obj(&j);
     }
     jb_end_arr(&j);

@@ -10,6 +10,12 @@
 #if HAVE_TSC
 #include <cpuid.h>
 #endif
+#if HAVE_CNTVCT
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#endif
 
 enum clock_kind g_clock = CLK_MONO_RAW;
 
@@ -17,6 +23,7 @@ const char *clock_name(enum clock_kind k) {
     switch (k) {
     case CLK_TSC: return "tsc";
     case CLK_MONO_RAW: return "mono_raw";
+    case CLK_CNTVCT: return "cntvct";
     default: return "mono";
     }
 }
@@ -35,12 +42,54 @@ int tsc_invariant(void) {
 #endif
 }
 
+/* Whether this process may read the counter: a read is tried once, in a child, so that a
+ * kernel which traps it (SIGILL, user access off) ends the child and not the probe. */
+const char *cntvct_unusable(void) {
+#if HAVE_CNTVCT
+    static int known;
+    static const char *why;
+    if (known) return why;
+    known = 1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        /* a trap leaves no core file behind, and an emulator's word on it goes nowhere */
+        struct rlimit none = {0, 0};
+        setrlimit(RLIMIT_CORE, &none);
+        int null = open("/dev/null", O_WRONLY);
+        if (null >= 0) dup2(null, 2);
+        (void)cntvct_stamp();
+        _exit(cntfrq_read() ? 0 : 1);
+    }
+    int st = 0;
+    if (pid < 0 || waitpid(pid, &st, 0) != pid)
+        why = "cannot try a read of the ARM generic timer's counter (fork failed); "
+              "use --clock mono_raw";
+    else if (WIFSIGNALED(st))
+        why = "this system does not let programs read the ARM generic timer's counter "
+              "(CNTVCT traps: user access is off); use --clock mono_raw";
+    else if (WEXITSTATUS(st) != 0)
+        why = "the ARM generic timer's frequency register (CNTFRQ) reads 0: the firmware did "
+              "not set it; use --clock mono_raw";
+    return why;
+#else
+    return "clock cntvct is the ARM generic timer's counter, not on this CPU architecture; "
+           "use --clock mono_raw";
+#endif
+}
+
+void clock_check(enum clock_kind k) {
+    const char *why = k == CLK_CNTVCT ? cntvct_unusable() : NULL;
+    if (why) die(EXIT_UNSUPPORTED, "%s", why);
+}
+
 int clock_parse(const char *s, enum clock_kind *out) {
     if (!strcmp(s, "auto")) {
         *out = (HAVE_TSC && tsc_invariant()) ? CLK_TSC : CLK_MONO_RAW;
+        if (HAVE_CNTVCT && !cntvct_unusable()) *out = CLK_CNTVCT;
         return 0;
     }
     if (!strcmp(s, "tsc")) *out = CLK_TSC;
+    else if (HAVE_CNTVCT && !strcmp(s, "cntvct")) *out = CLK_CNTVCT;
     else if (!strcmp(s, "mono_raw")) *out = CLK_MONO_RAW;
     else if (!strcmp(s, "mono")) *out = CLK_MONO;
     else return -1;
@@ -281,6 +330,10 @@ void clock_setup(enum clock_kind k, struct clock_info *info) {
         if (info->ns_per_tick <= 0)
             die(EXIT_UNSUPPORTED, "TSC calibration against CLOCK_MONOTONIC_RAW failed; "
                                   "use --clock mono_raw");
+    } else if (k == CLK_CNTVCT) {
+        clock_check(k);
+        info->frequency_hz = (double)cntfrq_read();
+        info->ns_per_tick = 1e9 / info->frequency_hz;
     } else {
         clockid_t id = k == CLK_MONO_RAW ? CLOCK_MONOTONIC_RAW : CLOCK_MONOTONIC;
         struct timespec res;

@@ -6,7 +6,8 @@
 #include <stdint.h>
 #include <time.h>
 
-enum clock_kind { CLK_TSC = 0, CLK_MONO_RAW = 1, CLK_MONO = 2 };
+/* CLK_CNTVCT: the ARM generic timer's virtual counter (HAVE_CNTVCT builds only). */
+enum clock_kind { CLK_TSC = 0, CLK_MONO_RAW = 1, CLK_MONO = 2, CLK_CNTVCT = 3 };
 
 struct clock_info {
     enum clock_kind kind;
@@ -19,6 +20,7 @@ struct clock_info {
     double calib_ppm;     /* TSC: estimated calibration uncertainty, parts per million */
     double calib_ms;      /* TSC: calibration interval */
     int invariant;        /* TSC: invariant (constant + nonstop) */
+    double frequency_hz;  /* cntvct: the counter's frequency (CNTFRQ), else 0 */
 };
 
 extern enum clock_kind g_clock;
@@ -41,6 +43,54 @@ static inline uint64_t tsc_end(void) {
 #define HAVE_TSC 0
 static inline uint64_t tsc_start(void) { return 0; }
 static inline uint64_t tsc_end(void) { return 0; }
+#endif
+
+/* The ARM generic timer's virtual counter (CNTVCT), read from user space where the kernel
+ * allows it (CNTKCTL.EL0VCTEN; a Linux kernel does on aarch64, an ARMv7 one may not: the read
+ * then traps, SIGILL).  Its frequency is the CNTFRQ register's, set by the firmware.  isb is to
+ * the counter what lfence is to the TSC: before a read, earlier instructions have completed;
+ * after it, later ones wait. */
+#if defined(__aarch64__)
+#define HAVE_CNTVCT 1
+#define CNTVCT_READ(v) __asm__ __volatile__("mrs %0, cntvct_el0" : "=r"(v)::"memory")
+static inline uint64_t cntfrq_read(void) {
+    uint64_t f;
+    __asm__ __volatile__("mrs %0, cntfrq_el0" : "=r"(f));
+    return f;
+}
+#elif defined(__arm__) && defined(__ARM_ARCH) && __ARM_ARCH >= 7
+#define HAVE_CNTVCT 1
+#define CNTVCT_READ(v) __asm__ __volatile__("mrrc p15, 1, %Q0, %R0, c14" : "=r"(v)::"memory")
+static inline uint64_t cntfrq_read(void) {
+    uint32_t f;
+    __asm__ __volatile__("mrc p15, 0, %0, c14, c0, 0" : "=r"(f));
+    return f;
+}
+#else
+#define HAVE_CNTVCT 0
+#endif
+#if HAVE_CNTVCT
+#define CNTVCT_ISB() __asm__ __volatile__("isb" ::: "memory")
+static inline uint64_t cntvct_start(void) {
+    uint64_t v;
+    CNTVCT_ISB();
+    CNTVCT_READ(v);
+    CNTVCT_ISB();
+    return v;
+}
+/* the end of a timed region reads as its start does; a mark (clk_stamp) holds nothing back */
+static inline uint64_t cntvct_end(void) { return cntvct_start(); }
+static inline uint64_t cntvct_stamp(void) {
+    uint64_t v;
+    CNTVCT_ISB();
+    CNTVCT_READ(v);
+    return v;
+}
+#else
+static inline uint64_t cntfrq_read(void) { return 0; }
+static inline uint64_t cntvct_start(void) { return 0; }
+static inline uint64_t cntvct_end(void) { return 0; }
+static inline uint64_t cntvct_stamp(void) { return 0; }
 #endif
 
 static inline uint64_t posix_now(clockid_t id) {
@@ -66,6 +116,9 @@ static inline uint64_t tsc_stamp(void) { return 0; }
 static inline uint64_t clk_start(void) {
     switch (g_clock) {
     case CLK_TSC: return tsc_start();
+#if HAVE_CNTVCT
+    case CLK_CNTVCT: return cntvct_start();
+#endif
     case CLK_MONO_RAW: return posix_now(CLOCK_MONOTONIC_RAW);
     default: return posix_now(CLOCK_MONOTONIC);
     }
@@ -73,6 +126,9 @@ static inline uint64_t clk_start(void) {
 static inline uint64_t clk_end(void) {
     switch (g_clock) {
     case CLK_TSC: return tsc_end();
+#if HAVE_CNTVCT
+    case CLK_CNTVCT: return cntvct_end();
+#endif
     case CLK_MONO_RAW: return posix_now(CLOCK_MONOTONIC_RAW);
     default: return posix_now(CLOCK_MONOTONIC);
     }
@@ -92,6 +148,9 @@ void inject_calibrate(const struct clock_info *ci, double ns);
 static inline uint64_t clk_stamp(void) {
     switch (g_clock) {
     case CLK_TSC: return tsc_stamp();
+#if HAVE_CNTVCT
+    case CLK_CNTVCT: return cntvct_stamp();
+#endif
     case CLK_MONO_RAW: return posix_now(CLOCK_MONOTONIC_RAW);
     default: return posix_now(CLOCK_MONOTONIC);
     }
@@ -100,6 +159,23 @@ static inline uint64_t clk_stamp(void) {
 const char *clock_name(enum clock_kind k);
 int clock_parse(const char *s, enum clock_kind *out); /* "auto" picks the default; -1 bad */
 int tsc_invariant(void);     /* 1 if the CPU says the TSC is invariant */
+/* Whether the generic timer's counter can be read here: NULL if so, else why not (one line).
+ * The first call tries a read in a child process, which a trap (SIGILL) would end. */
+const char *cntvct_unusable(void);
+/* Exits 3 with one line if clock k is known to be unusable here (cntvct; the TSC's checks are
+ * clock_setup's). */
+void clock_check(enum clock_kind k);
+/* The clocks this build knows (--clocks, --list, --clock): 3 on x86, 4 where HAVE_CNTVCT. */
+#define CLOCK_KINDS (HAVE_CNTVCT ? 4 : 3)
+/* What --clock takes, as --help and its error say it. */
+#if HAVE_CNTVCT
+#define CLOCK_CHOICES "tsc, mono_raw, mono, cntvct or auto"
+#define CLOCK_USAGE "tsc | mono_raw | mono | cntvct | auto (default auto: cntvct where\n" \
+                    "                    the kernel lets programs read it)"
+#else
+#define CLOCK_CHOICES "tsc, mono_raw, mono or auto"
+#define CLOCK_USAGE "tsc | mono_raw | mono | auto (default auto: tsc where invariant)"
+#endif
 /* Select, calibrate and characterise a clock; exits 3 if tsc is asked for and unusable. */
 void clock_setup(enum clock_kind k, struct clock_info *info);
 /* Exposed for tests. */

@@ -35,7 +35,7 @@ static void usage(FILE *f) {
             "  -n N              recorded iterations (default: per benchmark, see --list)\n"
             "  --warmup W        iterations run first and discarded, per worker (default:\n"
             "                    n/10 in 10..1000, shared between the workers, at least 10 each)\n"
-            "  --clock C         tsc | mono_raw | mono | auto (default auto: tsc where invariant)\n"
+            "  --clock C         " CLOCK_USAGE "\n"
             "  -o FILE           the sample file to write (must not exist)\n"
             "  --progress-fd FD  write 'progress DONE TOTAL' lines there, at most 4 a second\n"
             "  --peer-timeout S  a peer silent this long ends the run (default 2 s)\n"
@@ -189,7 +189,8 @@ static void resolve(const struct options *o, struct resolved *r) {
     if (o->progress_fd >= 0 && fcntl(o->progress_fd, F_GETFD) < 0)
         die(EXIT_BADINPUT, "--progress-fd %d is not an open file descriptor", o->progress_fd);
     if (clock_parse(o->clock, &r->clock))
-        die(EXIT_BADINPUT, "--clock %s: choose tsc, mono_raw, mono or auto", o->clock);
+        die(EXIT_BADINPUT, "--clock %s: choose " CLOCK_CHOICES, o->clock);
+    clock_check(r->clock);
     long long n = o->n >= 0 ? o->n : bench_default_n(b, r->pv);
     long long workers = o->workers;
     if (workers < 0) {

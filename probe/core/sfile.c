@@ -89,6 +89,21 @@ static void iso_utc(char *buf, size_t len) {
 
 static const char *or_null(const char *s) { return s && *s ? s : NULL; }
 
+/* The CPU architecture this probe was built for. */
+#if defined(__x86_64__)
+#define BUILT_FOR "x86_64"
+#elif defined(__i386__)
+#define BUILT_FOR "i386"
+#elif defined(__aarch64__)
+#define BUILT_FOR "aarch64"
+#elif defined(__arm__) && defined(__ARM_ARCH) && __ARM_ARCH == 7
+#define BUILT_FOR "armv7"
+#elif defined(__arm__)
+#define BUILT_FOR "arm"
+#else
+#define BUILT_FOR NULL
+#endif
+
 /* The environment as this process sees it, in the schema of docs/store.md ("The
  * environment"): the facts the probe records, under the names the lab uses for them; the lab
  * adds the rest.  fs: the directory the benchmark worked in, or NULL. */
@@ -115,6 +130,14 @@ void env_json(struct jbuf *j, const char *key, const struct fsinfo *fs) {
     jb_end_obj(j);
     jb_obj(j, "clocksource");
     jb_str(j, "current", plat_clocksource(buf, sizeof buf) == 0 ? buf : NULL);
+    jb_end_obj(j);
+    struct emulation em;
+    int emulated = plat_emulation(&em);
+    jb_obj(j, "emulation");
+    jb_bool(j, "emulated", emulated);
+    jb_str(j, "emulator", emulated ? em.emulator : NULL);
+    jb_str(j, "evidence", emulated ? em.evidence : NULL);
+    jb_str(j, "built_for", BUILT_FOR);
     jb_end_obj(j);
     jb_obj(j, "process");
     jb_int(j, "pid", getpid());
@@ -189,6 +212,10 @@ void sfile_write(struct runctx *ctx, int fd, int argc, char **argv, const char *
         jb_num(&j, "calibration_ms", ctx->clk.calib_ms);
         jb_num(&j, "calibration_ppm", ctx->clk.calib_ppm);
         jb_str(&j, "calibrated_against", "CLOCK_MONOTONIC_RAW");
+    }
+    if (ctx->clk.kind == CLK_CNTVCT) {
+        jb_num(&j, "frequency_hz", ctx->clk.frequency_hz);
+        jb_str(&j, "frequency_from", "CNTFRQ");
     }
     jb_end_obj(&j);
     jb_arr(&j, "columns");

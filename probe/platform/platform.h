@@ -36,6 +36,17 @@ int plat_clocksource(char *buf, size_t len);
  * with rdtscp (where CPUID hides it, as hypervisors often do); else 0. */
 int plat_tsc_invariant(void);
 
+/* Whether this process runs under a user-mode emulator (qemu-user) instead of on a CPU of the
+ * architecture it was built for: 1, with the emulator and what showed it (one phrase), else 0.
+ * Linux: the kernel's own view of the process, which an emulator does not rewrite: the
+ * executable of /proc/thread-self/exe is the emulator's (qemu-user rewrites /proc/self/exe
+ * only), or /proc/cpuinfo describes a CPU of another architecture. */
+struct emulation {
+    char emulator[64];
+    char evidence[512];
+};
+int plat_emulation(struct emulation *out);
+
 /* ---------------------------------------------------------------- processes and signals */
 
 /* Have the kernel send sig to this process when its parent dies (the probe at start, a forked

@@ -42,6 +42,36 @@ static void test_clock_calibration(void) {
     CHECK(clock_parse("sundial", &k) == -1);
 }
 
+/* The ARM generic timer's counter: where it can be read, measured as the TSC is and advancing
+ * like CLOCK_MONOTONIC_RAW at CNTFRQ; where it cannot, auto chooses mono_raw. */
+static void test_cntvct(void) {
+    enum clock_kind k;
+    CHECK(clock_parse("auto", &k) == 0);
+    if (!HAVE_CNTVCT) {
+        CHECK(clock_parse("cntvct", &k) == -1); /* x86 takes the clocks it always took */
+        CHECK(cntvct_unusable() != NULL);
+        return;
+    }
+    CHECK(clock_parse("cntvct", &k) == 0 && k == CLK_CNTVCT);
+    CHECK(!strcmp(clock_name(CLK_CNTVCT), "cntvct"));
+    if (cntvct_unusable()) {
+        CHECK(clock_parse("auto", &k) == 0 && k == CLK_MONO_RAW);
+        return;
+    }
+    CHECK(clock_parse("auto", &k) == 0 && k == CLK_CNTVCT);
+    struct clock_info ci;
+    clock_setup(CLK_CNTVCT, &ci);
+    CHECK(ci.frequency_hz >= 1e6 && ci.frequency_hz <= 1e10);
+    CHECK(fabs(ci.ns_per_tick * ci.frequency_hz - 1e9) < 1e-3);
+    CHECK(ci.overhead_ns > 0 && ci.step_ns >= ci.ns_per_tick * 0.99);
+    uint64_t t0 = cntvct_start(), m0 = posix_now(CLOCK_MONOTONIC_RAW);
+    usleep(20000);
+    uint64_t t1 = cntvct_end(), m1 = posix_now(CLOCK_MONOTONIC_RAW);
+    double dt = (double)(t1 - t0) * ci.ns_per_tick, dm = (double)(m1 - m0);
+    CHECK(fabs(dt - dm) / dm < 0.02);
+    clock_setup(CLK_MONO_RAW, &ci); /* back to the default of the other tests */
+}
+
 static void test_clock_step(void) {
     uint64_t d[4000];
     unsigned seed = 12345;
@@ -98,6 +128,7 @@ static void test_clock_step(void) {
 
 int main(void) {
     test_clock_calibration();
+    test_cntvct();
     test_clock_step();
     return check_report();
 }

@@ -71,7 +71,22 @@ static void test_this_system(void) {
     CHECK(plat_fsinfo("/no/such/dir", &fi) == -1 && !strcmp(fi.path, "/no/such/dir"));
 }
 
+/* Run under an emulator (a cross build's tests: LATSCOPE_TEST_EMULATOR names it, from the
+ * cross file), the probe sees it; elsewhere the answer is one of the two, described if 1. */
+static void test_emulation(void) {
+    struct emulation em;
+    const char *expect = getenv("LATSCOPE_TEST_EMULATOR");
+    int r = plat_emulation(&em);
+    if (expect && *expect) {
+        CHECK(r == 1 && !strcmp(em.emulator, expect) && em.evidence[0] != 0);
+    } else {
+        CHECK(r == 0 || r == 1);
+        CHECK(r == 0 ? em.emulator[0] == 0 : em.emulator[0] != 0 && em.evidence[0] != 0);
+    }
+}
+
 int main(void) {
+    test_emulation();
     test_mountinfo();
     test_mount_of_a_path();
     test_this_system();

@@ -1,5 +1,6 @@
 """Making runs: one benchmark measured by the probe and kept in the store, with its summary
-computed once, when the run is made; reading a kept run back; the store as the lab opens it.
+computed once, when the run is made; a sample file measured elsewhere brought in as a run
+(`import_samples`); reading a kept run back; the store as the lab opens it.
 
 A run enters the store in one transaction (`Store.transaction`): its sample file is written
 into a partial directory, its summary is computed from it (`Run.summary`) and kept beside it as
@@ -10,6 +11,7 @@ without a current one (by an older latscope) the same way, from its samples.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shlex
 import sys
@@ -165,6 +167,105 @@ def measure(
             if isinstance(e, KeyboardInterrupt) and t.final is None:
                 raise Interrupted(signum=probe.signum_of(e)) from None
             raise
+
+
+def is_sample_file(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` begins as a sample file does (its magic line); False for a file too
+    short or unreadable (the caller's reader then says what is wrong with it)."""
+    from .files import open_regular
+    from .samples import FILE_LIMIT, MAGIC
+
+    try:
+        with open_regular(path, "a sample file", FILE_LIMIT) as f:
+            return f.read(len(MAGIC)) == MAGIC
+    except BadInput:
+        return False
+
+
+def imported_as(st: _store.Store, sha256: str) -> str | None:
+    """The id of the run in ``st`` imported from a sample file with this content, or None."""
+    for m in st.list_meta():
+        src = m.get("imported_from")
+        if isinstance(src, dict) and src.get("sha256") == sha256:
+            return str(m["id"])
+    return None
+
+
+def _copy_hashed(path: Path, target: Path) -> str:
+    """Copy the regular file ``path`` (the guarded reader) to the new file ``target`` (never
+    through a link); its sha256."""
+    from .files import open_regular
+    from .samples import FILE_LIMIT
+
+    h = hashlib.sha256()
+    with open_regular(path, "a sample file", FILE_LIMIT) as src:
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC)
+        with os.fdopen(fd, "wb") as out:
+            try:
+                while chunk := src.read(1 << 20):
+                    h.update(chunk)
+                    out.write(chunk)
+            except OSError as e:
+                raise BadInput(f"{path}: cannot read: {e.strerror or e}") from None
+    return h.hexdigest()
+
+
+def import_samples(
+    path: str | os.PathLike[str],
+    store: str | os.PathLike[str] | _store.Store | None = None,
+    tags: Mapping[str, Any] | None = None,
+) -> Run:
+    """Keep a sample file measured elsewhere (by any probe, on any machine) as a run, with the
+    environment its probe recorded (run.json's ``env`` is null: `Run.env` reads the header's,
+    as for any file measured elsewhere). The file is copied into the run's partial directory and
+    that copy is what is checked (`samples.load` through `Run`) and kept, so a file changed
+    meanwhile cannot slip in; a file whose content was imported before is refused. Anything
+    wrong: BadInput (one line) and nothing in the store."""
+    from . import env as envmod
+    from . import samples
+    from .runs import Run
+    from .store.meta import RUN_SPEC, problem
+
+    p = Path(path)
+    bench = str(samples.load(p).header.get("benchmark"))  # checked whole before the store
+    st = open_store(store)
+    with ExitStack() as stack:
+        with probe.held_signals():  # the partial directory is made whole, then a signal acts
+            t = stack.enter_context(st.transaction(bench))
+        sha = _copy_hashed(p, t.samples_path)
+        measured = Run(t.samples_path)  # the copy, checked whole (layout, CRC, header)
+        if measured.benchmark != bench:
+            raise BadInput(f"{p}: changed while it was being imported; nothing imported")
+        earlier = imported_as(st, sha)
+        if earlier:
+            raise BadInput(
+                f"{p}: already in the store as run {earlier} (the same content); nothing imported"
+            )
+        header = measured.meta
+        argv = header.get("argv")
+        meta = {
+            "id": t.id,
+            "created_utc": _now_utc(),
+            "benchmark": bench,
+            "params": header.get("params"),
+            "params_given": {},
+            "clock": measured.clock.get("name"),
+            "command": command_line(),
+            "probe_command": " ".join(shlex.quote(str(a)) for a in argv[1:])
+            if isinstance(argv, list)
+            else None,
+            "latscope_version": __version__,
+            "probe_warnings": [],
+            "tags": dict(tags or {}),
+            "env": None,  # measured elsewhere: the probe's record in the header is all there is
+            "status": "complete",
+            "imported_from": {"file": p.name, "path": str(p.resolve()), "sha256": sha},
+        }
+        # the record as the lab would keep it: a header the store could not read back is refused
+        why = problem(meta | {"env": envmod.of_header(header)}, RUN_SPEC)
+        if why:
+            raise BadInput(f"{p}: its header cannot be kept ({why}); nothing imported")
+        return keep(t, meta, measured)
 
 
 def load(

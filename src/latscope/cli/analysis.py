@@ -72,6 +72,8 @@ within it, inconclusive otherwise (the output says what would settle it).
 
 IMPORT_EPILOG = """\
 examples:
+  latscope import pi-syscall.lss pi-file.lss
+      sample files the static probe wrote on another machine (docs/ports.md)
   latscope import results.csv
       iteration,open_us,write_us,read_us,close_us: units from the header, iteration skipped
   latscope import windows.csv --unit us --name "Windows cached"
@@ -83,7 +85,7 @@ header units: a suffix _ns, _us, _µs, _ms, _s or (ns), [us], ... Values are kep
 (picosecond ticks). The imported run is an ordinary run: show, report, compare and export
 work on it. A column with missing values, NaN or negative latencies is refused.
 
-limits: a regular file of at most 256 MiB (UTF-8, UTF-16 with its BOM, or Windows-1252),
+limits (CSV): a regular file of at most 256 MiB (UTF-8, UTF-16 with its BOM, or Windows-1252),
 at most 256 columns and 100,000,000 rows; headers of at most 128 characters.
 """
 
@@ -185,21 +187,24 @@ def add_parsers(sub: Any) -> None:
 
     i = sub.add_parser(
         "import",
-        help="analyse samples measured by another program (CSV) as a run",
+        help="bring sample files measured elsewhere, or CSVs of another program, into the store",
         description=wrap(
-            "Import a CSV with one row per iteration and one column per timed "
-            "operation into the store, as a run of benchmark 'imported'."
+            "Import each FILE into the store as a run. A sample file (.lss, written by "
+            "latscope-probe on any machine: a Raspberry Pi, a Windows PC) keeps its benchmark, "
+            "clock and the environment its probe recorded; a file imported before (the same "
+            "content) is refused. A CSV with one row per iteration and one column per timed "
+            "operation becomes a run of benchmark 'imported'."
         ),
         formatter_class=RAW,
         epilog=IMPORT_EPILOG,
     )
-    i.add_argument("file", metavar="FILE.csv", help="the CSV file")
+    i.add_argument("file", nargs="+", metavar="FILE", help="a sample file (.lss) or a CSV file")
     i.add_argument(
         "--unit",
         metavar="UNIT",
         help="unit of columns whose header names none: ns, us (µs), ms or s",
     )
-    i.add_argument("--name", metavar="NAME", help="a name for the run (default: the file name)")
+    i.add_argument("--name", metavar="NAME", help="a name for the run (default: a CSV's file name)")
     i.add_argument(
         "--time-column",
         metavar="COL",
@@ -328,21 +333,55 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    from ..runner import import_samples, is_sample_file
+
+    csv_only = [o for o, v in (("--unit", args.unit), ("--time-column", args.time_column)) if v]
+    if args.name is not None and len(args.file) > 1:
+        raise BadInput("--name names one run: give one FILE with it")
+    st = open_store(args)
+    for f in args.file:
+        if not is_sample_file(f):
+            _import_csv(args, f, st)
+            continue
+        if csv_only:
+            raise BadInput(f"{csv_only[0]} is for CSV files; {f} is a sample file")
+        name = args.name.strip() if args.name else None
+        if args.name is not None and not name:
+            raise BadInput("--name: give a non-empty name")
+        run = import_samples(f, store=st, tags={"name": name} if name else None)
+        if args.quiet:
+            console.print(shown(run.id))
+            continue
+        env = run.env or {}
+        em = env.get("emulation") or {}
+        machine = (env.get("kernel") or {}).get("machine") or "machine unknown"
+        where = f"on {env.get('hostname') or 'a host it does not name'} ({machine})"
+        if em.get("emulated"):
+            where += f" under emulation ({em.get('emulator')})"
+        store = f" --store {args.store}" if getattr(args, "store", None) else ""
+        console.print(f"imported {shown(f)} as run [bold]{shown(run.id)}[/bold]")
+        console.print(
+            f"  {shown(run.benchmark)} n={run.n}, clock {shown(run.clock.get('name'))}, "
+            f"measured {shown(where)}\n  see it with: latscope show {shown(run.id + store)}",
+            highlight=False,
+        )
+    return 0
+
+
+def _import_csv(args: argparse.Namespace, f: str, st: Any) -> None:
     from ..importer import import_csv
     from ..report.text import print_run
 
-    st = open_store(args)
     run, notes = import_csv(
-        args.file, unit=args.unit, name=args.name, time_column=args.time_column, store=st
+        f, unit=args.unit, name=args.name, time_column=args.time_column, store=st
     )
     if args.quiet:
         console.print(shown(run.id))
-        return 0
+        return
     for n in notes:
         console.print(f"[dim]note: {shown(n)}[/dim]")
     print_run(console, run)
     console.print(f"[dim]run {shown(run.id)} imported into {shown(st.root)}[/dim]")
-    return 0
 
 
 def _columns_for(runs: Sequence[Run], wanted: Sequence[str] | None, all_default: bool) -> list[str]:

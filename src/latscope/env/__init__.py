@@ -18,7 +18,7 @@ from .checks import Finding, check, costly_mitigations, frequency_control
 from .compat import compatible
 from .display import render, summary_rows
 from .readers import Env, format_cpulist, parse_cpulist, parse_mountinfo
-from .schema import PROBE_FACTS, SCHEMA, merge, of_header, of_run
+from .schema import PROBE_FACTS, SCHEMA, emulation_caveat, merge, of_header, of_run
 from .snapshot import capture, cpu_busy, load_now
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "compatible",
     "costly_mitigations",
     "cpu_busy",
+    "emulation_caveat",
     "load_now",
     "merge",
     "of_header",

@@ -3,7 +3,8 @@ records, how its record and the lab's capture make one environment, and how the 
 older probes read in it.
 
 The probe records what it saw from inside the run (`PROBE_FACTS`: host, kernel, CPU model,
-CPUs online, the kernel's clock source, its process, the file benchmark's filesystem) in the
+CPUs online, the kernel's clock source, its process, whether it ran under an emulator, the
+file benchmark's filesystem) in the
 sample file's header, under the names below; the lab captures the rest (`snapshot.capture`)
 and never reads those facts itself. A run's run.json holds the merge.
 """
@@ -16,13 +17,15 @@ from .readers import Env
 SCHEMA = 2
 
 # The facts the probe records (probe/core/sfile.c, env_json), section by section; None: a
-# value, not a section. "filesystem" is recorded by benchmarks that work in a directory.
+# value, not a section. "filesystem" is recorded by benchmarks that work in a directory,
+# "emulation" by probes from 0.1 on (docs/ports.md): both None where the record has none.
 PROBE_FACTS: dict[str, Any] = {
     "hostname": None,
     "kernel": ("sysname", "release", "version", "machine"),
     "cpu": ("model", "online_count"),
     "clocksource": ("current",),
     "process": ("pid", "uid", "euid"),
+    "emulation": ("emulated", "emulator", "evidence", "built_for"),
     "filesystem": (
         "path",
         "fstype",
@@ -44,7 +47,7 @@ def probe_facts(record: Env | None) -> Env:
         value = record.get(key)
         if fields is None:
             out[key] = value
-        elif key == "filesystem" and not isinstance(value, dict):
+        elif key in ("filesystem", "emulation") and not isinstance(value, dict):
             out[key] = None
         else:
             section = value if isinstance(value, dict) else {}
@@ -100,6 +103,17 @@ def of_header(header: Any) -> Env | None:
             "statfs_magic": fs.get("statfs_magic"),
         }
     return out
+
+
+def emulation_caveat(env: Env | None) -> str | None:
+    """The one line every view of a run prints when its probe found itself under a user-mode
+    emulator (the record's ``emulation``); None otherwise."""
+    em = (env or {}).get("emulation")
+    if not isinstance(em, dict) or em.get("emulated") is not True:
+        return None
+    who = em.get("emulator") if isinstance(em.get("emulator"), str) else "an emulator"
+    arch = em.get("built_for") if isinstance(em.get("built_for"), str) else "target"
+    return f"measured under emulation ({who}): not the figures of a real {arch} machine"
 
 
 def of_run(run_json: Any, header: Any) -> Env | None:

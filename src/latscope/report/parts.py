@@ -171,6 +171,10 @@ def _clock(run: Run) -> list[Block]:
         rows.append(("step", f"{fmt(res)}: smallest non-zero step between reads (older probe)"))
     if clk.get("getres_ns"):
         rows.append(("clock_getres", fmt(clk["getres_ns"])))
+    if clk.get("frequency_hz"):
+        rows.append(
+            ("frequency", f"{clk['frequency_hz'] / 1e6:.6g} MHz (from {clk.get('frequency_from')})")
+        )
     if clk.get("tsc_invariant") is not None:
         rows.append(("invariant TSC", "yes" if clk["tsc_invariant"] else "no"))
     if clk.get("calibration_ms"):
@@ -206,6 +210,9 @@ def _environment(run: Run) -> list[Block]:
         ("clock source", str((e.get("clocksource") or {}).get("current"))),
         ("user", f"uid {p.get('uid')}, euid {p.get('euid')}"),
     ]
+    em = e.get("emulation") or {}
+    if em.get("emulated") is True:
+        rows.append(("emulation", f"{em.get('emulator')}: {em.get('evidence')}"))
     out.append(KeyValues("Environment (as recorded by the probe)", rows))
     return out
 

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..env import emulation_caveat
 from ..plots import HIST_CUT
 from .document import (
     Alert,
@@ -178,6 +179,9 @@ def run_blocks(ra: RunAnalysis, *, figures: bool = True, anchor: str | None = No
         ),
         _columns_table(run),
     ]
+    caveat = emulation_caveat(run.env)
+    if caveat:
+        out.insert(2, Alert(caveat, code="emulated"))
     for col in run.all_columns:
         out.append(Heading(f"{col} — {ra.label}", 3, f"{anchor}-{slug(col)}", toc=col))
         if col in ra.errors:

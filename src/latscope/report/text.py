@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .. import probe
-from ..env import of_header
+from ..env import emulation_caveat, of_header
 from ..notes import run_notes
 from ..summary import (
     P50_CI_HIGH,
@@ -274,6 +274,9 @@ def print_run(console: Console, run: Any, details: bool = False) -> None:
         f"n={meta['n']} {warm}"
     )
     console.print(f"clock [bold]{shown(clk['name'])}[/bold]: {clock_line(clk)}")
+    caveat = emulation_caveat(run.env)
+    if caveat:
+        console.print(f"[yellow]caveat:[/yellow] {shown(caveat)}")
     if not getattr(run, "header_checksummed", True):
         console.print(
             "[dim]sample file format 1: its checksum covers the samples, not this header "

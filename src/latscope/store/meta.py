@@ -249,6 +249,7 @@ ENV_SPEC: Spec = {
     ),
     "clocksource": _section(current=_ANY, available=_STRINGS),
     "probe_clock": _section(name=_ANY, description=_ANY),
+    "emulation": _section(emulated=Field((bool, NULL)), emulator=_ANY, built_for=_ANY),
     "tsc": Field((dict, NULL), items=SCALAR),
     "virtualization": _section(
         vm=_ANY, kind=_ANY, hints=_STRINGS, wsl=_ANY, container=_ANY, container_hints=_STRINGS
