@@ -19,6 +19,7 @@ import pytest
 from conftest import run_probe
 from latscope import samples
 from latscope.runs import Run
+from test_remote import Server, token_file
 
 ROOT = Path(__file__).resolve().parent.parent
 CROSS = Path(os.environ.get("LATSCOPE_CROSS") or ROOT / "build" / "cross")
@@ -86,7 +87,28 @@ def test_catalogue_is_the_native_ones(triplet: str, native: dict[str, Any]) -> N
 def test_every_benchmark_runs_under_qemu(triplet: str, bench: str, tmp_path: Path) -> None:
     probe = cross_probe(triplet)
     arch, emulator = TARGETS[triplet]
-    check = run_probe(probe, bench, "--check", "-n", "40")
+    server = None
+    remote: list[str] = []
+    if bench in ("tcp_remote", "udp_remote"):
+        # its far side: the same static probe's serve (a numeric address: it resolves no names)
+        tok = token_file(tmp_path)
+        server = Server(probe, tok, "--sessions", "1", "--max-time", "120")
+        remote = [
+            "-p", "host=127.0.0.1", "-p", f"port={server.port}", "-p", f"token_file={tok}",
+        ]  # fmt: skip
+        named = run_probe(probe, bench, "--check", "-p", "host=localhost", *remote[2:])
+        one_line(named, 2, "resolves no names")
+    try:
+        _runs_under_qemu(probe, bench, arch, emulator, remote, tmp_path)
+    finally:
+        if server is not None:
+            server.kill()
+
+
+def _runs_under_qemu(
+    probe: str, bench: str, arch: str, emulator: str, remote: list[str], tmp_path: Path
+) -> None:
+    check = run_probe(probe, bench, "--check", "-n", "40", *remote)
     if bench.startswith("zmq_"):
         # built without libzmq: the probe's usual refusal, checked as such
         one_line(check, 3, "not built with ZeroMQ")
@@ -101,7 +123,7 @@ def test_every_benchmark_runs_under_qemu(triplet: str, bench: str, tmp_path: Pat
         resolved = json.loads(check.stdout)
         assert resolved["benchmark"] == bench and resolved["n"] == 40
         out = tmp_path / f"{bench}.lss"
-        r = run_probe(probe, bench, "-n", "40", "--warmup", "5", "-o", str(out))
+        r = run_probe(probe, bench, "-n", "40", "--warmup", "5", "-o", str(out), *remote)
         assert r.returncode == 0, r.stderr
         # under emulation page faults and preemption in the timed loop are the emulator's
         assert [ln for ln in r.stderr.splitlines() if not ln.startswith(WARNING)] == []

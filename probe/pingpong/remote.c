@@ -62,6 +62,9 @@ static const struct coldef remote_columns[] = {
 
 /* What a run holds, beyond the driver's context its socket calls use (fd[0]: the socket the
  * messages go over). */
+/* Marks an address resolve() made itself (ai_canonname is never read). */
+static const char NUMERIC_MARK[] = "numeric";
+
 struct remote {
     struct pp_ctx pp;
     struct pp_mech mech; /* only its name, for the socket calls' messages */
@@ -73,19 +76,60 @@ struct remote {
     size_t infolen;
 };
 
+/* The server's addresses for host (a name or a numeric address).  A static probe
+ * (LATSCOPE_NO_RESOLVER, the cross builds) resolves no names: glibc's resolver would need the
+ * shared libraries of the glibc it was linked with on the machine it runs on, so it takes a
+ * numeric IPv4 or IPv6 address only.  release_addrs frees the result. */
 static int resolve(const char *host, int port, int socktype, struct addrinfo **out, char *err,
                    size_t errlen) {
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = socktype,
-                             .ai_flags = AI_NUMERICSERV};
-    char ps[16];
-    snprintf(ps, sizeof ps, "%d", port);
-    int e = getaddrinfo(host, ps, &hints, out);
-    if (e) {
-        snprintf(err, errlen, "host=%s: %s", host, e == EAI_SYSTEM ? strerror(errno)
-                                                                    : gai_strerror(e));
+    struct numeric {
+        struct addrinfo ai;
+        struct sockaddr_storage sa;
+    };
+    struct numeric *n = xcalloc(1, sizeof *n);
+    struct sockaddr_in *v4 = (struct sockaddr_in *)&n->sa;
+    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&n->sa;
+    if (inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET;
+        v4->sin_port = htons((uint16_t)port);
+        n->ai.ai_addrlen = sizeof *v4;
+    } else if (inet_pton(AF_INET6, host, &v6->sin6_addr) == 1) {
+        v6->sin6_family = AF_INET6;
+        v6->sin6_port = htons((uint16_t)port);
+        n->ai.ai_addrlen = sizeof *v6;
+    } else {
+        free(n);
+#if LATSCOPE_NO_RESOLVER
+        snprintf(err, errlen, "host=%s: give the server's IP address (this static probe "
+                 "resolves no names; 'getent hosts %s' gives it)", host, host);
         return EXIT_BADINPUT;
+#else
+        struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = socktype,
+                                 .ai_flags = AI_NUMERICSERV};
+        char ps[16];
+        snprintf(ps, sizeof ps, "%d", port);
+        int e = getaddrinfo(host, ps, &hints, out);
+        if (e) {
+            snprintf(err, errlen, "host=%s: %s", host, e == EAI_SYSTEM ? strerror(errno)
+                                                                        : gai_strerror(e));
+            return EXIT_BADINPUT;
+        }
+        return 0;
+#endif
     }
+    n->ai.ai_family = n->sa.ss_family;
+    n->ai.ai_socktype = socktype;
+    n->ai.ai_addr = (struct sockaddr *)&n->sa;
+    n->ai.ai_canonname = (char *)NUMERIC_MARK;
+    *out = &n->ai;
     return 0;
+}
+
+static void release_addrs(struct addrinfo *ai) {
+    if (ai && ai->ai_canonname == NUMERIC_MARK) free(ai); /* the struct numeric above */
+#if !LATSCOPE_NO_RESOLVER
+    else if (ai) freeaddrinfo(ai);
+#endif
 }
 
 static int remote_check(const struct bench *b, const struct pval *pv, char *err, size_t errlen) {
@@ -104,7 +148,7 @@ static int remote_check(const struct bench *b, const struct pval *pv, char *err,
     struct addrinfo *ai;
     int code = resolve(host, port, SOCK_STREAM, &ai, err, errlen);
     if (code) return code;
-    freeaddrinfo(ai);
+    release_addrs(ai);
     struct token t;
     code = token_load(param_of(b, pv, "token_file")->s, "token_file=", &t, err, errlen);
     wipe(&t, sizeof t);
@@ -198,7 +242,7 @@ static void connect_server(struct remote *r) {
         close(r->cfd);
         r->cfd = -1;
     }
-    freeaddrinfo(ai);
+    release_addrs(ai);
     if (r->cfd < 0)
         die(EXIT_FAIL, "%s: cannot connect to %s port %d: %s (is latscope-probe serve listening "
             "there?)", r->mech.name, r->host, r->port, strerror(e));
