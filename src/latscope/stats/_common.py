@@ -197,7 +197,9 @@ def quantile_sorted(xs: FloatArray, p: float, step: float | None = None) -> floa
 
 def grouped_position(xs: FloatArray, pos: npt.ArrayLike, step: float) -> FloatArray:
     """The grouped-CDF inverse of sorted, quantised data (see ``quantile_sorted``) at count
-    positions ``pos`` (0..n: how many samples lie below the point). ``O(log n)`` per position."""
+    positions ``pos`` (0..n: how many samples lie below the point). ``O(log n)`` per position.
+    Data with no negative value (durations) are taken to be non-negative: the interval of the
+    smallest value does not reach below 0."""
     n = xs.size
     t = np.clip(np.asarray(pos, dtype=np.float64), 0.0, float(n))
     k = np.clip(np.ceil(t).astype(np.int64) - 1, 0, n - 1)
@@ -208,6 +210,10 @@ def grouped_position(xs: FloatArray, pos: npt.ArrayLike, step: float) -> FloatAr
     left = xs[np.maximum(lo - 1, 0)]
     right = xs[np.minimum(hi, n - 1)]
     h_lo = np.where(lo > 0, np.minimum(half, 0.5 * (v - left)), half)
+    if xs[0] >= 0.0:
+        # durations: a reading of 0 (or of less than half a step) stands for [0, v + step/2],
+        # never for negative time
+        h_lo = np.minimum(h_lo, np.maximum(v, 0.0))
     h_hi = np.where(hi < n, np.minimum(half, 0.5 * (right - v)), half)
     frac = (t - lo) / (hi - lo)
     return v - h_lo + (h_lo + h_hi) * frac

@@ -384,11 +384,14 @@ def widen_for_step(
     m = quantisation_margin(xs, est, step)
     if step is None or m <= 0.0:
         return low, high, ""
+    # durations (no negative sample) are never negative: the widened interval stops at 0
+    floor = 0.0 if xs.size and xs[0] >= 0.0 else -math.inf
+    lo_w = max(low - m, floor)
     if m >= 0.5 * step - 1e-12:
-        return low - m, high + m, "; widened by half a clock step each side (step unresolved)"
+        return lo_w, high + m, "; widened by half a clock step each side (step unresolved)"
     if m < 0.05 * step:
-        return low - m, high + m, ""
-    return low - m, high + m, f"; widened by {m:.2g} ns each side (even spread within the step)"
+        return lo_w, high + m, ""
+    return lo_w, high + m, f"; widened by {m:.2g} ns each side (even spread within the step)"
 
 
 def _batch_means_mean(prep: Prepared, bounds: IntArray, level: float) -> tuple[float, float, str]:
