@@ -11,13 +11,6 @@
 #define QUICK_N 3000
 #define QUICK_WARMUP 300
 
-static const char *const clock_descriptions[] = {
-    "time-stamp counter (rdtsc/rdtscp with lfence), calibrated against CLOCK_MONOTONIC_RAW; "
-    "needs an invariant TSC",
-    "clock_gettime(CLOCK_MONOTONIC_RAW): not slewed by NTP",
-    "clock_gettime(CLOCK_MONOTONIC): slewed by NTP",
-};
-
 static void cond_json(struct jbuf *j, const char *key, const struct pcond *c) {
     if (!c->param) {
         jb_null(j, key);
@@ -237,19 +230,20 @@ void print_catalogue(void) {
     enum clock_kind def;
     clock_parse("auto", &def);
     jb_arr(&j, "clocks");
-    for (int k = 0; k < 3; k++) {
+    for (int i = 0; i < clock_list_len; i++) {
+        enum clock_kind k = clock_list[i];
         jb_obj(&j, NULL);
-        jb_str(&j, "name", clock_name((enum clock_kind)k));
+        jb_str(&j, "name", clock_name(k));
         jb_bool(&j, "available", k != CLK_TSC || tsc);
-        jb_bool(&j, "default", (int)def == k);
-        jb_str(&j, "description", clock_descriptions[k]);
+        jb_bool(&j, "default", def == k);
+        jb_str(&j, "description", clock_description(k));
         jb_end_obj(&j);
     }
     jb_end_arr(&j);
     /* what --clock takes: auto, then every clock */
     jb_arr(&j, "clock_choices");
     jb_str(&j, NULL, "auto");
-    for (int k = 0; k < 3; k++) jb_str(&j, NULL, clock_name((enum clock_kind)k));
+    for (int i = 0; i < clock_list_len; i++) jb_str(&j, NULL, clock_name(clock_list[i]));
     jb_end_arr(&j);
     jb_obj(&j, "latencies");
     for (int k = 0; latency_kinds[k].kind; k++) {
@@ -283,10 +277,11 @@ void print_clocks(void) {
     struct jbuf j;
     jb_init(&j);
     jb_arr(&j, NULL);
-    for (int k = 0; k < 3; k++) {
+    for (int i = 0; i < clock_list_len; i++) {
+        enum clock_kind k = clock_list[i];
         if (k == CLK_TSC && !(HAVE_TSC && tsc_invariant())) continue;
         struct clock_info ci;
-        clock_setup((enum clock_kind)k, &ci);
+        clock_setup(k, &ci);
         jb_obj(&j, NULL);
         jb_str(&j, "name", ci.name);
         jb_num(&j, "ns_per_tick", ci.ns_per_tick);

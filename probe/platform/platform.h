@@ -100,4 +100,32 @@ int plat_fsinfo_mount(FILE *mountinfo, const char *real, struct fsinfo *out);
 int plat_drop_caches_open(void);
 int plat_drop_caches(int fd);
 
+/* ---------------------------------------------------------------- the portable core's needs
+ *
+ * What the core itself (main, clean-up, helpers, the sample file's environment) needs that is
+ * POSIX on POSIX systems (platform/posix.c, compiled with linux.c or stub.c) and Win32 on
+ * Windows (windows.c). */
+
+/* The size of a memory page. */
+long plat_page_size(void);
+/* 1 if fd is an open file descriptor, else 0. */
+int plat_fd_valid(int fd);
+/* The parent process's id (0 when unknown). */
+long long plat_parent_pid(void);
+/* Kill child process pid at once and reap it (the clean-up list's cleanup_kill). */
+void plat_kill_wait(pid_t pid);
+/* Run prepare / parent / child around fork() (pthread_atfork); nothing where there is no
+ * fork. */
+void plat_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void));
+/* The operating system, for the environment's "hostname", "kernel" and "process" (docs/
+ * store.md): fields "" (uid, euid -1) where unknown.  emulated: "" on real hardware, else
+ * what runs the probe in its stead (e.g. "wine 8.0"): its figures are not the system's. */
+struct plat_os {
+    char hostname[256];
+    char sysname[128], release[128], version[256], machine[128];
+    char emulated[128];
+    long long uid, euid;
+};
+void plat_os(struct plat_os *o);
+
 #endif
