@@ -1,5 +1,6 @@
 /* latscope-probe on Windows: the run in one process.  --workers W (core/workers.c forks them)
- * is refused; --workers auto means 1 here (AUTO_WORKERS). */
+ * is refused; --workers auto means 1 here (AUTO_WORKERS).  The run's record (header
+ * "workers"): one worker, this process. */
 #include <unistd.h>
 
 #include "core/bench.h"
@@ -17,6 +18,7 @@ void worker_record_self(struct runctx *ctx) {
     w->n = ctx->n;
     w->warmup = ctx->warmup;
     w->pid = (long)getpid();
-    w->nroles = ctx->nroles;
-    for (int r = 0; r < ctx->nroles && r < 2; r++) w->roles[r] = ctx->roles[r];
+    /* no roles: Windows counts no page faults and context switches per thread, so the
+     * header's timed_rusage is empty (not known), never zeros that would read as "none" */
+    w->nroles = 0;
 }
