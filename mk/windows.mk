@@ -7,7 +7,8 @@ WIN_DIR := build/cross/$(WIN_TRIPLET)
 WIN_HAVE = command -v $(WIN_TRIPLET)-gcc >/dev/null 2>&1
 WIN_SETUP = $(MESON_RUN) setup --cross-file cross/$(WIN_TRIPLET).ini $(WIN_DIR)
 
-.PHONY: cross-windows cross-windows-test
+.PHONY: cross cross-windows cross-windows-test
+cross: cross-windows
 cross-windows: $(MESON_DEP)
 	@scripts/system-deps cross
 	@if ! $(WIN_HAVE); then echo "note: no $(WIN_TRIPLET)-gcc: the Windows probe is not built"; \
