@@ -2,8 +2,9 @@
  *
  * Everything the core, the benchmarks and the ping-pong driver need from the system beyond
  * POSIX sits behind these calls: linux.c implements them for Linux; stub.c shows the set
- * another system implements (meson compiles one of the two; stub.c is compiled on Linux too,
- * so that it keeps up with this header).  A mechanism that is a Linux facility in itself
+ * another system implements (meson compiles one of the two, with posix.c; stub.c is compiled
+ * on Linux too, so that it keeps up with this header); windows.c implements them all for
+ * Windows (docs/windows.md).  A mechanism that is a Linux facility in itself
  * (eventfd, futex, network namespaces, POSIX message queues) uses it in its own file.
  * Nothing here allocates through the probe's helpers or dies: callers decide what an error
  * means.  No call here is ever made inside a timed region. */
