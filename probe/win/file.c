@@ -197,7 +197,9 @@ static void run_file(struct runctx *ctx) {
     CloseHandle(h);
 
     DWORD disposition = existing ? OPEN_EXISTING : CREATE_ALWAYS;
-    DWORD flags = FILE_ATTRIBUTE_NORMAL |
+    /* OPEN_REPARSE_POINT: a link put in the file's place is opened itself, never followed
+     * (O_NOFOLLOW on Linux), so CREATE_ALWAYS never empties another file */
+    DWORD flags = FILE_ATTRIBUTE_NORMAL | FILE_FLAG_OPEN_REPARSE_POINT |
                   (direct ? FILE_FLAG_NO_BUFFERING | FILE_FLAG_WRITE_THROUGH : 0);
     DWORD access = GENERIC_READ | GENERIC_WRITE;
 
@@ -288,9 +290,10 @@ static void run_file(struct runctx *ctx) {
     jb_str(j, "cache", cache);
     jb_int(j, "open_flags", (long long)flags);
     {
-        char names[200];
+        char names[240];
         snprintf(names, sizeof names, "GENERIC_READ|GENERIC_WRITE, FILE_SHARE_READ, %s, "
-                 "FILE_ATTRIBUTE_NORMAL%s", existing ? "OPEN_EXISTING" : "CREATE_ALWAYS",
+                 "FILE_ATTRIBUTE_NORMAL|FILE_FLAG_OPEN_REPARSE_POINT%s",
+                 existing ? "OPEN_EXISTING" : "CREATE_ALWAYS",
                  direct ? "|FILE_FLAG_NO_BUFFERING|FILE_FLAG_WRITE_THROUGH" : "");
         jb_str(j, "open_flags_names", names);
     }
