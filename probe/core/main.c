@@ -186,8 +186,13 @@ static void resolve(const struct options *o, struct resolved *r) {
     if (o->out && o->check) output_check(o->out);
     if (o->progress_fd >= 0 && !plat_fd_valid(o->progress_fd))
         die(EXIT_BADINPUT, "--progress-fd %d is not an open file descriptor", o->progress_fd);
-    if (clock_parse(o->clock, &r->clock))
-        die(EXIT_BADINPUT, "--clock %s: choose tsc, mono_raw, mono or auto", o->clock);
+    if (clock_parse(o->clock, &r->clock)) {
+        char names[128] = ""; /* this system's clocks: tsc, mono_raw, mono (Windows: qpc too) */
+        for (int i = 0; i < clock_list_len; i++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+                     i ? ", " : "", clock_name(clock_list[i]));
+        die(EXIT_BADINPUT, "--clock %s: choose %s or auto", o->clock, names);
+    }
     long long n = o->n >= 0 ? o->n : bench_default_n(b, r->pv);
     long long workers = o->workers;
     if (workers < 0) {
