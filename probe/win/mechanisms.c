@@ -22,8 +22,12 @@ static void close_h(HANDLE *h) {
     }
 }
 
+/* After the run only: on an error path a thread may still wait in ReadFile or
+ * WaitForSingleObject on a handle, and closing a synchronous pipe handle under a blocked
+ * read can block (teardown must never block): the process is ending, its handles close with
+ * it, and the responder process is ended by the driver's clean-up. */
 static void objs_teardown(struct pp_ctx *pp) {
-    if (!pp->sh) return;
+    if (!pp->sh || !pp->finished) return;
     for (int i = 0; i < 4; i++) close_h(&objs(pp)->h[i]);
 }
 
@@ -82,7 +86,7 @@ static int pipe_recv(struct pp_ctx *pp, int side) {
 
 /* The pipe's ends in the initiator after the run (its own; the responder's are closed). */
 static void pipe_teardown(struct pp_ctx *pp) {
-    if (!pp->sh) return;
+    if (!pp->sh || !pp->finished) return; /* as objs_teardown */
     struct win_objs *o = objs(pp);
     if (pp->processes) {
         close_h(&o->h[1]);
