@@ -130,7 +130,9 @@ def test_smoke_run(tmp_path: Path, bench: str, params: list[str], columns: list[
     assert h["clock"]["name"] == "qpc" and h["clock"]["step_ns"] > 0
     env = h["env"]
     assert env["kernel"]["sysname"] == "Windows" and env["kernel"]["release"]
-    assert env["emulated"].startswith("wine ")  # figures from Wine are not Windows figures
+    em = env["emulation"]  # figures from Wine are not Windows figures: the header says so
+    assert em["emulated"] is True and em["emulator"].startswith("wine ")
+    assert "wine_get_version" in em["evidence"] and em["built_for"] == "x86_64"
     assert env["process"]["uid"] is None
     if bench == "file":
         assert h["bench"]["cache"] == dict(p.split("=") for p in params).get("cache", "warm")

@@ -97,6 +97,21 @@ static void iso_utc(char *buf, size_t len) {
 
 static const char *or_null(const char *s) { return s && *s ? s : NULL; }
 
+/* The CPU architecture this probe was built for. */
+#if defined(__x86_64__)
+#define BUILT_FOR "x86_64"
+#elif defined(__i386__)
+#define BUILT_FOR "i386"
+#elif defined(__aarch64__)
+#define BUILT_FOR "aarch64"
+#elif defined(__arm__) && defined(__ARM_ARCH) && __ARM_ARCH == 7
+#define BUILT_FOR "armv7"
+#elif defined(__arm__)
+#define BUILT_FOR "arm"
+#else
+#define BUILT_FOR NULL
+#endif
+
 /* The environment as this process sees it, in the schema of docs/store.md ("The
  * environment"): the facts the probe records, under the names the lab uses for them; the lab
  * adds the rest.  fs: the directory the benchmark worked in, or NULL. */
@@ -113,8 +128,6 @@ void env_json(struct jbuf *j, const char *key, const struct fsinfo *fs) {
     jb_str(j, "version", or_null(os.version));
     jb_str(j, "machine", or_null(os.machine));
     jb_end_obj(j);
-    /* only where something stands in for the system (Wine): its figures are not the system's */
-    if (os.emulated[0]) jb_str(j, "emulated", os.emulated);
     jb_obj(j, "cpu");
     jb_str(j, "model", plat_cpu_model(buf, sizeof buf) == 0 ? buf : NULL);
     int online = plat_cpus_online();
@@ -125,6 +138,14 @@ void env_json(struct jbuf *j, const char *key, const struct fsinfo *fs) {
     jb_end_obj(j);
     jb_obj(j, "clocksource");
     jb_str(j, "current", plat_clocksource(buf, sizeof buf) == 0 ? buf : NULL);
+    jb_end_obj(j);
+    struct emulation em;
+    int emulated = plat_emulation(&em);
+    jb_obj(j, "emulation");
+    jb_bool(j, "emulated", emulated);
+    jb_str(j, "emulator", emulated ? em.emulator : NULL);
+    jb_str(j, "evidence", emulated ? em.evidence : NULL);
+    jb_str(j, "built_for", BUILT_FOR);
     jb_end_obj(j);
     jb_obj(j, "process");
     jb_int(j, "pid", getpid());

@@ -106,6 +106,54 @@ int plat_tsc_invariant(void) {
     return ok;
 }
 
+int plat_emulation(struct emulation *out) {
+    memset(out, 0, sizeof *out);
+    char self[1024], thread[1024];
+    ssize_t a = readlink("/proc/self/exe", self, sizeof self - 1);
+    ssize_t b = readlink("/proc/thread-self/exe", thread, sizeof thread - 1);
+    if (a > 0 && b > 0) {
+        self[a] = thread[b] = 0;
+        const char *base = strrchr(thread, '/');
+        base = base ? base + 1 : thread;
+        if (strcmp(self, thread) != 0 && strncmp(base, "qemu-", 5) == 0) {
+            snprintf(out->emulator, sizeof out->emulator, "qemu-user");
+            snprintf(out->evidence, sizeof out->evidence,
+                     "the kernel runs %.200s for this program (/proc/thread-self/exe)", thread);
+            return 1;
+        }
+    }
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f) return 0;
+    char line[1024], vendor[128] = "";
+    int x86 = 0, arm = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (!strncmp(line, "vendor_id", 9) && !x86) {
+            x86 = 1;
+            const char *colon = strchr(line, ':');
+            snprintf(vendor, sizeof vendor, "%s", colon ? colon + 1 + (colon[1] == ' ') : "");
+            vendor[strcspn(vendor, "\n")] = 0;
+        }
+        if (!strncmp(line, "CPU implementer", 15) || !strncmp(line, "CPU architecture", 16))
+            arm = 1;
+    }
+    fclose(f);
+#if defined(__aarch64__) || defined(__arm__)
+    int other = x86 && !arm;
+    const char *what = "an x86 CPU";
+#elif defined(__x86_64__) || defined(__i386__)
+    int other = arm && !x86;
+    const char *what = "an ARM CPU";
+#else
+    int other = 0;
+    const char *what = "";
+#endif
+    if (!other) return 0;
+    snprintf(out->emulator, sizeof out->emulator, "a user-mode emulator");
+    snprintf(out->evidence, sizeof out->evidence, "/proc/cpuinfo describes %s%s%s%s", what,
+             *vendor ? " (" : "", vendor, *vendor ? ")" : "");
+    return 1;
+}
+
 /* ---------------------------------------------------------------- processes and signals */
 
 int plat_die_with_parent(int sig) { return prctl(PR_SET_PDEATHSIG, sig) == 0 ? 0 : -1; }

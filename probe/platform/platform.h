@@ -37,6 +37,17 @@ int plat_clocksource(char *buf, size_t len);
  * with rdtscp (where CPUID hides it, as hypervisors often do); else 0. */
 int plat_tsc_invariant(void);
 
+/* Whether this process runs under a user-mode emulator (qemu-user) instead of on a CPU of the
+ * architecture it was built for: 1, with the emulator and what showed it (one phrase), else 0.
+ * Linux: the kernel's own view of the process, which an emulator does not rewrite: the
+ * executable of /proc/thread-self/exe is the emulator's (qemu-user rewrites /proc/self/exe
+ * only), or /proc/cpuinfo describes a CPU of another architecture. */
+struct emulation {
+    char emulator[64];
+    char evidence[512];
+};
+int plat_emulation(struct emulation *out);
+
 /* ---------------------------------------------------------------- processes and signals */
 
 /* Have the kernel send sig to this process when its parent dies (the probe at start, a forked
@@ -119,12 +130,10 @@ void plat_kill_wait(pid_t pid);
  * fork. */
 void plat_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void));
 /* The operating system, for the environment's "hostname", "kernel" and "process" (docs/
- * store.md): fields "" (uid, euid -1) where unknown.  emulated: "" on real hardware, else
- * what runs the probe in its stead (e.g. "wine 8.0"): its figures are not the system's. */
+ * store.md): fields "" (uid, euid -1) where unknown. */
 struct plat_os {
     char hostname[256];
     char sysname[128], release[128], version[256], machine[128];
-    char emulated[128];
     long long uid, euid;
 };
 void plat_os(struct plat_os *o);

@@ -32,6 +32,10 @@ int plat_clocksource(char *buf, size_t len) {
     return -1;
 }
 int plat_tsc_invariant(void) { return 0; }  /* e.g. sysctl machdep.tsc.invariant */
+int plat_emulation(struct emulation *out) {  /* e.g. sysctl sysctl.proc_translated */
+    memset(out, 0, sizeof *out);
+    return 0;
+}
 
 /* ---------------------------------------------------------------- processes and signals */
 

@@ -78,6 +78,26 @@ int plat_clocksource(char *buf, size_t len) {
 }
 int plat_tsc_invariant(void) { return 0; } /* CPUID alone decides (clock.c) */
 
+/* Wine stands in for Windows: its ntdll exports wine_get_version (and the host system's name
+ * in wine_get_host_version).  Its figures are not Windows figures (docs/windows.md). */
+int plat_emulation(struct emulation *out) {
+    memset(out, 0, sizeof *out);
+    HMODULE ntdll = GetModuleHandleA("ntdll.dll");
+    typedef const char *(__cdecl * wine_version_fn)(void);
+    typedef void(__cdecl * wine_host_fn)(const char **sysname, const char **release);
+    wine_version_fn wv =
+        ntdll ? (wine_version_fn)(void (*)(void))GetProcAddress(ntdll, "wine_get_version") : NULL;
+    if (!wv) return 0;
+    wine_host_fn wh = (wine_host_fn)(void (*)(void))GetProcAddress(ntdll, "wine_get_host_version");
+    const char *hs = NULL, *hr = NULL;
+    if (wh) wh(&hs, &hr);
+    snprintf(out->emulator, sizeof out->emulator, "wine %s", wv());
+    snprintf(out->evidence, sizeof out->evidence,
+             "ntdll exports wine_get_version (%s): Wine runs this Windows program on %s %s",
+             wv(), hs ? hs : "another system", hr ? hr : "");
+    return 1;
+}
+
 /* ---------------------------------------------------------------- processes and signals */
 
 int plat_die_with_parent(int sig) {
@@ -185,7 +205,7 @@ void plat_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void
 }
 
 /* The version as the kernel reports it (RtlGetVersion: GetVersionEx answers what the
- * program's manifest asks for); Wine, when it stands in (wine_get_version in its ntdll). */
+ * program's manifest asks for). */
 void plat_os(struct plat_os *o) {
     memset(o, 0, sizeof *o);
     o->uid = o->euid = -1;
@@ -212,18 +232,4 @@ void plat_os(struct plat_os *o) {
                     : si.wProcessorArchitecture == PROCESSOR_ARCHITECTURE_INTEL ? "i686"
                                                                                 : "";
     snprintf(o->machine, sizeof o->machine, "%s", m);
-    typedef const char *(__cdecl * wine_version_fn)(void);
-    typedef void(__cdecl * wine_host_fn)(const char **sysname, const char **release);
-    wine_version_fn wv =
-        ntdll ? (wine_version_fn)(void (*)(void))GetProcAddress(ntdll, "wine_get_version") : NULL;
-    if (wv) {
-        wine_host_fn wh =
-            (wine_host_fn)(void (*)(void))GetProcAddress(ntdll, "wine_get_host_version");
-        const char *hs = NULL, *hr = NULL;
-        if (wh) wh(&hs, &hr);
-        if (hs && hr)
-            snprintf(o->emulated, sizeof o->emulated, "wine %s on %s %s", wv(), hs, hr);
-        else
-            snprintf(o->emulated, sizeof o->emulated, "wine %s", wv());
-    }
 }

@@ -15,6 +15,8 @@ static void test_platform(void) {
     CHECK(os.release[0] != 0 && os.version[0] != 0);
     CHECK(!strcmp(os.machine, "x86_64"));
     CHECK(os.uid == -1 && os.euid == -1);
+    struct emulation em; /* the tests run under Wine */
+    CHECK(plat_emulation(&em) == 1 && !strncmp(em.emulator, "wine ", 5));
     CHECK(plat_cpus_online() >= 1 && plat_cpu_usable(0) && !plat_cpu_usable(4095));
     CHECK(plat_page_size() >= 4096);
     CHECK(plat_available_memory() > 0);
