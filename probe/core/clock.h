@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <time.h>
 
-enum clock_kind { CLK_TSC = 0, CLK_MONO_RAW = 1, CLK_MONO = 2, CLK_QPC = 3 };
+enum clock_kind { CLK_TSC = 0, CLK_MONO_RAW = 1, CLK_MONO = 2, CLK_QPC = 4 };
 /* The clocks of this system, in the catalogue's order (clock.c): Linux tsc, mono_raw, mono;
  * Windows adds qpc (its default). */
 extern const enum clock_kind clock_list[];
