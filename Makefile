@@ -35,7 +35,7 @@ $(STAMP): $(SOURCES) | build-deps
 	    $(VENV)/bin/python -m pip install --no-deps --no-build-isolation .
 	@touch $@
 
-test: system-deps probe-test cross-test pytest
+test: system-deps probe-test cross-test cross-windows-test pytest
 
 # system packages: installed when root with apt-get, else listed (scripts/system-deps)
 build-deps:
@@ -77,6 +77,8 @@ pytest: $(STAMP) probe-test
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests bench
 	$(VENV)/bin/ruff format --check src tests bench
+
+include mk/windows.mk
 
 clean:
 	rm -rf build $(VENV)

@@ -243,7 +243,11 @@ void env_json(struct jbuf *j, const char *key, const struct fsinfo *fs);
 
 /* --workers auto: as many workers as give each at least AUTO_MIN_PER_WORKER iterations, at
  * most AUTO_WORKERS (the lab's default: between-run variation in every run) */
+#ifdef _WIN32
+#define AUTO_WORKERS 1LL /* Windows: the run in one process (win/workers.c) */
+#else
 #define AUTO_WORKERS 10LL
+#endif
 #define AUTO_MIN_PER_WORKER 200LL
 /* --workers W (core/workers.c): run the benchmark in nw worker processes, one after another,
  * and gather their samples into ctx. */

@@ -11,19 +11,10 @@
 #define QUICK_N 3000
 #define QUICK_WARMUP 300
 
-static const char *const clock_descriptions[] = {
-    "time-stamp counter (rdtsc/rdtscp with lfence), calibrated against CLOCK_MONOTONIC_RAW; "
-    "needs an invariant TSC",
-    "clock_gettime(CLOCK_MONOTONIC_RAW): not slewed by NTP",
-    "clock_gettime(CLOCK_MONOTONIC): slewed by NTP",
-    "the ARM generic timer's virtual counter (CNTVCT, isb before and after), at the frequency "
-    "of CNTFRQ; needs the kernel to let programs read it",
-};
-
 /* Whether clock k can be used here. */
-static int clock_available(int k) {
+static int clock_available(enum clock_kind k) {
     if (k == CLK_TSC) return HAVE_TSC && tsc_invariant();
-    if (k == CLK_CNTVCT) return !cntvct_unusable();
+    if (k == CLK_CNTVCT) return HAVE_CNTVCT && !cntvct_unusable();
     return 1;
 }
 
@@ -249,19 +240,20 @@ void print_catalogue(void) {
     enum clock_kind def;
     clock_parse("auto", &def);
     jb_arr(&j, "clocks");
-    for (int k = 0; k < CLOCK_KINDS; k++) {
+    for (int i = 0; i < clock_list_len; i++) {
+        enum clock_kind k = clock_list[i];
         jb_obj(&j, NULL);
-        jb_str(&j, "name", clock_name((enum clock_kind)k));
+        jb_str(&j, "name", clock_name(k));
         jb_bool(&j, "available", clock_available(k));
-        jb_bool(&j, "default", (int)def == k);
-        jb_str(&j, "description", clock_descriptions[k]);
+        jb_bool(&j, "default", def == k);
+        jb_str(&j, "description", clock_description(k));
         jb_end_obj(&j);
     }
     jb_end_arr(&j);
     /* what --clock takes: auto, then every clock */
     jb_arr(&j, "clock_choices");
     jb_str(&j, NULL, "auto");
-    for (int k = 0; k < CLOCK_KINDS; k++) jb_str(&j, NULL, clock_name((enum clock_kind)k));
+    for (int i = 0; i < clock_list_len; i++) jb_str(&j, NULL, clock_name(clock_list[i]));
     jb_end_arr(&j);
     jb_obj(&j, "latencies");
     for (int k = 0; latency_kinds[k].kind; k++) {
@@ -295,10 +287,11 @@ void print_clocks(void) {
     struct jbuf j;
     jb_init(&j);
     jb_arr(&j, NULL);
-    for (int k = 0; k < CLOCK_KINDS; k++) {
+    for (int i = 0; i < clock_list_len; i++) {
+        enum clock_kind k = clock_list[i];
         if (!clock_available(k)) continue;
         struct clock_info ci;
-        clock_setup((enum clock_kind)k, &ci);
+        clock_setup(k, &ci);
         jb_obj(&j, NULL);
         jb_str(&j, "name", ci.name);
         jb_num(&j, "ns_per_tick", ci.ns_per_tick);

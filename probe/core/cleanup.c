@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "core/probe.h"
@@ -33,7 +32,7 @@ static void fork_child(void) {
     __atomic_store_n(&g_dying, 0, __ATOMIC_SEQ_CST);
 }
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
-static void atfork_register(void) { pthread_atfork(fork_prepare, fork_parent, fork_child); }
+static void atfork_register(void) { plat_atfork(fork_prepare, fork_parent, fork_child); }
 
 int cleanup_push(cleanup_fn fn, void *arg) {
     pthread_once(&atfork_once, atfork_register);
@@ -81,14 +80,7 @@ void cleanup_run(void) {
 
 static void do_unlink(void *arg) { unlink((const char *)arg); }
 static void do_rmdir(void *arg) { rmdir((const char *)arg); }
-static void do_kill(void *arg) {
-    pid_t pid = (pid_t)(intptr_t)arg;
-    if (pid > 0) {
-        kill(pid, SIGKILL);
-        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
-        }
-    }
-}
+static void do_kill(void *arg) { plat_kill_wait((pid_t)(intptr_t)arg); }
 int cleanup_unlink(const char *path) { return cleanup_push(do_unlink, xstrdup(path)); }
 int cleanup_rmdir(const char *path) { return cleanup_push(do_rmdir, xstrdup(path)); }
 int cleanup_kill(pid_t pid) { return cleanup_push(do_kill, (void *)(intptr_t)pid); }
@@ -98,7 +90,7 @@ int cleanup_kill(pid_t pid) { return cleanup_push(do_kill, (void *)(intptr_t)pid
 /* Only the first thread that dies prints and cleans up; any other waits to be ended. */
 static void claim_death(void) {
     if (__atomic_exchange_n(&g_dying, 1, __ATOMIC_SEQ_CST))
-        for (;;) pause();
+        for (;;) sleep(60);
 }
 
 static void vmsg(const char *kind, const char *fmt, va_list ap) {

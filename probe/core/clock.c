@@ -19,12 +19,43 @@
 
 enum clock_kind g_clock = CLK_MONO_RAW;
 
+#if HAVE_QPC
+const enum clock_kind clock_list[] = {CLK_TSC, CLK_MONO_RAW, CLK_MONO, CLK_QPC};
+#elif HAVE_CNTVCT
+const enum clock_kind clock_list[] = {CLK_TSC, CLK_MONO_RAW, CLK_MONO, CLK_CNTVCT};
+#else
+const enum clock_kind clock_list[] = {CLK_TSC, CLK_MONO_RAW, CLK_MONO};
+#endif
+const int clock_list_len = (int)(sizeof clock_list / sizeof clock_list[0]);
+
 const char *clock_name(enum clock_kind k) {
     switch (k) {
     case CLK_TSC: return "tsc";
     case CLK_MONO_RAW: return "mono_raw";
     case CLK_CNTVCT: return "cntvct";
+    case CLK_QPC: return "qpc";
     default: return "mono";
+    }
+}
+
+const char *clock_description(enum clock_kind k) {
+    switch (k) {
+    case CLK_TSC:
+        return "time-stamp counter (rdtsc/rdtscp with lfence), calibrated against "
+               "CLOCK_MONOTONIC_RAW; needs an invariant TSC";
+    case CLK_QPC:
+        return "QueryPerformanceCounter, raw ticks of QueryPerformanceFrequency";
+    case CLK_CNTVCT:
+        return "the ARM generic timer's virtual counter (CNTVCT, isb before and after), at the "
+               "frequency of CNTFRQ; needs the kernel to let programs read it";
+    case CLK_MONO_RAW:
+        return HAVE_QPC ? "clock_gettime(CLOCK_MONOTONIC) of winpthreads (no _RAW on Windows): "
+                          "QueryPerformanceCounter in ns, not slewed"
+                        : "clock_gettime(CLOCK_MONOTONIC_RAW): not slewed by NTP";
+    default:
+        return HAVE_QPC ? "clock_gettime(CLOCK_MONOTONIC) of winpthreads: "
+                          "QueryPerformanceCounter in ns"
+                        : "clock_gettime(CLOCK_MONOTONIC): slewed by NTP";
     }
 }
 
@@ -84,12 +115,14 @@ void clock_check(enum clock_kind k) {
 
 int clock_parse(const char *s, enum clock_kind *out) {
     if (!strcmp(s, "auto")) {
-        *out = (HAVE_TSC && tsc_invariant()) ? CLK_TSC : CLK_MONO_RAW;
+        /* Windows: QueryPerformanceCounter, the clock Windows programs measure with */
+        *out = HAVE_QPC ? CLK_QPC : (HAVE_TSC && tsc_invariant()) ? CLK_TSC : CLK_MONO_RAW;
         if (HAVE_CNTVCT && !cntvct_unusable()) *out = CLK_CNTVCT;
         return 0;
     }
     if (!strcmp(s, "tsc")) *out = CLK_TSC;
     else if (HAVE_CNTVCT && !strcmp(s, "cntvct")) *out = CLK_CNTVCT;
+    else if (HAVE_QPC && !strcmp(s, "qpc")) *out = CLK_QPC;
     else if (!strcmp(s, "mono_raw")) *out = CLK_MONO_RAW;
     else if (!strcmp(s, "mono")) *out = CLK_MONO;
     else return -1;
@@ -334,6 +367,13 @@ void clock_setup(enum clock_kind k, struct clock_info *info) {
         clock_check(k);
         info->frequency_hz = (double)cntfrq_read();
         info->ns_per_tick = 1e9 / info->frequency_hz;
+    } else if (k == CLK_QPC) {
+        /* one tick of the counter: its resolution as Windows states it */
+        uint64_t f = qpc_frequency();
+        if (!HAVE_QPC || f == 0) die(EXIT_UNSUPPORTED, "clock qpc is not available here");
+        info->ns_per_tick = 1e9 / (double)f;
+        info->getres_ns = info->ns_per_tick;
+        info->invariant = HAVE_TSC ? tsc_invariant() : 0;
     } else {
         clockid_t id = k == CLK_MONO_RAW ? CLOCK_MONOTONIC_RAW : CLOCK_MONOTONIC;
         struct timespec res;

@@ -90,12 +90,12 @@ static double parse_seconds(const char *opt, const char *s, double min, double m
  * arranged is seen in getppid(), compared with the parent at exec time (the lab names itself
  * in LATSCOPE_PROBE_PARENT; else the parent seen first here). */
 static void die_with_parent(void) {
-    long long parent = getppid();
+    long long parent = plat_parent_pid();
     const char *given = getenv("LATSCOPE_PROBE_PARENT"), *end;
     long long v;
     if (given && parse_digits(given, &v, &end) == 0 && !*end && v > 0) parent = v;
     if (plat_die_with_parent(SIGTERM) != 0) return; /* not here: the run goes on alone */
-    if ((long long)getppid() != parent)
+    if (plat_parent_pid() != parent)
         die(EXIT_INTERRUPTED, "the process that started latscope-probe (pid %lld) has ended; "
             "nothing was measured", parent);
 }
@@ -186,10 +186,15 @@ static void resolve(const struct options *o, struct resolved *r) {
     }
     if (!o->out && !o->check) die(EXIT_BADINPUT, "no output file: give -o FILE");
     if (o->out && o->check) output_check(o->out);
-    if (o->progress_fd >= 0 && fcntl(o->progress_fd, F_GETFD) < 0)
+    if (o->progress_fd >= 0 && !plat_fd_valid(o->progress_fd))
         die(EXIT_BADINPUT, "--progress-fd %d is not an open file descriptor", o->progress_fd);
-    if (clock_parse(o->clock, &r->clock))
-        die(EXIT_BADINPUT, "--clock %s: choose " CLOCK_CHOICES, o->clock);
+    if (clock_parse(o->clock, &r->clock)) {
+        char names[128] = ""; /* this system's clocks: tsc, mono_raw, mono (Windows: qpc too) */
+        for (int i = 0; i < clock_list_len; i++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+                     i ? ", " : "", clock_name(clock_list[i]));
+        die(EXIT_BADINPUT, "--clock %s: choose %s or auto", o->clock, names);
+    }
     clock_check(r->clock);
     long long n = o->n >= 0 ? o->n : bench_default_n(b, r->pv);
     long long workers = o->workers;

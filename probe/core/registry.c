@@ -3,13 +3,19 @@
 
 #include "core/bench.h"
 
+/* the benchmarks this system builds: benchmarks.def, or the one meson names (Windows:
+ * win/benchmarks.def) */
+#ifndef BENCHMARKS_DEF
+#define BENCHMARKS_DEF "benchmarks.def"
+#endif
+
 #define BENCH(name, source) extern const struct bench bench_##name;
-#include "benchmarks.def"
+#include BENCHMARKS_DEF
 #undef BENCH
 
 const struct bench *const all_benches[] = {
 #define BENCH(name, source) &bench_##name,
-#include "benchmarks.def"
+#include BENCHMARKS_DEF
 #undef BENCH
     NULL,
 };

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -64,9 +63,18 @@ fail:
     return -1;
 }
 
+/* Windows (MinGW): no links to refuse in a new name, no exec to close on, and binary mode,
+ * never text; _commit is its fsync. */
+#ifdef _WIN32
+#define RAW_FLAGS O_BINARY
+#define fsync _commit
+#else
+#define RAW_FLAGS (O_NOFOLLOW | O_CLOEXEC)
+#endif
+
 int sfile_write_raw(const char *path, const char *header_json, int ncols, int64_t **cols,
                     uint64_t nrows) {
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | RAW_FLAGS, 0644);
     if (fd < 0) return -1;
     if (sfile_write_fd(fd, header_json, ncols, cols, nrows) != 0 ||
         (fsync(fd) != 0 && errno != EINVAL)) {
@@ -108,17 +116,17 @@ static const char *or_null(const char *s) { return s && *s ? s : NULL; }
  * environment"): the facts the probe records, under the names the lab uses for them; the lab
  * adds the rest.  fs: the directory the benchmark worked in, or NULL. */
 void env_json(struct jbuf *j, const char *key, const struct fsinfo *fs) {
-    struct utsname u;
-    int have_u = uname(&u) == 0;
+    struct plat_os os;
+    plat_os(&os);
     char buf[512];
     jb_obj(j, key);
     jb_int(j, "schema", ENV_SCHEMA);
-    jb_str(j, "hostname", have_u ? u.nodename : NULL);
+    jb_str(j, "hostname", or_null(os.hostname));
     jb_obj(j, "kernel");
-    jb_str(j, "sysname", have_u ? u.sysname : NULL);
-    jb_str(j, "release", have_u ? u.release : NULL);
-    jb_str(j, "version", have_u ? u.version : NULL);
-    jb_str(j, "machine", have_u ? u.machine : NULL);
+    jb_str(j, "sysname", or_null(os.sysname));
+    jb_str(j, "release", or_null(os.release));
+    jb_str(j, "version", or_null(os.version));
+    jb_str(j, "machine", or_null(os.machine));
     jb_end_obj(j);
     jb_obj(j, "cpu");
     jb_str(j, "model", plat_cpu_model(buf, sizeof buf) == 0 ? buf : NULL);
@@ -141,8 +149,14 @@ void env_json(struct jbuf *j, const char *key, const struct fsinfo *fs) {
     jb_end_obj(j);
     jb_obj(j, "process");
     jb_int(j, "pid", getpid());
-    jb_int(j, "uid", getuid());
-    jb_int(j, "euid", geteuid());
+    if (os.uid >= 0)
+        jb_int(j, "uid", os.uid);
+    else
+        jb_null(j, "uid");
+    if (os.euid >= 0)
+        jb_int(j, "euid", os.euid);
+    else
+        jb_null(j, "euid");
     jb_end_obj(j);
     if (fs) {
         jb_obj(j, "filesystem");

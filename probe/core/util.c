@@ -62,8 +62,7 @@ void thread_usage_delta(struct thread_usage *d, const struct thread_usage *a,
 
 void touch_pages(void *p, size_t len) {
     if (!p || !len) return;
-    long pg = sysconf(_SC_PAGESIZE);
-    size_t step = (size_t)(pg > 0 ? pg : 4096);
+    size_t step = (size_t)plat_page_size();
     volatile unsigned char *c = p;
     for (size_t i = 0; i < len; i += step) c[i] = c[i];
     c[len - 1] = c[len - 1];
@@ -77,8 +76,7 @@ __attribute__((noinline)) void touch_stack(void) {
 int64_t *alloc_samples(size_t n) {
     int64_t *p = xcalloc(n, sizeof(int64_t));
     /* calloc may hand out untouched zero pages: write every page. */
-    long page = sysconf(_SC_PAGESIZE);
-    size_t step = (size_t)(page > 0 ? page : 4096) / sizeof(int64_t);
+    size_t step = (size_t)plat_page_size() / sizeof(int64_t);
     for (size_t i = 0; i < n; i += step) p[i] = -1;
     for (size_t i = 0; i < n; i++) p[i] = 0;
     return p;

@@ -2,8 +2,9 @@
  *
  * Everything the core, the benchmarks and the ping-pong driver need from the system beyond
  * POSIX sits behind these calls: linux.c implements them for Linux; stub.c shows the set
- * another system implements (meson compiles one of the two; stub.c is compiled on Linux too,
- * so that it keeps up with this header).  A mechanism that is a Linux facility in itself
+ * another system implements (meson compiles one of the two, with posix.c; stub.c is compiled
+ * on Linux too, so that it keeps up with this header); windows.c implements them all for
+ * Windows (docs/windows.md).  A mechanism that is a Linux facility in itself
  * (eventfd, futex, network namespaces, POSIX message queues) uses it in its own file.
  * Nothing here allocates through the probe's helpers or dies: callers decide what an error
  * means.  No call here is ever made inside a timed region. */
@@ -110,5 +111,31 @@ int plat_fsinfo_mount(FILE *mountinfo, const char *real, struct fsinfo *out);
  * each iteration (writes dirty pages first; 0, or -1 with errno). */
 int plat_drop_caches_open(void);
 int plat_drop_caches(int fd);
+
+/* ---------------------------------------------------------------- the portable core's needs
+ *
+ * What the core itself (main, clean-up, helpers, the sample file's environment) needs that is
+ * POSIX on POSIX systems (platform/posix.c, compiled with linux.c or stub.c) and Win32 on
+ * Windows (windows.c). */
+
+/* The size of a memory page. */
+long plat_page_size(void);
+/* 1 if fd is an open file descriptor, else 0. */
+int plat_fd_valid(int fd);
+/* The parent process's id (0 when unknown). */
+long long plat_parent_pid(void);
+/* Kill child process pid at once and reap it (the clean-up list's cleanup_kill). */
+void plat_kill_wait(pid_t pid);
+/* Run prepare / parent / child around fork() (pthread_atfork); nothing where there is no
+ * fork. */
+void plat_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void));
+/* The operating system, for the environment's "hostname", "kernel" and "process" (docs/
+ * store.md): fields "" (uid, euid -1) where unknown. */
+struct plat_os {
+    char hostname[256];
+    char sysname[128], release[128], version[256], machine[128];
+    long long uid, euid;
+};
+void plat_os(struct plat_os *o);
 
 #endif

@@ -1,10 +1,10 @@
 /* latscope-probe: the platform layer for a system without a port yet (platform.h).
  *
- * A new port (macOS, FreeBSD, Windows) starts from this file: every call is here, answering
- * with plain POSIX where it can and "not known here" or ENOSYS where it cannot, so that the
- * probe builds and runs what does not depend on the answer.  meson compiles linux.c on Linux
- * and this file elsewhere; on Linux it is compiled too (never linked), so that it keeps up with
- * platform.h. */
+ * A new port (macOS, FreeBSD) starts from this file: every call is here, answering with plain
+ * POSIX where it can and "not known here" or ENOSYS where it cannot, so that the probe builds
+ * and runs what does not depend on the answer.  meson compiles linux.c on Linux, windows.c on
+ * Windows and this file elsewhere (with posix.c, what the core needs of every POSIX system);
+ * on Linux it is compiled too (never linked), so that it keeps up with platform.h. */
 #include "platform/platform.h"
 
 #include <errno.h>
