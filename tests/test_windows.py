@@ -16,6 +16,7 @@ import pytest
 
 from conftest import run_probe
 from latscope import samples
+from latscope.env import emulation_caveat
 
 ROOT = Path(__file__).resolve().parent.parent
 EXE = ROOT / "build" / "cross" / "x86_64-w64-mingw32" / "latscope-probe.exe"
@@ -133,6 +134,8 @@ def test_smoke_run(tmp_path: Path, bench: str, params: list[str], columns: list[
     em = env["emulation"]  # figures from Wine are not Windows figures: the header says so
     assert em["emulated"] is True and em["emulator"].startswith("wine ")
     assert "wine_get_version" in em["evidence"] and em["built_for"] == "x86_64"
+    caveat = emulation_caveat(env)
+    assert caveat and caveat.startswith("measured under Wine (wine ") and "Windows" in caveat
     assert env["process"]["uid"] is None
     if bench == "file":
         assert h["bench"]["cache"] == dict(p.split("=") for p in params).get("cache", "warm")
@@ -141,6 +144,22 @@ def test_smoke_run(tmp_path: Path, bench: str, params: list[str], columns: list[
         assert h["bench"]["mode"] == dict(p.split("=") for p in params)["mode"]
     # nothing left beside the output (the temporary renamed, the test file removed)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.lss"]
+
+
+def test_report_001s_experiment_is_imported_and_shown_with_its_caveat(
+    cli, store: Path, tmp_path: Path
+) -> None:
+    """Report 001's run (an existing file, 4-byte write and read) from the Windows probe under
+    Wine, brought into the store and shown: the qpc clock and the Wine caveat."""
+    r = wine("file", "-p", "open=existing", "-p", "size=4", "-n", "100", "-o", "r001.lss",
+             cwd=tmp_path)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    r = cli("import", str(tmp_path / "r001.lss"))
+    assert r.returncode == 0, r.stderr
+    r = cli("show", "last")
+    assert r.returncode == 0, r.stderr
+    assert "clock qpc" in r.stdout
+    assert "caveat: measured under Wine (wine " in " ".join(r.stdout.split())
 
 
 def test_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:

@@ -113,6 +113,8 @@ def emulation_caveat(env: Env | None) -> str | None:
         return None
     who = em.get("emulator") if isinstance(em.get("emulator"), str) else "an emulator"
     arch = em.get("built_for") if isinstance(em.get("built_for"), str) else "target"
+    if who.startswith("wine"):  # a Windows probe under Wine: Linux's kernel, not Windows'
+        return f"measured under Wine ({who}): not the figures of Windows on a real machine"
     return f"measured under emulation ({who}): not the figures of a real {arch} machine"
 
 
