@@ -202,14 +202,19 @@ def _environment(run: Run) -> list[Block]:
         return out
     e = run.env or {}
     k, c, p = e.get("kernel") or {}, e.get("cpu") or {}, e.get("process") or {}
+
+    def v(x: Any) -> str:  # a fact the probe could not know on its system (Windows: uid)
+        return "not recorded" if x is None else str(x)
+
     rows: list[tuple[str, str | Cell]] = [
-        ("host", str(e.get("hostname"))),
-        ("kernel", f"{k.get('sysname')} {k.get('release')} ({k.get('version')})"),
-        ("architecture", str(k.get("machine"))),
-        ("CPU", f"{c.get('model')}, {c.get('online_count')} CPUs online"),
-        ("clock source", str((e.get("clocksource") or {}).get("current"))),
-        ("user", f"uid {p.get('uid')}, euid {p.get('euid')}"),
+        ("host", v(e.get("hostname"))),
+        ("kernel", f"{v(k.get('sysname'))} {v(k.get('release'))} ({v(k.get('version'))})"),
+        ("architecture", v(k.get("machine"))),
+        ("CPU", f"{v(c.get('model'))}, {v(c.get('online_count'))} CPUs online"),
+        ("clock source", v((e.get("clocksource") or {}).get("current"))),
     ]
+    if p.get("uid") is not None or p.get("euid") is not None:
+        rows.append(("user", f"uid {v(p.get('uid'))}, euid {v(p.get('euid'))}"))
     em = e.get("emulation") or {}
     if em.get("emulated") is True:
         rows.append(("emulation", f"{em.get('emulator')}: {em.get('evidence')}"))
