@@ -272,7 +272,14 @@ static void warn_timed_usage(const struct runctx *ctx) {
             preempt += u->nivcsw;
         }
     }
-    if (faults > 0 && !ctx->faults_expected && !FAULTS_OWN_SANITIZER) {
+    struct emulation em;
+    int emulated = plat_emulation(&em) == 1;
+    if (faults > 0 && !ctx->faults_expected && !FAULTS_OWN_SANITIZER && emulated) {
+        /* the emulator's own faults (its code cache, its shadow of the guest's memory) land
+         * in the timed region: expected there, and not the target's */
+        warnmsg("the timed loop took %ld page faults under emulation (%s): the emulator's own, "
+                "not a real machine's", faults, em.emulator);
+    } else if (faults > 0 && !ctx->faults_expected && !FAULTS_OWN_SANITIZER) {
         char who[128] = "";
         for (int r = 0; r < 2; r++)
             if (names[r] && per_role[r])
