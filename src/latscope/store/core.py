@@ -24,12 +24,13 @@ from .. import leftovers, samples
 from ..errors import BadInput, LatscopeError
 from ..files import write_text
 from ..leftovers import proc_start_ticks as _proc_start_ticks
-from . import index
+from . import index, table
 from .layout import (
     OWNER_FILE,
     PARTIAL_PREFIX,
     REMOVING_PREFIX,
     RUN_FILE,
+    RUN_FILES,
     SAMPLES_FILE,
     SUMMARY_FILE,
     Partial,
@@ -38,6 +39,7 @@ from .layout import (
     StoredRun,
     bench_of_id,
     default_location,
+    host_of,
 )
 from .meta import OWNER_LIMIT, OWNER_SPEC, BadFile, read_json, read_run
 
@@ -180,9 +182,16 @@ class Store:
         partial: Path,
         meta: dict[str, Any],
         summary: pl.DataFrame | None = None,
+        *,
+        host: str | None = None,
     ) -> Path:
         """Write summary.parquet (rows from `index.summary_frame`) and run.json, then make the
-        run visible with one atomic rename."""
+        run visible with one atomic rename, and add its rows to the summary table (table.py;
+        a failure there is left for the next read to mend: the run is committed).  ``host``:
+        the host the run belongs to (an import's or a fleet's host tag), kept in run.json as
+        ``host``; without it, the run's own environment says (`layout.host_of`)."""
+        if host is not None:
+            meta = {**meta, "host": host}
         if summary is not None:
             index.write(summary, partial / SUMMARY_FILE)
         write_text(partial / RUN_FILE, json.dumps(meta, indent=1, sort_keys=False))
@@ -192,19 +201,31 @@ class Store:
             os.rename(partial, final)
         except OSError as e:
             raise BadInput(f"cannot commit run {run_id} in {self.runs_dir}: {e.strerror}") from None
+        if summary is not None:
+            self._index(final, meta, summary)
         return final
+
+    def _index(self, final: Path, meta: dict[str, Any], summary: pl.DataFrame) -> None:
+        try:
+            rows = table.rows_of(
+                meta, index.normal(summary), host_of(meta), table.fingerprint(final, RUN_FILES)
+            )
+            table.append(self.root, rows)
+        except (OSError, LatscopeError, ValueError):
+            pass  # the next `ls` or `history` finds the run without rows and adds them
 
     def abandon(self, partial: Path) -> None:
         leftovers.clean_dir(partial)  # a killed probe's System V objects and test files
         shutil.rmtree(partial, ignore_errors=True)
 
     @contextmanager
-    def transaction(self, bench: str) -> Iterator[Transaction]:
+    def transaction(self, bench: str, *, host: str | None = None) -> Iterator[Transaction]:
         """A run being added: a partial directory (`begin`) to write its files into, made a
         run by `Transaction.commit` (one atomic rename), removed when the block fails or ends
-        without a commit.  The one way runs enter the store (measured or imported)."""
+        without a commit.  The one way runs enter the store (measured or imported).
+        ``host``: the host tag the run is kept with (`commit`)."""
         run_id, partial = self.begin(bench)
-        t = Transaction(self, run_id, partial)
+        t = Transaction(self, run_id, partial, host=host)
         try:
             yield t
         finally:
@@ -223,6 +244,22 @@ class Store:
         except OSError as e:
             raise BadInput(f"cannot remove {d}: {e.strerror}") from None
         delete(gone)
+        self._forget(d.name)
+
+    def _forget(self, run_id: str) -> None:
+        """Drop a removed run's rows from the summary table: the partitions of its benchmark
+        (named in its id) are compacted without it."""
+        bench = bench_of_id(run_id)
+        top = self.root / table.TABLE_DIR / f"benchmark={table.encode(bench or '')}"
+        try:
+            months = [m for m in os.listdir(top) if m.startswith("month=")]
+        except OSError:
+            return
+        for m in months:
+            try:
+                table.compact(self.root, (top.name, m), drop={run_id})
+            except (OSError, LatscopeError):
+                pass
 
     def remove_partials(self) -> tuple[list[Partial], list[Partial]]:
         """Remove what killed runs and interrupted removals left; runs still being measured
@@ -528,12 +565,17 @@ class Transaction:
     id: str
     dir: Path
     final: Path | None = None
+    host: str | None = None  # the host tag the run is kept with
 
     @property
     def samples_path(self) -> Path:
         return self.dir / SAMPLES_FILE
 
-    def commit(self, meta: dict[str, Any], summary: pl.DataFrame | None = None) -> Path:
-        """run.json (and summary.parquet), then the rename that makes the run visible."""
-        self.final = self.store.commit(self.id, self.dir, meta, summary)
+    def commit(
+        self, meta: dict[str, Any], summary: pl.DataFrame | None = None, *, host: str | None = None
+    ) -> Path:
+        """run.json (and summary.parquet), then the rename that makes the run visible.
+        ``host``: the host tag (default: the transaction's)."""
+        host = host if host is not None else self.host
+        self.final = self.store.commit(self.id, self.dir, meta, summary, host=host)
         return self.final

@@ -20,6 +20,8 @@ SUMMARY_FILE = "summary.parquet"
 OWNER_FILE = "owner.json"
 PARTIAL_PREFIX = ".partial-"
 REMOVING_PREFIX = ".removing-"
+#: The files of a run whose state the summary table records (`table.fingerprint`).
+RUN_FILES = (RUN_FILE, SAMPLES_FILE, SUMMARY_FILE)
 
 
 def default_location() -> Path:
@@ -79,6 +81,17 @@ class Scan:
     runs: list[StoredRun] = field(default_factory=list)
     partials: list[Partial] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
+
+
+def host_of(meta: dict[str, Any]) -> str | None:
+    """The host a run belongs to: the host tag it was added with (`Store.commit`'s ``host``:
+    an import's or a fleet's), else the name of the host that measured it (its environment),
+    else None."""
+    host = meta.get("host")
+    if host is None:
+        env = meta.get("env")
+        host = env.get("hostname") if isinstance(env, dict) else None
+    return None if host is None or host == "" else str(host)
 
 
 def bench_of_id(run_id: str) -> str | None:
