@@ -93,12 +93,17 @@ def _widest(rows: Sequence[Sequence[Any]]) -> list[int]:
     longest text and the row with its longest word."""
     from rich.cells import cell_len
 
+    def width(s: str) -> int:
+        return len(s) if s.isascii() else cell_len(s)
+
+    def word(s: str) -> int:
+        return max(map(width, s.split()), default=0) if " " in s else width(s)
+
     picked: set[int] = set()
     for c in range(len(rows[0]) if rows else 0):
-        lens = [cell_len(str(r[c])) for r in rows]
-        words = [max((len(w) for w in str(r[c]).split()), default=0) for r in rows]
-        picked.add(max(range(len(rows)), key=lens.__getitem__))
-        picked.add(max(range(len(rows)), key=words.__getitem__))
+        cells = [str(r[c]) for r in rows]
+        picked.add(max(range(len(rows)), key=lambda i: width(cells[i])))
+        picked.add(max(range(len(rows)), key=lambda i: word(cells[i])))
     return sorted(picked)
 
 
@@ -159,12 +164,14 @@ def _show_long(console: Console, t: Long, wide: bool) -> None:
     tab = t.table
     options = console.options.update_width(max(1, width - tab._extra_width))  # noqa: SLF001
     widths = tab._calculate_column_widths(console, options)  # noqa: SLF001
+    # rich's widths hold each column's padding: one space on the right but for the last
+    widths = [w - (i < len(widths) - 1) for i, w in enumerate(widths)]
     out: list[str] = []
 
     def line(cells: Sequence[str]) -> str:
         parts = []
         for w, c, col in zip(widths, cells, tab.columns, strict=True):
-            pad = " " * max(0, w - cell_len(c))
+            pad = " " * max(0, w - (len(c) if c.isascii() else cell_len(c)))
             parts.append(pad + c if col.justify == "right" else c + pad)
         return (" " + "  ".join(parts)).rstrip()
 
@@ -174,7 +181,9 @@ def _show_long(console: Console, t: Long, wide: bool) -> None:
     out.append(" " + "─" * (sum(widths) + 2 * (len(widths) - 1)))
     for r in t.rows:
         cells = [_plain(r[i]) for i in t.keep]
-        if all(cell_len(c) <= w for c, w in zip(cells, widths, strict=True)):
+        if all(len(c) <= w and c.isascii() for c, w in zip(cells, widths, strict=True)) or all(
+            cell_len(c) <= w for c, w in zip(cells, widths, strict=True)
+        ):
             out.append(line(cells))
             continue
         folded = [
@@ -184,7 +193,10 @@ def _show_long(console: Console, t: Long, wide: bool) -> None:
         for k in range(max(len(f) for f in folded)):
             out.append(line([f[k] if k < len(f) else "" for f in folded]))
     out.append("")
-    console.out("\n".join(out), highlight=False)
+    with console:  # rich's buffer first, then the lines as they are (no markup, no wrap)
+        pass
+    console.file.write("\n".join(out) + "\n")
+    console.file.flush()
 
 
 def show(console: Console, t: Table | Long, wide: bool = False) -> None:

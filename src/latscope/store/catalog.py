@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from .. import samples
 from ..errors import LatscopeError
 from . import table
-from .core import Store, _file_problem
+from .core import Store
 from .layout import (
     PARTIAL_PREFIX,
     REMOVING_PREFIX,
@@ -34,6 +34,7 @@ from .layout import (
     Partial,
     Skipped,
     StoredRun,
+    _file_problem,
     bench_of_id,
     host_of,
 )
@@ -72,7 +73,7 @@ def catalog(
     import polars as pl
 
     out = Catalog(table.frame([]))
-    entries = store._entries()  # a path that is not a store: one line, exit 2
+    entries = _entries(store)  # a path that is not a store: one line, exit 2
     t = table.read(store.root, benchmark) if entries else table.Table(table.frame([]), {}, [])
     out.skipped.extend(t.damaged)
     known: dict[str, str] = {}
@@ -82,9 +83,10 @@ def catalog(
     trusted: list[str] = []
     fresh: list[pl.DataFrame] = []
     present: set[str] = set()
-    for d, st in entries:
-        name = d.name
+    for name, path, is_dir in entries:
         if name.startswith((PARTIAL_PREFIX, REMOVING_PREFIX)):
+            d = store.runs_dir / name
+            st = _lstat(d)
             if st is None:
                 continue
             if stat.S_ISDIR(st.st_mode) or name.startswith(REMOVING_PREFIX):
@@ -97,14 +99,14 @@ def catalog(
         if name.startswith("."):
             continue
         present.add(name)
-        is_dir = st is not None and stat.S_ISDIR(st.st_mode)
-        if is_dir and name in known and known[name] == table.fingerprint(d, RUN_FILES):
+        if is_dir and name in known and known[name] == table.fingerprint(path, RUN_FILES):
             trusted.append(name)
             continue
         other = bench_of_id(name)
         if benchmark is not None and name not in known and other not in (None, benchmark):
             continue  # another benchmark's run (its id names it), read when that one is
-        why = store._not_a_run(d, st)
+        d = store.runs_dir / name
+        why = store._not_a_run(d, _lstat(d))
         if why:
             out.skipped.append(Skipped(d, why))
             continue
@@ -136,6 +138,28 @@ def catalog(
         rows = rows.filter(pl.col("host") == host)
     out.rows = rows.sort(["created_utc", "run_id", "column_index"])
     return out
+
+
+def _entries(store: Store) -> list[tuple[str, str, bool]]:
+    """Every entry of runs/: its name, path and whether it is a directory (not a link), by
+    name."""
+    from ..errors import BadInput
+
+    if not store.exists():
+        return []
+    try:
+        with os.scandir(store.runs_dir) as it:
+            out = [(e.name, e.path, e.is_dir(follow_symlinks=False)) for e in it]
+    except OSError as e:
+        raise BadInput(f"cannot read the store {store.root}: {e.strerror}") from None
+    return sorted(out)
+
+
+def _lstat(p: Any) -> os.stat_result | None:
+    try:
+        return os.lstat(p)
+    except OSError:
+        return None
 
 
 def _kind(st: os.stat_result) -> str:

@@ -37,6 +37,10 @@ from .layout import (
     Scan,
     Skipped,
     StoredRun,
+    _boot_id,
+    _file_problem,
+    _iso_mtime,
+    _kind,
     bench_of_id,
     default_location,
     host_of,
@@ -51,50 +55,6 @@ _OWNERLESS_GRACE_S = 60.0
 
 
 # ------------------------------------------------------------------------------- helpers
-
-
-def _boot_id() -> str | None:
-    try:
-        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
-    except OSError:
-        return None
-
-
-def _iso_mtime(p: Path) -> str | None:
-    try:
-        t = p.stat().st_mtime
-    except OSError:
-        return None
-    return datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _kind(st: os.stat_result) -> str | None:
-    """What a store entry is when it is not a directory, in words; None for a directory."""
-    m = st.st_mode
-    if stat.S_ISDIR(m):
-        return None
-    if stat.S_ISLNK(m):
-        return "a symbolic link"
-    if stat.S_ISREG(m):
-        return "a file"
-    if stat.S_ISFIFO(m):
-        return "a FIFO"
-    return "a device or socket"
-
-
-def _file_problem(p: Path, what: str) -> str | None:
-    """Why ``p`` (a file of a run, looked at without following a link) cannot be read as
-    ``what``, or None: missing, a link, a FIFO, a directory."""
-    try:
-        st = p.lstat()
-    except FileNotFoundError:
-        return f"{p.name} is missing"
-    except OSError as e:
-        return f"{p.name} cannot be read ({e.strerror})"
-    if stat.S_ISREG(st.st_mode):
-        return None
-    kind = _kind(st) or "a directory"
-    return f"{p.name} is {kind}, not {what}"
 
 
 def delete(p: Path) -> None:
@@ -513,13 +473,16 @@ class Store:
             df = df.filter(pl.col(k) == v)
         return df.sort(["created_utc", "run_id", "column_index"]).to_dicts()
 
-    def resolve(self, ref: str, any_entry: bool = False) -> Path:
+    def resolve(self, ref: str, any_entry: bool = False, host: str | None = None) -> Path:
         """A run directory from an id, a unique id prefix, 'last', or a path. An empty
         reference (an unset shell variable) is an error, never a match of every run.  A
         directory of runs/ named exactly is found even when it is damaged (what is wrong is
         said when it is read; `rm` removes it); ``any_entry``: any entry of runs/ named
         exactly, a symbolic link or a file too (for `rm`, which removes it, never following
-        a link), else such an entry is refused."""
+        a link), else such an entry is refused.  ``host``: a run of that host (`host_of`):
+        'last' is its latest, a part of an id matches its runs only."""
+        if host is not None:
+            return self._resolve_on(ref, host)
         if not ref.strip():
             raise BadInput(
                 "an empty run reference: give a run id, a unique part of one, or 'last' "
@@ -554,6 +517,39 @@ class Store:
             raise BadInput(f"no run '{ref}' in the store {self.root}; 'latscope ls' lists the runs")
         names = ", ".join(d.name for d in matches[:5])
         raise BadInput(f"'{ref}' matches {len(matches)} runs ({names}...); give more of the id")
+
+    def _resolve_on(self, ref: str, host: str) -> Path:
+        """`resolve` among the runs of one host."""
+        if ref in ("last", "latest"):
+            metas = [m for m in self.list_meta() if host_of(m) == host]
+            if not metas:
+                raise BadInput(f"the store {self.root} has no runs of host {host}")
+            return self.runs_dir / metas[-1]["id"]
+        try:
+            d = self.resolve(ref)
+        except BadInput as e:
+            if "matches" not in e.message:
+                raise
+            d = None
+        if d is not None:
+            theirs = host_of(self.read_meta(d))
+            if theirs != host:
+                raise BadInput(f"run {d.name} is of host {theirs or 'unknown'}, not {host}")
+            return d
+        matches = []
+        for d in self.run_dirs():
+            if ref in d.name:
+                try:
+                    if host_of(self.read_meta(d)) == host:
+                        matches.append(d)
+                except BadFile:
+                    continue
+        if len(matches) == 1:
+            return matches[0]
+        if not matches:
+            raise BadInput(f"no run '{ref}' of host {host} in the store {self.root}")
+        names = ", ".join(d.name for d in matches[:5])
+        raise BadInput(f"'{ref}' matches {len(matches)} runs of host {host} ({names}...)")
 
 
 @dataclass

@@ -225,7 +225,7 @@ def compact(
                 pass  # a damaged file: its runs are indexed again from their directories
             merged.append(name)
         if frames:
-            df = _latest(pl.concat(frames, how="vertical"))
+            df = _latest(_naive(pl.concat(frames, how="vertical")))
             if keep is not None:
                 df = df.filter(pl.col("run_id").is_in(list(keep)))
             if drop:
@@ -264,20 +264,42 @@ def _read_part(path: Path, shown_as: str | Path) -> pl.DataFrame:
             raise BadInput(f"{shown_as}: no column '{name}'")
         if df[name].null_count():
             raise BadInput(f"{shown_as}: column '{name}' has empty values")
+    written = _written()
+    if df.schema == written:
+        return df  # as this latscope writes it: nothing to convert
     for name, dtype in df.schema.items():
         if name in types and not fits(dtype, types[name]):
             raise BadInput(f"{shown_as}: column '{name}' is {dtype}, not {types[name]}")
-    kinds = dtypes(utc=False)
     cols = []
-    for name, t in TABLE_COLUMNS:
+    for name, want in written.items():
         if name not in df.columns:
-            cols.append(pl.lit(None, kinds[t]).alias(name))
-        elif t == "Datetime" and getattr(df.schema[name], "time_zone", None):
-            c = pl.col(name).dt.convert_time_zone("UTC").dt.replace_time_zone(None)
-            cols.append(c.cast(kinds[t]))
+            cols.append(pl.lit(None, want).alias(name))
+        elif isinstance(want, pl.Datetime):
+            c = pl.col(name)
+            if getattr(df.schema[name], "time_zone", None):
+                cols.append(c.dt.convert_time_zone("UTC"))
+            else:
+                cols.append(c.cast(pl.Datetime("us")).dt.replace_time_zone("UTC"))
         else:
-            cols.append(pl.col(name).cast(kinds[t], strict=False))
+            cols.append(pl.col(name).cast(want, strict=False))
     return df.select(cols)
+
+
+def _written() -> pl.Schema:
+    """The schema of a part file as `_write` writes it (times in UTC)."""
+    import polars as pl
+
+    kinds = dtypes(utc=True)
+    return pl.Schema({name: kinds[t] for name, t in TABLE_COLUMNS})
+
+
+def _naive(df: pl.DataFrame) -> pl.DataFrame:
+    """Rows of part files (`_read_part`) with their times naive, in UTC, as `frame` has them."""
+    import polars as pl
+
+    return df.with_columns(
+        pl.col(n).dt.replace_time_zone(None) for n, t in TABLE_COLUMNS if t == "Datetime"
+    )
 
 
 def _latest(df: pl.DataFrame) -> pl.DataFrame:
@@ -397,11 +419,13 @@ def _read_partition(
         if not vanished:
             break
     damaged.extend(bad)
-    for df in got:
-        df = df.with_columns(pl.lit(bench).alias("benchmark"), pl.lit(month).alias("month"))
-        frames.append(df.select([n for n, _ in ROW_COLUMNS]))
-        for rid in df["run_id"].unique().to_list():
-            where.setdefault(rid, []).append(names)
+    if not got:
+        return
+    df = _naive(pl.concat(got, how="vertical"))
+    df = df.with_columns(pl.lit(bench).alias("benchmark"), pl.lit(month).alias("month"))
+    frames.append(df.select([n for n, _ in ROW_COLUMNS]))
+    for rid in df["run_id"].unique().to_list():
+        where.setdefault(rid, []).append(names)
 
 
 def _why(e: OSError) -> str:
@@ -457,13 +481,14 @@ def rows_of(
     return df.select(pl.col(n).cast(kinds[t], strict=False) for n, t in ROW_COLUMNS)
 
 
-def fingerprint(d: Path, names: tuple[str, ...]) -> str:
+def fingerprint(d: str | Path, names: tuple[str, ...]) -> str:
     """The type, size, modification and change times and inode of each file of a run
     directory (``-`` for one that is missing): what `catalog` compares to trust a row."""
     parts = []
+    base = os.fspath(d)
     for name in names:
         try:
-            st = os.lstat(d / name)
+            st = os.lstat(f"{base}/{name}")
         except OSError:
             parts.append("-")
             continue
