@@ -102,8 +102,12 @@ def _widest(rows: Sequence[Sequence[Any]]) -> list[int]:
     picked: set[int] = set()
     for c in range(len(rows[0]) if rows else 0):
         cells = [str(r[c]) for r in rows]
-        picked.add(max(range(len(rows)), key=lambda i: width(cells[i])))
-        picked.add(max(range(len(rows)), key=lambda i: word(cells[i])))
+        ascii_only = all(map(str.isascii, cells))
+        lens = list(map(len if ascii_only else width, cells))
+        picked.add(lens.index(max(lens)))
+        if any(" " in x for x in cells):
+            words = list(map(word, cells))
+            picked.add(words.index(max(words)))
     return sorted(picked)
 
 

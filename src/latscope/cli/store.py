@@ -8,6 +8,7 @@ line each (on stderr) and skipped.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 from typing import Any
 
@@ -253,6 +254,7 @@ def cmd_ls(args: argparse.Namespace) -> int:
     ]
     # runs of several hosts: one table for each host (grouped by host), oldest first in each
     hosts = sorted({r["host"] or "" for r in first})
+    text = functools.lru_cache(maxsize=4096)(shown)  # benchmarks, columns, statuses repeat
     grouped = len(hosts) > 1
     by_host: dict[str, list[list[str]]] = {h: [] for h in hosts}
     held: set[str] = set()
@@ -268,12 +270,12 @@ def cmd_ls(args: argparse.Namespace) -> int:
             [
                 shown(row["run_id"]),
                 row["created_utc"].strftime("%Y-%m-%d %H:%M:%S"),
-                shown(row["benchmark"]),
-                shown(" ".join(f"{k}={v}" for k, v in given.items())),
+                text(row["benchmark"]),
+                text(" ".join(f"{k}={v}" for k, v in given.items())),
                 str(row["n"]),
-                f"{shown(row['column'])} ({unit[0]})",
+                f"{text(row['column'])} ({unit[0]})",
                 *(fmt_bare(v, unit) for v in vals),
-                shown(_status(_tags(row), row["status"])),
+                text(_status(_tags(row), row["status"])),
             ]
         )
     prows: list[list[str]] = []

@@ -125,6 +125,12 @@ def catalog(
             out.skipped.append(Skipped(d, f"no summary and none can be computed ({_reason(e)})"))
     if fresh and write:
         out.indexed = _index(store, pl.concat(fresh, how="vertical"), t.partitions)
+    if t.mend and write and os.access(store.runs_dir, os.W_OK):
+        for names in t.mend:  # a damaged part file goes: its runs were indexed again above
+            try:
+                table.compact(store.root, names)
+            except (OSError, LatscopeError):
+                pass
     rows = t.rows.filter(pl.col("run_id").is_in(trusted))
     if fresh:
         rows = pl.concat([rows, *fresh], how="vertical")

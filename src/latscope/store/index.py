@@ -70,15 +70,12 @@ def _int_or_none(v: Any) -> int | None:
         return None
 
 
-def summary_frame(meta: dict[str, Any], summary: pl.DataFrame) -> pl.DataFrame:
-    """The rows of summary.parquet for one run: `summary` is `Run.summary()`, `meta` the run's
-    run.json (id, created_utc, benchmark, params, params_given, tags, ...)."""
-    import polars as pl
-
-    figures = summary_columns()
+def run_columns(meta: dict[str, Any]) -> dict[str, Any]:
+    """The columns of summary.parquet that say which run a row is of (the same in each of its
+    rows), from its run.json ``meta``: identity, parameters, clock, tags, host name."""
     tags = meta.get("tags") or {}
     env = meta.get("env") or {}
-    common = {
+    return {
         "schema_version": SUMMARY_SCHEMA_VERSION,
         "run_id": meta["id"],
         "created_utc": parse_utc(meta.get("created_utc")),
@@ -95,6 +92,15 @@ def summary_frame(meta: dict[str, Any], summary: pl.DataFrame) -> pl.DataFrame:
         "hostname": env.get("hostname"),
         "latscope_version": meta.get("latscope_version"),
     }
+
+
+def summary_frame(meta: dict[str, Any], summary: pl.DataFrame) -> pl.DataFrame:
+    """The rows of summary.parquet for one run: `summary` is `Run.summary()`, `meta` the run's
+    run.json (id, created_utc, benchmark, params, params_given, tags, ...)."""
+    import polars as pl
+
+    figures = summary_columns()
+    common = run_columns(meta)
     rows = []
     for i, r in enumerate(summary.iter_rows(named=True)):
         row = dict(common)

@@ -33,7 +33,7 @@ import secrets
 import stat
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -54,7 +54,7 @@ KEYS = ("benchmark", "month")
 #: and indexed_utc, without the partition keys).
 TABLE_VERSION = 3
 #: Files in one partition before an append compacts it into one.
-COMPACT_AT = 8
+COMPACT_AT = 4
 #: The largest part file the store reads (a compacted partition: ~500 bytes a row).
 PART_LIMIT = 1 << 30
 #: A compaction claimed longer ago than this was left by a killed writer and is taken over.
@@ -319,6 +319,7 @@ class Table:
     rows: pl.DataFrame  # ROW_COLUMNS, one set per run
     partitions: dict[str, list[tuple[str, str]]]  # run id -> the partitions holding it
     damaged: list[Skipped]
+    mend: set[tuple[str, str]] = field(default_factory=set)  # partitions with a damaged file
 
 
 def _listdir(dfd: int) -> list[tuple[str, int]]:
@@ -338,6 +339,7 @@ def read(root: Path, benchmark: str | None = None) -> Table:
     import polars as pl
 
     damaged: list[Skipped] = []
+    mend: set[tuple[str, str]] = set()
     frames: list[pl.DataFrame] = []
     where: dict[str, list[tuple[str, str]]] = {}
     top = root / TABLE_DIR
@@ -346,7 +348,7 @@ def read(root: Path, benchmark: str | None = None) -> Table:
         tfd = cm.__enter__()
     except OSError as e:
         if e.errno not in (errno.ENOENT,):
-            damaged.append(Skipped(top, _why(e)))
+            damaged.append(Skipped(top, _why(e, top)))
         return Table(frame([]), {}, damaged)
     try:
         want = f"benchmark={encode(benchmark)}" if benchmark is not None else None
@@ -360,7 +362,7 @@ def read(root: Path, benchmark: str | None = None) -> Table:
             try:
                 bfd = _open_dir(tfd, bname, create=False)
             except OSError as e:
-                damaged.append(Skipped(top / bname, _why(e)))
+                damaged.append(Skipped(top / bname, _why(e, top / bname)))
                 continue
             try:
                 for mname, mmode in _listdir(bfd):
@@ -369,16 +371,19 @@ def read(root: Path, benchmark: str | None = None) -> Table:
                     if not mname.startswith("month=") or not stat.S_ISDIR(mmode):
                         damaged.append(Skipped(top / bname / mname, _foreign(mmode, "month=M")))
                         continue
+                    before = len(damaged)
                     _read_partition(
                         bfd, top / bname / mname, (bname, mname), bench, frames, where, damaged
                     )
+                    if len(damaged) > before:
+                        mend.add((bname, mname))
             finally:
                 os.close(bfd)
     finally:
         cm.__exit__(None, None, None)
     if not frames:
-        return Table(frame([]), where, damaged)
-    return Table(_latest(pl.concat(frames, how="vertical")), where, damaged)
+        return Table(frame([]), where, damaged, mend)
+    return Table(_latest(pl.concat(frames, how="vertical")), where, damaged, mend)
 
 
 def _read_partition(
@@ -397,7 +402,7 @@ def _read_partition(
         try:
             mfd = _open_dir(bfd, names[1], create=False)
         except OSError as e:
-            damaged.append(Skipped(path, _why(e)))
+            damaged.append(Skipped(path, _why(e, path)))
             return
         try:
             got, bad, vanished = [], [], False
@@ -428,7 +433,10 @@ def _read_partition(
         where.setdefault(rid, []).append(names)
 
 
-def _why(e: OSError) -> str:
+def _why(e: OSError, path: Path) -> str:
+    with contextlib.suppress(OSError):
+        if stat.S_ISLNK(os.lstat(path).st_mode):
+            return "a symbolic link, not a directory of the summary table (never followed)"
     if e.errno == errno.ELOOP:
         return "a symbolic link, not a directory of the summary table (never followed)"
     if e.errno == errno.ENOTDIR:
@@ -454,30 +462,27 @@ def rows_of(
 
     import polars as pl
 
-    from .meta import parse_utc
+    from .index import run_columns
 
-    created = parse_utc(meta.get("created_utc"))
-    add = {
-        "benchmark": str(meta.get("benchmark")),
-        "month": month_of(created),
-        "host": host,
-        "tags": json.dumps(meta.get("tags") or {}, sort_keys=True),
-        "status": meta.get("status") or "complete",
-        "fingerprint": fingerprint,
-    }
-    df = summary.with_columns(
-        pl.lit(TABLE_VERSION, pl.Int32).alias("schema_version"),
-        pl.lit(json.dumps(meta.get("params_given") or {}, sort_keys=True)).alias("params_given"),
-        *(pl.lit(v, pl.Utf8).alias(k) for k, v in add.items()),
-        pl.lit(None, pl.Datetime("us")).alias("indexed_utc"),
+    run = run_columns(dict(meta))
+    created = run["created_utc"]
+    if meta.get("params") is None:  # run.json without them: the sample file's, as summarized
+        run.pop("params")
+    run.update(
+        schema_version=TABLE_VERSION,
+        created_utc=created.replace(tzinfo=None) if created else None,
+        month=month_of(created),
+        host=host,
+        tags=json.dumps(meta.get("tags") or {}, sort_keys=True),
+        status=meta.get("status") or "complete",
+        fingerprint=fingerprint,
+        indexed_utc=None,
     )
-    if created is not None:
-        df = df.with_columns(
-            pl.lit(created.replace(tzinfo=None), pl.Datetime("us")).alias("created_utc")
-        )
-    if meta.get("params") is not None:
-        df = df.with_columns(pl.lit(json.dumps(meta["params"], sort_keys=True)).alias("params"))
+    if created is None:
+        run.pop("created_utc")
     kinds = dtypes(utc=False)
+    types = dict(ROW_COLUMNS)
+    df = summary.with_columns(pl.lit(v, kinds[types[k]]).alias(k) for k, v in run.items())
     return df.select(pl.col(n).cast(kinds[t], strict=False) for n, t in ROW_COLUMNS)
 
 
