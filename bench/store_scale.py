@@ -173,11 +173,11 @@ def main() -> int:
             rows = [(None,) * 3] * 0
             engine = "pyarrow.dataset (DuckDB is not installed)"
         print(f"query ({engine}): {len(rows)} groups, {sum(r[2] for r in rows)} runs")
-        print(f"latscope ls             {t_ls:6.2f} s   (best of 3, a new process each)")
+        print(f"latscope ls             {t_ls:6.2f} s   (best of 3, each a new process)")
         print(f"latscope history {bench:7s}{t_hist:6.2f} s")
-        print(
-            f"query over the table    {t_q:6.3f} s   (in process; import of duckdb {t_imp:.2f} s)"
-        )
+        print(f"query over the table    {t_q:6.3f} s   (in this process)")
+        print(f"import of duckdb        {t_imp:6.3f} s")
+        print(f"load average (1 min)    {os.getloadavg()[0]:6.2f}   on {os.cpu_count()} CPUs")
     finally:
         if not a.keep and a.store is None:
             shutil.rmtree(root.parent, ignore_errors=True)

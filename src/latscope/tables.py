@@ -172,11 +172,16 @@ def _show_long(console: Console, t: Long, wide: bool) -> None:
     widths = [w - (i < len(widths) - 1) for i, w in enumerate(widths)]
     out: list[str] = []
 
+    right = [col.justify == "right" for col in tab.columns]
+
     def line(cells: Sequence[str]) -> str:
         parts = []
-        for w, c, col in zip(widths, cells, tab.columns, strict=True):
-            pad = " " * max(0, w - (len(c) if c.isascii() else cell_len(c)))
-            parts.append(pad + c if col.justify == "right" else c + pad)
+        for w, c, r in zip(widths, cells, right, strict=True):
+            if not c.isascii():
+                pad = " " * max(0, w - cell_len(c))
+                parts.append(pad + c if r else c + pad)
+            else:
+                parts.append(c.rjust(w) if r else c.ljust(w))
         return (" " + "  ".join(parts)).rstrip()
 
     if t.title:
@@ -185,8 +190,9 @@ def _show_long(console: Console, t: Long, wide: bool) -> None:
     out.append(" " + "─" * (sum(widths) + 2 * (len(widths) - 1)))
     for r in t.rows:
         cells = [_plain(r[i]) for i in t.keep]
-        if all(len(c) <= w and c.isascii() for c, w in zip(cells, widths, strict=True)) or all(
-            cell_len(c) <= w for c, w in zip(cells, widths, strict=True)
+        if all(
+            (len(c) if c.isascii() else cell_len(c)) <= w
+            for c, w in zip(cells, widths, strict=True)
         ):
             out.append(line(cells))
             continue

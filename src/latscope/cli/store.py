@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import re
 from typing import Any
 
 from ..errors import BadInput
@@ -186,7 +187,9 @@ def cmd_ls(args: argparse.Namespace) -> int:
     rows = cat.rows.filter(pl.col("column_index") == 0)
     if args.suite:
         rows = rows.filter((pl.col("suite") == args.suite) | (pl.col("suite_run") == args.suite))
-    first = rows.to_dicts()
+    keep = {"run_id", "created_utc", "benchmark", "host", "params", "params_given", "n", "column"}
+    keep |= {"tags", "status"} | {c for s in _brief_stats() for c in (s.column, s.beyond_column)}
+    first = rows.select([c for c in rows.columns if c in keep]).to_dicts()
     skipped = cat.skipped
     partials = cat.partials
     if args.suite or args.host:
@@ -255,6 +258,7 @@ def cmd_ls(args: argparse.Namespace) -> int:
     # runs of several hosts: one table for each host (grouped by host), oldest first in each
     hosts = sorted({r["host"] or "" for r in first})
     text = functools.lru_cache(maxsize=4096)(shown)  # benchmarks, columns, statuses repeat
+    plain = re.compile(r"[\w.-]*\Z", re.ASCII)  # a run id as latscope makes them: as it is
     grouped = len(hosts) > 1
     by_host: dict[str, list[list[str]]] = {h: [] for h in hosts}
     held: set[str] = set()
@@ -268,7 +272,7 @@ def cmd_ls(args: argparse.Namespace) -> int:
             given = {}
         by_host[row["host"] or ""].append(
             [
-                shown(row["run_id"]),
+                row["run_id"] if plain.match(row["run_id"]) else shown(row["run_id"]),
                 row["created_utc"].strftime("%Y-%m-%d %H:%M:%S"),
                 text(row["benchmark"]),
                 text(" ".join(f"{k}={v}" for k, v in given.items())),

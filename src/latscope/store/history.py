@@ -140,15 +140,25 @@ def query(
 def _env_notes(store: Store, rows: list[dict[str, Any]]) -> list[str]:
     """Environment differences between the runs shown (env.compatible against the first),
     within each host: runs of several hosts are shown apart (by host), and differ in their
-    hosts' environments as a matter of course."""
+    hosts' environments as a matter of course.  The environments are the summary table's
+    briefs (`env_brief`: what compatible reads), each distinct one compared once; a row
+    without one (written by an older latscope) has its run.json read."""
     from .meta import BadFile
 
-    envs = []
+    envs: list[tuple[str | None, str, dict[str, Any]]] = []
+    seen: set[tuple[str | None, str]] = set()
     for row in rows:
-        try:
-            env = store.read_meta(store.runs_dir / row["run_id"]).get("env")
-        except BadFile:
-            continue  # changed since it was listed: said when it is read
+        text = row.get("env_brief")
+        if text is not None:
+            if (row["host"], text) in seen:
+                continue  # compared already: it says what its first run says
+            seen.add((row["host"], text))
+            env = json.loads(text)
+        else:
+            try:
+                env = store.read_meta(store.runs_dir / row["run_id"]).get("env")
+            except BadFile:
+                continue  # changed since it was listed: said when it is read
         if isinstance(env, dict):
             envs.append((row["host"], row["run_id"], env))
     notes: dict[str, str] = {}

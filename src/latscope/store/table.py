@@ -50,8 +50,8 @@ if TYPE_CHECKING:
 TABLE_DIR = "summary"
 #: The partition keys, outermost first: directory names ``key=value``.
 KEYS = ("benchmark", "month")
-#: The version of the table's rows (summary.parquet's 2, plus host, tags, status, fingerprint
-#: and indexed_utc, without the partition keys).
+#: The version of the table's rows (summary.parquet's 2, plus host, tags, status, env_brief,
+#: fingerprint and indexed_utc, without the partition keys).
 TABLE_VERSION = 3
 #: Files in one partition before an append compacts it into one.
 COMPACT_AT = 4
@@ -67,6 +67,7 @@ TABLE_COLUMNS: tuple[tuple[str, str], ...] = (
     ("host", "Utf8"),  # the host tag the run was added with, else the measuring host's name
     ("tags", "Utf8"),  # JSON: run.json's tags
     ("status", "Utf8"),
+    ("env_brief", "Utf8"),  # JSON: what env.compat.compatible reads of run.json's environment
     ("fingerprint", "Utf8"),  # run.json, samples.lss, summary.parquet when indexed
     ("indexed_utc", "Datetime"),
 )
@@ -462,9 +463,11 @@ def rows_of(
 
     import polars as pl
 
+    from ..env.compat import brief
     from .index import run_columns
 
     run = run_columns(dict(meta))
+    env = meta.get("env")
     created = run["created_utc"]
     if meta.get("params") is None:  # run.json without them: the sample file's, as summarized
         run.pop("params")
@@ -475,6 +478,7 @@ def rows_of(
         host=host,
         tags=json.dumps(meta.get("tags") or {}, sort_keys=True),
         status=meta.get("status") or "complete",
+        env_brief=json.dumps(brief(env), sort_keys=True) if isinstance(env, dict) else None,
         fingerprint=fingerprint,
         indexed_utc=None,
     )
