@@ -257,3 +257,23 @@ def test_a_link_in_the_tables_path_is_never_followed(
     assert first in r.stdout and second in r.stdout  # read from their directories
     assert [ln for ln in r.stderr.splitlines() if "symbolic link" in ln]
     assert os.listdir(victim) == []
+
+
+def test_history_notes_environment_differences_within_a_host(store: Path, cli) -> None:
+    def run(i: int, host: str, kernel: str) -> str:
+        env = {"hostname": host, "kernel": {"release": kernel}}
+        return make_run(
+            store, {"call": lognormal(100, 500.0, seed=i)}, bench="syscall", run_env=env
+        ).id
+
+    run(0, "a", "6.1.0")
+    run(1, "b", "6.8.0")  # another host, another kernel: no note
+    r = cli("history", "syscall")
+    assert r.returncode == 0, r.stderr
+    assert "Different kernel" not in r.stdout
+    changed = run(2, "a", "6.9.0")  # the same host, a new kernel: a note
+    r = cli("history", "syscall")
+    notes = [ln for ln in r.stdout.splitlines() if "Different kernel" in ln]
+    assert len(notes) == 1 and changed in notes[0]
+    assert "Different kernel" in cli("history", "syscall", "--host", "a").stdout
+    assert "Different kernel" not in cli("history", "syscall", "--host", "b").stdout
