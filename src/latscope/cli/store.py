@@ -155,6 +155,11 @@ def _status(tags: dict[str, Any], status: str | None) -> str:
     return status
 
 
+def _utc_text(t: Any) -> str:
+    """A creation time as run.json writes it (microseconds where it has them)."""
+    return t.strftime("%Y-%m-%dT%H:%M:%S.%fZ" if t.microsecond else "%Y-%m-%dT%H:%M:%SZ")
+
+
 def _tags(row: dict[str, Any]) -> dict[str, Any]:
     try:
         tags = json.loads(row.get("tags") or "{}")
@@ -212,10 +217,11 @@ def cmd_ls(args: argparse.Namespace) -> int:
             "runs": [
                 {
                     "id": r["run_id"],
-                    "created_utc": r["created_utc"].isoformat(timespec="microseconds") + "Z",
+                    "created_utc": _utc_text(r["created_utc"]),
                     "benchmark": r["benchmark"],
                     "host": r["host"],
-                    "params": json.loads(r["params"] or r["params_given"] or "{}"),
+                    "params": json.loads(r["params"] or "{}")
+                    or json.loads(r["params_given"] or "{}"),
                     "n": r["n"],
                     "column": r["column"],
                     **figs(r),
