@@ -28,6 +28,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("importer", "report", "ipc_matrix"),
     ("trust", "suite", "runtime_matrix"),
     ("cli",),
+    ("_entry",),  # the command's entry point: imports the CLI under a Ctrl-C guard
     ("",),  # latscope/__init__.py: the public API
 )
 #: The statistics depend on nothing of the lab but these.

@@ -158,6 +158,30 @@ def test_matrix_table_fits_80_columns() -> None:
     assert "unix_stream" in out and "zmq_pair_ipc" in out
 
 
+def test_runtime_matrix_table_fits_80_columns() -> None:
+    from latscope.ipc_matrix import Cell
+    from latscope.runtime_matrix import Pair, runtime_table
+
+    pairs = []
+    for py, c in (
+        ("py_asyncio_queue", None),
+        ("py_spinlock", "spin"),
+        ("py_mp_pipe", "socketpair"),
+    ):
+        for mode in ("threads", "processes", "tasks"):
+            for cpus, f in (("0,0", 1.0), ("0,1", 0.01)):
+                pc = Cell(py, mode, cpus, p50_ns=48_000_000.0 * f)
+                cc = Cell(c, mode, cpus, p50_ns=181.3 * f) if c else None
+                pairs.append(Pair(pc, cc))
+    con = Console(width=WIDTH, file=open("/dev/null", "w"))
+    t, problems = runtime_table(con, pairs)
+    out = _render(t)
+    _fits(out)
+    assert problems == []
+    assert "py_asyncio_queue" in out and "processes" in out and "264,755" in out
+    assert "48.00 ms" in out and "181.3 ns" in out  # each figure with its own unit
+
+
 def test_suite_comparison_fits_80_columns(store: Path) -> None:
     from latscope.suite import compare_rows, comparison_table
 
@@ -173,6 +197,32 @@ def test_suite_comparison_fits_80_columns(store: Path) -> None:
     _fits(out)
     assert left  # something had to go at 80 columns, and the caller can say what
     assert re.search(r"2\.\d\d \[\d\.\d\d–\d\.\d\d\]", out), out
+
+
+def test_prebreak_breaks_only_after_its_characters() -> None:
+    from latscope.tables import prebreak
+
+    assert prebreak("r000-orwc-cold-fadvise-ext4", 15, "-") == "r000-orwc-cold-\nfadvise-ext4"
+    assert prebreak("r000-orwc-cold-fadvise-ext4", 6, "-") == "r000-\norwc-\ncold-\nfadvise-\next4"
+    assert prebreak("short", 3, "-") == "short"  # no break character: whole
+    assert prebreak("a-b", 80, "-") == "a-b"
+
+
+def test_long_scenario_names_break_after_their_hyphens_not_mid_word(store: Path) -> None:
+    from latscope.suite import compare_rows, comparison_table
+
+    names = ["r000-orwc-cold-fadvise-ext4", "r002-py-zmq-pubsub-processes"]
+    sr = make_suite_run(store, {names[0]: [1000.0, 1050.0, 980.0], names[1]: [2500.0] * 3})
+    con = Console(width=WIDTH, file=open("/dev/null", "w"))
+    t, _ = comparison_table(con, compare_rows(sr), title="suite synthetic")
+    out = _render(t)
+    _fits(out)
+    firsts = [ln[:30].split(" ")[1] if ln.startswith(" ") else "" for ln in out.splitlines()]
+    joined = "".join(firsts)
+    for name in names:
+        assert name in joined, out  # its pieces, in order, on consecutive lines
+    pieces = [f for f in firsts if f and f.startswith(("r0", "orwc", "cold", "fadv", "py", "zmq"))]
+    assert pieces and all(p.endswith("-") or any(n.endswith(p) for n in names) for p in pieces), out
 
 
 # ----------------------------------------------------------------------------- help pages

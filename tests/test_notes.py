@@ -37,6 +37,18 @@ def test_file_cache_modes_are_explained():
     assert keys("file", {"cache": "warm"}) == [] and keys("file", {}) == []
 
 
+def test_busy_waiting_python_threads_are_explained_by_the_gil_switch_interval():
+    for bench in ("py_spinlock", "py_semlock", "py_spin"):
+        assert keys(bench, {"mode": "threads"}) == ["python-gil"]
+        assert keys(bench, {}) == ["python-gil"]  # threads: the engine's default mode
+    text = notes_for("py_semlock", {"mode": "threads", "switchinterval": "0.0005"})[0].text
+    assert "0.5 ms in this run" in text and "report 002" in text
+    assert "5 ms by default" in notes_for("py_spin", {"mode": "threads"})[0].text
+    assert keys("py_spin", {"mode": "processes"}) == []  # a GIL each
+    assert keys("py_pipe", {"mode": "threads"}) == []  # blocking: the GIL is given up
+    assert keys("spin", {"mode": "threads", "cpus": "0,1"}) == []  # C: no GIL
+
+
 def test_grouped_notes_name_every_item_once_per_note():
     got = grouped_notes(
         [
@@ -54,6 +66,7 @@ def test_grouped_notes_name_every_item_once_per_note():
         ("spin", {"cpus": "0,0"}, 3, "spin-one-cpu"),
         ("file", {"cache": "fadvise"}, 20, "file-fadvise"),
         ("pipe", {"cpus": "0,0"}, 50, None),
+        ("py_semlock", {"mode": "threads", "switchinterval": "0.0002"}, 20, "python-gil"),
     ],
 )
 def test_run_show_and_report_print_the_notes(tmp_path, monkeypatch, probe, bench, params, n, key):
@@ -70,7 +83,7 @@ def test_run_show_and_report_print_the_notes(tmp_path, monkeypatch, probe, bench
     codes = [getattr(b, "code", None) for b in report._measurement(run)]
     if key is None:
         assert "note (" not in out.getvalue()
-        assert not [c for c in codes if c and (c.startswith("spin") or c.startswith("file-"))]
+        assert not [c for c in codes if c and c.startswith(("spin", "file-", "python-"))]
     else:
         assert f"note ({key})" in out.getvalue()
         assert key in codes

@@ -136,6 +136,44 @@ def test_bad_input_gets_one_line_and_exit_2_or_3(args: list[str], code: int, wor
     assert r.stderr.startswith("latscope-pyprobe: error: ") and "Traceback" not in r.stderr
 
 
+@pytest.mark.parametrize("python", INTERPRETERS)
+def test_a_pinned_run_works_under_every_interpreter(python: str, tmp_path: Path) -> None:
+    python = _interp(python)
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("pinning to two CPUs needs two usable CPUs")
+    a, b = sorted(os.sched_getaffinity(0))[:2]
+    out = tmp_path / "s.lsamp"
+    r = engine(
+        python, "py_pipe", "-p", f"cpus={a},{b}", "-n", "40", "--warmup", "5", "-o", str(out)
+    )
+    assert r.returncode == 0, r.stderr
+    assert samples.load(out).header["params"]["cpus"] == f"{a},{b}"
+
+
+def test_threads_are_pinned_where_the_os_module_cannot_pin() -> None:
+    """PyPy 3.9's os has no sched_setaffinity: the engine pins through libc instead."""
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("needs two usable CPUs to tell a pinned thread from an unpinned one")
+    cpu = max(os.sched_getaffinity(0))
+    script = f"""
+import os, sys, threading
+sys.path.insert(0, {ENGINE!r})
+del os.sched_setaffinity, os.sched_getaffinity
+import lp_driver
+print(sorted(lp_driver.usable_cpus()))
+def f():
+    lp_driver.pin({cpu})
+    status = open("/proc/thread-self/status").read().splitlines()
+    print([x.split()[1] for x in status if x.startswith("Cpus_allowed_list")][0])
+t = threading.Thread(target=f); t.start(); t.join()
+"""
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    usable, pinned = r.stdout.split("\n")[:2]
+    assert usable == str(sorted(os.sched_getaffinity(0)))
+    assert pinned == str(cpu)
+
+
 def test_an_existing_output_file_is_never_replaced(tmp_path: Path) -> None:
     out = tmp_path / "s.lsamp"
     out.write_text("keep me")
@@ -255,6 +293,32 @@ def test_lab_runs_the_engine_under_the_interpreter_it_is_given(
     assert "pypy" in r.stdout
 
 
+@pytest.mark.parametrize("python", INTERPRETERS)
+def test_runtime_matrix_sets_each_python_cell_beside_its_c_counterpart(
+    python: str, cli, store: Path, probe: str, monkeypatch
+) -> None:
+    python = _interp(python)
+    monkeypatch.setenv("LATSCOPE_PROBE", probe)
+    r = cli("matrix", "--runtime", "python", "-p", f"python={python}", "-m", "py_pipe",
+            "-n", "200", "--quiet", "--store", str(store))  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    rows = [ln.split() for ln in r.stdout.splitlines() if ln.split()[:1] == ["py_pipe"]]
+    # one row per mode and placement: Python, mode, CPUs, C probe, Python, C (value and unit
+    # each), ×
+    assert sorted((row[1], row[2]) for row in rows) == [
+        ("processes", "1"), ("processes", "2"), ("threads", "1"), ("threads", "2"),
+    ]  # fmt: skip
+    scale = {"ns": 1.0, "µs": 1e3, "ms": 1e6, "s": 1e9}
+    for row in rows:
+        assert row[3] == "pipe" and len(row) == 9, row
+        py = float(row[4].replace(",", "")) * scale[row[5]]
+        c = float(row[6].replace(",", "")) * scale[row[7]]
+        assert float(row[8].replace(",", "")) == pytest.approx(py / c, rel=0.01)
+    impl = "pypy" if "pypy" in python else "cpython"
+    side = [ln for ln in r.stdout.splitlines() if ln.startswith("Python side: ")]
+    assert len(side) == 1 and side[0].startswith(f"Python side: {impl} ") and "GIL on" in side[0]
+
+
 def _python_with_zmq() -> str:
     for p in (sys.executable, "/usr/bin/python3"):
         if os.access(p, os.X_OK):
@@ -285,3 +349,18 @@ def test_zeromq_over_every_transport(bench: str, mode: str, transport: str, tmp_
     assert s.header["bench"]["counterpart"] == f"zmq_{transport}"
     assert (s.ticks["oneway"] <= s.ticks["rtt"]).all()
     assert list(tmp_path.iterdir()) == [out]
+
+
+def test_a_free_threaded_cpython_on_path_is_named_and_its_absence_said(
+    tmp_path: Path, monkeypatch
+) -> None:
+    from latscope.runtime_matrix import free_threaded_interpreters, free_threaded_note
+
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert free_threaded_interpreters() == []
+    assert free_threaded_note().startswith("no free-threaded CPython here")
+    exe = tmp_path / "python3.13t"
+    exe.write_text("#!/bin/sh\n")
+    exe.chmod(0o755)
+    assert free_threaded_interpreters() == [str(exe)]
+    assert f"-p python={exe}" in free_threaded_note()

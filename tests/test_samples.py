@@ -143,6 +143,16 @@ def test_version_1_files_are_still_read(good: Path, tmp_path: Path) -> None:
         samples.load(p)
 
 
+def test_show_says_a_version_1_header_is_not_checksummed(cli, good: Path, tmp_path: Path) -> None:
+    p = tmp_path / "v1.lss"
+    p.write_bytes(as_version_1(good.read_bytes()))
+    r = cli("show", str(p))
+    assert r.returncode == 0, r.stderr
+    assert "sample file format 1: its checksum covers the samples, not this header" in r.stdout
+    r = cli("show", str(good))
+    assert r.returncode == 0 and "sample file format 1" not in r.stdout
+
+
 def test_a_version_1_header_of_raw_path_bytes_is_read(good: Path, tmp_path: Path) -> None:
     """Probes before version 2 wrote a path's bytes as they were: read as U+FFFD."""
     header, data = parts(good.read_bytes())

@@ -436,3 +436,21 @@ def test_a_hangup_ignored_from_the_start_stays_ignored(tmp_path: Path, probe: st
     assert p.returncode == 143, err
     assert err.strip() == "latscope: interrupted by SIGTERM; nothing was kept"
     assert not Store(tmp_path / "store").scan(check=False).partials
+
+
+def test_ctrl_c_while_the_command_loads_is_one_line_and_130() -> None:
+    """A Ctrl-C before the CLI's handlers are in place (while Python imports it) ends as a
+    later one does: one line, status 130, no traceback (the entry point, latscope._entry)."""
+    script = (
+        "import sys, types\n"
+        "fake = types.ModuleType('latscope.cli')\n"
+        "def __getattr__(name):\n"
+        "    raise KeyboardInterrupt\n"
+        "fake.__getattr__ = __getattr__\n"
+        "sys.modules['latscope.cli'] = fake\n"
+        "from latscope._entry import main\n"
+        "sys.exit(main())\n"
+    )
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 130
+    assert r.stderr == "latscope: interrupted by SIGINT\n"

@@ -248,3 +248,23 @@ def test_run_table_fits_80_columns_without_cutting_a_number(store: Path) -> None
     header = next(ln for ln in wide.getvalue().splitlines() if "p99.9" in ln)
     for label in ("min", "mean", "std", "p95", "latency"):
         assert label in header, label
+
+
+def test_a_runs_median_interval_stays_within_its_workers_when_they_sit_at_two_levels() -> None:
+    """Workers at two levels (351 and 591 ns, as a real py_spin run): the headline interval is
+    the t interval over the worker medians, never widened to the extreme samples by a pooled
+    interval whose effective sample size collapsed on the level shifts."""
+    import numpy as np
+
+    from latscope.summary import P50_CI_HIGH, P50_CI_LOW, column_summary
+
+    rng = np.random.default_rng(11)
+    levels = [351.0, 351.0, 465.0, 561.0, 581.0, 591.0, 591.0, 400.0, 561.0, 361.0]
+    parts = [lv * np.exp(rng.normal(0.0, 0.1, 200)) for lv in levels]
+    parts[3][50] = 47_580.0  # one slow sample, as the real run had
+    x = np.concatenate(parts)
+    row = column_summary(x, step_ns=9.0, segments=[200] * 10)
+    meds = [float(np.median(p)) for p in parts]
+    assert min(meds) * 0.97 <= row[P50_CI_LOW] < row["p50_ns"] < row[P50_CI_HIGH]
+    assert row[P50_CI_HIGH] <= max(meds) * 1.03
+    assert "worker medians" in row["ci_method"]

@@ -41,6 +41,7 @@ class Cell:
     n: int = 0
     run_id: str | None = None
     problem: str | None = None
+    interpreter: str | None = None  # a Python engine's cell: what ran it (runtime_matrix)
 
 
 def ipc_benchmarks() -> list[dict[str, Any]]:

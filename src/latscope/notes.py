@@ -18,7 +18,9 @@ Rules (``params`` are a run's resolved parameters; missing ones take the probe's
 - ``file-read-cold``: ``file`` with ``cache`` fadvise or drop and ``order=rw`` (the read comes
   first after the cache was emptied);
 - ``file-tmpfs``: ``file`` with a non-warm cache on tmpfs (``fs_type``), where the page cache
-  is the storage.
+  is the storage;
+- ``python-gil``: a benchmark of the Python runtime engine whose parties busy-wait
+  (``mechanism.blocking`` false) between two threads (``mode=threads``): they share one GIL.
 """
 
 from __future__ import annotations
@@ -82,6 +84,24 @@ FILE_TMPFS = (
     "cache=drop measure the pause between iterations, not a cold cache."
 )
 
+PYTHON_GIL = (
+    "Both threads busy-wait in one Python interpreter, and only the thread holding the GIL "
+    "runs: the waiting one keeps it until the interpreter forces a switch, after "
+    "sys.getswitchinterval() ({interval}), so each hand-off takes one switch interval or a "
+    "few. The figure is the interpreter's switch interval, not the primitive's cost: report "
+    "002's 5 ms spinlock and semaphore were exactly this. Between two processes (a GIL each, "
+    "mode=processes) the same busy-wait costs microseconds; 'latscope suite gil' sweeps the "
+    "interval (docs/python-runtime.md)."
+)
+
+
+def _interval(p: Mapping[str, Any]) -> str:
+    v = p.get("switchinterval")
+    try:
+        return f"{float(v) * 1e3:g} ms in this run" if v not in (None, "") else "5 ms by default"
+    except (TypeError, ValueError):
+        return "5 ms by default"
+
 
 def notes_for(
     benchmark: str, params: Mapping[str, Any] | None, fs_type: str | None = None
@@ -92,6 +112,13 @@ def notes_for(
     out: list[Note] = []
     if probe.placement(p.get("cpus")) == "same_cpu" and spinning(benchmark):
         out.append(Note("spin-one-cpu", SPIN_ONE_CPU))
+    entry = probe.entry(benchmark) or {}
+    if (
+        entry.get("engine") == "python"
+        and (entry.get("mechanism") or {}).get("blocking") is False
+        and str(p.get("mode") or "threads") == "threads"
+    ):
+        out.append(Note("python-gil", PYTHON_GIL.format(interval=_interval(p))))
     if benchmark == "file":
         cache = str(p.get("cache") or "warm")
         if cache == "fadvise":

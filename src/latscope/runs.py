@@ -64,6 +64,11 @@ class Run:
         return int(self.meta["n"])
 
     @property
+    def header_checksummed(self) -> bool:
+        """Whether the sample file's checksum covers its header too (format 2 on)."""
+        return self._file.header_checksummed
+
+    @property
     def columns(self) -> list[str]:
         """The timed columns (durations), in the order they were measured."""
         return self._file.duration_columns

@@ -19,7 +19,7 @@ from .errors import BadInput, LatscopeError, Unsupported
 from .ipc_matrix import Cell, _fill, cell_n
 from .runner import measure
 from .store import Store
-from .units import fmt_bare, pick_unit
+from .units import fmt, fmt_ratio
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -112,7 +112,26 @@ def _cell(
         cell.problem = f"failed: {e.message}"
         return cell
     _fill(cell, r)
+    if bench.get("engine") == "python":
+        cell.interpreter = interpreter_text(r.meta.get("interpreter"))
     return cell
+
+
+def interpreter_text(it: Any) -> str | None:
+    """ "pypy 3.9.16 (/usr/bin/pypy3), GIL on, switch interval 5 ms" from a sample header's
+    ``interpreter``; None where it says nothing."""
+    if not isinstance(it, dict):
+        return None
+    name = f"{it.get('implementation', '?')} {it.get('version', '?')}"
+    exe = it.get("executable")
+    gil = it.get("gil")
+    parts = [f"{name} ({exe})" if exe else name]
+    if gil is not None:
+        parts.append("GIL on" if gil else "GIL off (free-threaded)")
+    si = it.get("switchinterval")
+    if isinstance(si, (int, float)) and not isinstance(si, bool):
+        parts.append(f"switch interval {si * 1e3:g} ms")
+    return ", ".join(parts)
 
 
 def run_runtime(
@@ -146,47 +165,65 @@ def run_runtime(
 
 
 def runtime_table(console: Console, pairs: list[Pair]) -> tuple[Table, list[str]]:
-    """One row per Python mechanism and mode: its median round trip, its C counterpart's and
-    the ratio, on one CPU and on two; and one line per cell that could not be measured."""
+    """One row per Python mechanism, mode and placement (one CPU, two): its median round
+    trip, its C counterpart's and the ratio, each figure with its own unit (they span
+    nanoseconds to milliseconds); and one line per cell that could not be measured. Long
+    rather than wide, so that it fits 80 columns."""
     from .tables import Column, fit
 
-    by = {(p.py.mechanism, p.py.mode, p.py.cpus): p for p in pairs}
-    keys: list[tuple[str, str]] = []
-    for p in pairs:
-        if (p.py.mechanism, p.py.mode) not in keys:
-            keys.append((p.py.mechanism, p.py.mode))
-    cols = [Column("Python", style="bold"), Column("mode"), Column("C probe")]
-    units = {}
-    for cpus, head in (("0,0", "1 CPU"), ("0,1", "2 CPUs")):
-        vals = [
-            x
-            for p in pairs
-            if p.py.cpus == cpus
-            for x in (p.py.p50_ns, p.c.p50_ns if p.c else None)
-        ]
-        units[cpus] = unit = pick_unit(vals)
-        cols += [
-            Column(f"{head}\nPython ({unit[0]})", justify="right"),
-            Column(f"{head}\nC ({unit[0]})", justify="right"),
-            Column(f"{head}\n×", justify="right"),
-        ]
+    cols = [
+        Column("Python", style="bold"),
+        Column("mode"),
+        Column("CPUs", justify="right"),
+        Column("C probe"),
+        Column("Python", justify="right"),
+        Column("C", justify="right"),
+        Column("×", justify="right"),
+    ]
+    placements = {"0,0": "1", "0,1": "2"}
     rows: list[list[str]] = []
     problems: list[str] = []
-    for m, mo in keys:
-        first = next(p for p in pairs if (p.py.mechanism, p.py.mode) == (m, mo))
-        row = [m, mo, first.c.mechanism if first.c else "—"]
-        for cpus in ("0,0", "0,1"):
-            p = by.get((m, mo, cpus))
-            if p is None:
-                row += ["n/a", "n/a", ""]
-                continue
-            u = units[cpus]
-            row.append(fmt_bare(p.py.p50_ns, u))
-            row.append(fmt_bare(p.c.p50_ns, u) if p.c else "—")
-            row.append(f"{p.ratio:.3g}" if p.ratio is not None else "")
-            for cell in (p.py, p.c):
-                if cell is not None and cell.problem:
-                    problems.append(f"{cell.mechanism} {cell.mode} cpus={cpus}: {cell.problem}")
-        rows.append(row)
-    t, _ = fit(console, cols, rows, title="median round trip: Python beside C, and the ratio")
+    for p in pairs:
+        rows.append(
+            [
+                p.py.mechanism,
+                p.py.mode,
+                placements.get(p.py.cpus, p.py.cpus),
+                p.c.mechanism if p.c else "—",
+                fmt(p.py.p50_ns) if p.py.p50_ns is not None else "n/a",
+                (fmt(p.c.p50_ns) if p.c.p50_ns is not None else "n/a") if p.c else "—",
+                fmt_ratio(p.ratio) if p.ratio is not None else "",
+            ]
+        )
+        for cell in (p.py, p.c):
+            if cell is not None and cell.problem:
+                problems.append(f"{cell.mechanism} {cell.mode} cpus={p.py.cpus}: {cell.problem}")
+    t, _ = fit(console, cols, rows, title="median round trip: Python beside C, and the ratio (×)")
     return t, problems
+
+
+#: The names a free-threaded CPython build installs as (PEP 703: the "t" suffix).
+FREE_THREADED_NAMES = ("python3.13t", "python3.14t", "python3.15t", "python3t")
+
+
+def free_threaded_interpreters() -> list[str]:
+    """The free-threaded CPython builds on PATH (none on a stock Debian 12)."""
+    import shutil
+
+    found = (shutil.which(n) for n in FREE_THREADED_NAMES)
+    return sorted({os.path.realpath(f) for f in found if f})
+
+
+def free_threaded_note() -> str:
+    """One line for the runtime matrix: which free-threaded CPython to compare, or that none
+    is installed."""
+    ft = free_threaded_interpreters()
+    if ft:
+        return (
+            "free-threaded CPython here: " + ", ".join(ft) + f" — compare it with -p python={ft[0]}"
+        )
+    return (
+        "no free-threaded CPython here (" + ", ".join(FREE_THREADED_NAMES[:2]) + " not on "
+        "PATH): install one (python.org's installers offer it) and name it with -p python=PATH "
+        "to compare the same mechanisms without the GIL"
+    )

@@ -171,7 +171,7 @@ def builtin_path(name: str) -> Path:
 
 
 def resolve(ref: str) -> tuple[Path, bool]:
-    """A suite reference: a built-in name (quick, seeds) first, then a path."""
+    """A suite reference: a built-in name (``BUILTIN``) first, then a path."""
     if ref in BUILTIN:
         return (QUICK_SOURCE if ref == "quick" else builtin_path(ref)), True
     p = Path(ref).expanduser()

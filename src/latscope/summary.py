@@ -210,13 +210,19 @@ def column_summary(
     `step_ns`: the clock's granularity (quantisation-aware estimates); `segments`: samples
     per worker process (the headline interval then includes between-run variation)."""
     from .stats import confidence_intervals, summarize
-    from .stats.between import median_over_runs
+    from .stats.between import aligned, median_over_runs
 
     summ = summarize(x, step=step_ns)
     iv = confidence_intervals(x, level=confidence, step=step_ns)
-    over = median_over_runs(
-        x, segments, confidence, floor=(iv.median.low, iv.median.high), step=step_ns
-    )
+    floor = (iv.median.low, iv.median.high)
+    if segments and len(segments) >= 2:
+        # the within-run part of the interval: the workers' level differences are the
+        # between-run part, which the t interval over their medians carries
+        within = confidence_intervals(
+            aligned(x, segments, step_ns), level=confidence, step=step_ns, percentiles=()
+        ).median
+        floor = (within.low, within.high)
+    over = median_over_runs(x, segments, confidence, floor=floor, step=step_ns)
     plain = {"n": summ.n, "min": summ.min, "mean": summ.mean, "std": summ.std, "max": summ.max}
     out: dict[str, Any] = {}
     for s in STATS:

@@ -9,6 +9,11 @@ wrap (at a space, or folded): a number is never cut to an ellipsis. `fit` return
 and the headings it left out, so the command can say where they are (``--wide``, ``show
 --full``); ``wide=True`` keeps every column whatever the width (a terminal too narrow for it
 wraps lines, as any wide output does).
+
+A text column may name ``breaks``, the characters after which its text may break (a scenario
+name such as ``r000-orwc-cold-fadvise-ext4`` breaks after its hyphens): when the table is too
+wide, such a column is broken there, at the widest width that lets the table fit, before any
+column is folded mid-word.
 """
 
 from __future__ import annotations
@@ -30,6 +35,48 @@ class Column:
     drop: int | None = None  # rank: the highest is left out first; None: always shown
     wrap: bool = False  # text that may wrap; a column that does not wrap is never cut
     style: str | None = None
+    breaks: str = ""  # characters after which a cell may break (tried before folding)
+
+
+def prebreak(text: str, width: int, breaks: str) -> str:
+    """``text`` in lines of at most ``width`` characters, broken only after one of ``breaks``
+    (each line as full as it can be); a piece longer than ``width`` stays whole."""
+    if not breaks or len(text) <= width:
+        return text
+    pieces: list[str] = []
+    cur = ""
+    for ch in text:
+        cur += ch
+        if ch in breaks:
+            pieces.append(cur)
+            cur = ""
+    if cur:
+        pieces.append(cur)
+    lines: list[str] = []
+    line = ""
+    for piece in pieces:
+        if line and len(line) + len(piece) > width:
+            lines.append(line)
+            line = ""
+        line += piece
+    lines.append(line)
+    return "\n".join(lines)
+
+
+def _broken(
+    cols: Sequence[Column], rows: Sequence[Sequence[RenderableType]], width: int
+) -> tuple[list[Column], list[list[RenderableType]]]:
+    """The columns with ``breaks`` as columns that do not wrap, their text broken at
+    ``width``."""
+    out_cols = [Column(c.head, c.justify, c.drop, False, c.style) if c.breaks else c for c in cols]
+    out_rows = [
+        [
+            prebreak(v, width, c.breaks) if c.breaks and isinstance(v, str) else v
+            for c, v in zip(cols, r, strict=True)
+        ]
+        for r in rows
+    ]
+    return out_cols, out_rows
 
 
 def _table(
@@ -111,6 +158,27 @@ def _widest(rows: Sequence[Sequence[Any]]) -> list[int]:
     return sorted(picked)
 
 
+def _with_breaks(
+    console: Console,
+    cols: Sequence[Column],
+    rows: Sequence[Sequence[RenderableType]],
+    floor: int,
+    **table_kw: Any,
+) -> Table | None:
+    """The table with its ``breaks`` columns broken at the widest width (their longest cell
+    down to ``floor`` characters) at which it fits, or None."""
+    longest = max(
+        (len(str(v)) for r in rows for c, v in zip(cols, r, strict=True) if c.breaks),
+        default=0,
+    )
+    for w in range(longest, floor - 1, -1):
+        bc, br = _broken(cols, rows, w)
+        t = _table(bc, br, **table_kw)
+        if _fits(console, t, console.width):
+            return t
+    return None
+
+
 def fit(
     console: Console,
     cols: Sequence[Column],
@@ -121,9 +189,10 @@ def fit(
 ) -> tuple[Table | Long, list[str]]:
     """The table with as many columns as fit ``console``'s width (module docs), and the
     headings of the columns left out (in the order they are shown).  ``long``: a table of
-    more than `LONG` rows of text is laid out on its widest rows and comes back as a `Long`
-    (for `show`)."""
-    if long and len(rows) > LONG and all(isinstance(c, str) for r in rows for c in r):
+    more than `LONG` rows of text (and no column with ``breaks``) is laid out on its widest
+    rows and comes back as a `Long` (for `show`)."""
+    plain = not any(c.breaks for c in cols) and all(isinstance(c, str) for r in rows for c in r)
+    if long and len(rows) > LONG and plain:
         sample = [rows[i] for i in _widest(rows)]
         t, left = fit(console, cols, sample, wide, **table_kw)
         assert isinstance(t, Table)
@@ -133,20 +202,25 @@ def fit(
     keep = list(range(len(cols)))
     ranks = sorted((c.drop for c in cols if c.drop is not None), reverse=True)
     while True:
-        t = _table([cols[i] for i in keep], [[r[i] for i in keep] for r in rows], **table_kw)
-        if wide or not ranks or _fits(console, t, console.width):
-            if not wide and not _fits(console, t, console.width, text_min=4):
+        kc = [cols[i] for i in keep]
+        kr = [[r[i] for i in keep] for r in rows]
+        left = [cols[i].head.replace("\n", " ") for i in range(len(cols)) if i not in keep]
+        t = _table(kc, kr, **table_kw)
+        if wide:
+            return t, left
+        if any(c.breaks for c in kc):
+            # broken after a hyphen (down to 12 characters while a column can still go)
+            # rather than folded mid-word
+            tb = _with_breaks(console, kc, kr, 12 if ranks else 6, **table_kw)
+            if tb is not None:
+                return tb, left
+        if not ranks or (not any(c.breaks for c in kc) and _fits(console, t, console.width)):
+            if not _fits(console, t, console.width, text_min=4):
                 # nothing more to leave out, and text folded to 4 characters is not enough:
                 # every column may wrap (at spaces, or folded), rather than text columns
                 # squeezed to nothing or numbers cut
-                t = _table(
-                    [cols[i] for i in keep],
-                    [[r[i] for i in keep] for r in rows],
-                    all_wrap=True,
-                    **table_kw,
-                )
-            left = [cols[i].head for i in range(len(cols)) if i not in keep]
-            return t, [h.replace("\n", " ") for h in left]
+                t = _table(kc, kr, all_wrap=True, **table_kw)
+            return t, left
         top = ranks.pop(0)
         keep = [i for i in keep if cols[i].drop != top]
 

@@ -64,7 +64,7 @@ def add_parsers(sub: Any) -> None:
 
 def cmd_runtime(args: argparse.Namespace) -> int:
     from ..errors import BadInput
-    from ..runtime_matrix import run_runtime, runtime_plan, runtime_table
+    from ..runtime_matrix import free_threaded_note, run_runtime, runtime_plan, runtime_table
 
     python = None
     if args.python:
@@ -88,6 +88,18 @@ def cmd_runtime(args: argparse.Namespace) -> int:
         pairs = run_runtime(plan, args.n, st, python=python, on_cell=on_cell)
     t, problems = runtime_table(console, pairs)
     console.print(t)
+    ran = sorted({p.py.interpreter for p in pairs if p.py.interpreter})
+    if ran:
+        console.print("Python side: " + shown("; ".join(ran)))
+    if not any("free-threaded" in x for x in ran):
+        console.print(f"[dim]{shown(free_threaded_note())}[/dim]")
+    items: dict[str, tuple[str, dict[str, Any]]] = {}
+    for p in pairs:
+        items.setdefault(f"{p.py.mechanism} {p.py.mode}", (p.py.mechanism, {"mode": p.py.mode}))
+        if p.c is not None and p.c.cpus == "0,0":
+            items.setdefault(f"{p.c.mechanism} cpus=0,0", (p.c.mechanism, {"cpus": "0,0"}))
+    for names, note in grouped_notes([(k, b, prm) for k, (b, prm) in items.items()]):
+        console.print(f"[dim]note ({note.key}) — {names}: {note.text}[/dim]", highlight=False)
     console.print(
         "[dim]×: the Python median over the C median, the interpreter's share; between threads "
         "the Python parties share the GIL (docs/python-runtime.md). asyncio tasks stand beside "

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..errors import BadInput, Interrupted
 from ..files import check_destination, check_directory
+from ..scenarios import BUILTIN
 from ..units import shown
 from .shared import RAW, console, err_console, force_arg, open_store, store_arg, wrap
 
@@ -20,6 +21,7 @@ EPILOG_SUITE = """\
 examples:
   latscope suite quick                  one scenario per benchmark family, under a minute
   latscope suite seeds                  five student lab experiments, re-created
+  latscope suite gil                    why Python threads saw 5 ms: the GIL switch interval
   latscope suite my.toml --dry-run      validate the file and print the plan; run nothing
   latscope suite my.toml --repeat 5 --seed 7 --html report.html
   latscope suite my.toml --latex tex/   also tex/<suite run>.tex and its PDF figures
@@ -40,7 +42,7 @@ examples:
 def add_parsers(sub: Any) -> None:
     p = sub.add_parser(
         "suite",
-        help="run a suite of scenarios (TOML file, or built-in: quick, seeds)",
+        help="run a suite of scenarios (TOML file, or built-in: " + ", ".join(BUILTIN) + ")",
         description=wrap(
             "Run every scenario of a suite R times, in an interleaved random order "
             "(recorded seed), then compare the scenarios and write a report.  The whole file is "
@@ -49,7 +51,11 @@ def add_parsers(sub: Any) -> None:
         epilog=EPILOG_SUITE,
         formatter_class=RAW,
     )
-    p.add_argument("suite", metavar="FILE|quick|seeds", help="scenario file or built-in suite")
+    p.add_argument(
+        "suite",
+        metavar="FILE|" + "|".join(BUILTIN),
+        help="scenario file or built-in suite (gil: the GIL switch-interval sweep)",
+    )
     p.add_argument("--repeat", type=int, metavar="R", help="repetitions of every scenario")
     p.add_argument("--seed", type=int, metavar="S", help="seed of the run order (default: random)")
     p.add_argument(

@@ -136,7 +136,7 @@ def _cpus(v):
     if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
         raise Fail(f"cpus={v}: write A,B (two CPU numbers) or none", 2)
     a, b = (int(p) for p in parts)
-    have = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    have = lp_driver.usable_cpus()
     if have is None:
         raise Fail(f"cpus={v}: this system does not pin threads", 3)
     for c in (a, b):

@@ -53,10 +53,52 @@ def _rusage():
     }
 
 
+_CPUSET_BYTES = 128  # a cpu_set_t: 1024 CPUs
+
+
+def _libc_affinity():
+    """sched_{get,set}affinity through libc (ctypes), for interpreters whose os module lacks
+    them (PyPy 3.9); None where there is no such call."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.sched_getaffinity, libc.sched_setaffinity, ctypes
+    except (ImportError, OSError, AttributeError):
+        return None
+
+
+def usable_cpus():
+    """The CPUs this process may run on, or None where the system cannot say (not Linux)."""
+    if hasattr(os, "sched_getaffinity"):
+        return set(os.sched_getaffinity(0))
+    calls = _libc_affinity()
+    if calls is None:
+        return None
+    get, _, ctypes = calls
+    buf = ctypes.create_string_buffer(_CPUSET_BYTES)
+    if get(0, _CPUSET_BYTES, buf) != 0:
+        return None
+    return {i for i in range(_CPUSET_BYTES * 8) if buf.raw[i // 8] >> (i % 8) & 1}
+
+
 def pin(cpu):
     """Pin the calling thread (Linux: pid 0 is the calling thread) to ``cpu``; -1: leave it."""
-    if cpu >= 0:
+    if cpu < 0:
+        return
+    if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {cpu})
+        return
+    calls = _libc_affinity()
+    if calls is None:
+        raise Fail(f"cpus: this interpreter cannot pin a thread to CPU {cpu}", 3)
+    _, put, ctypes = calls
+    mask = bytearray(_CPUSET_BYTES)
+    mask[cpu // 8] |= 1 << (cpu % 8)
+    buf = ctypes.create_string_buffer(bytes(mask), _CPUSET_BYTES)
+    if put(0, _CPUSET_BYTES, buf) != 0:
+        err = ctypes.get_errno()
+        raise Fail(f"cpus: pinning to CPU {cpu} failed: {os.strerror(err)}", 3)
 
 
 def _diff(a, b):

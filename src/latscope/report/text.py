@@ -57,8 +57,9 @@ def header_field(meta: dict[str, Any], path: str) -> Any:
 
 def fill(template: str, meta: dict[str, Any]) -> str | None:
     """A catalogue display template filled from a run's header: ``{path}`` is the field's
-    value (a list joined with commas), ``{path:words}`` the same with underscores as spaces;
-    None where the run does not record a field the template names (an older run)."""
+    value (a list joined with commas, a float to six significant figures), ``{path:words}``
+    the same with underscores as spaces; None where the run does not record a field the
+    template names (an older run)."""
     missing = False
 
     def one(m: re.Match[str]) -> str:
@@ -71,6 +72,8 @@ def fill(template: str, meta: dict[str, Any]) -> str | None:
             text = ",".join(str(x) for x in v)
         elif isinstance(v, bool):
             text = "true" if v else "false"
+        elif isinstance(v, float):
+            text = f"{v:.6g}"  # 0.0001, not 9.999999999999999e-05
         else:
             text = str(v)
         return text.replace("_", " ") if m.group(2) == "words" else text
@@ -271,6 +274,11 @@ def print_run(console: Console, run: Any, details: bool = False) -> None:
         f"n={meta['n']} {warm}"
     )
     console.print(f"clock [bold]{shown(clk['name'])}[/bold]: {clock_line(clk)}")
+    if not getattr(run, "header_checksummed", True):
+        console.print(
+            "[dim]sample file format 1: its checksum covers the samples, not this header "
+            "(format 2 and later cover both)[/dim]"
+        )
     summ = run.summary()
     # a narrow terminal gets the figures that matter (n, p50 with its interval, the tail, max)
     # whole, never cut; the rest at WIDE_TABLE columns or more, or in 'show --full'

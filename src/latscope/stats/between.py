@@ -74,6 +74,23 @@ def segment_medians(
 MAX_RHO = 0.9
 
 
+def aligned(
+    x: npt.ArrayLike, segments: Sequence[int] | None, step: float | None = None
+) -> np.ndarray:
+    """The samples with each segment shifted so that its median is the pooled median, in the
+    order they ran: what remains is the variation *within* the segments. The pooled samples'
+    own interval of the median (the floor of ``median_over_runs``) is computed on these: on the
+    raw samples the level differences between workers read as strong serial dependence, the
+    effective sample size collapses, and the interval reaches from the smallest sample to the
+    largest (seen: 276 ns to 47.6 µs around a median of 521 ns, worker medians 351–591 ns)."""
+    parts = split(x, segments)
+    if len(parts) < 2:
+        return as_float_array(x, "x")
+    centre = quantile_sorted(np.sort(np.concatenate(parts)), 0.5, step)
+    meds = segment_medians(x, segments, step).medians
+    return np.concatenate([p - (m - centre) for p, m in zip(parts, meds, strict=True)])
+
+
 def effective_count(v: npt.ArrayLike) -> float:
     """How many independent segments ``v`` (their medians, in the order they ran) are worth:
     ``r (1 - rho) / (1 + rho)``, rho the lag-1 autocorrelation of ``v`` clipped to

@@ -198,7 +198,7 @@ def comparison_table(
     reps = any(r.between.r > 1 for r in rows)  # between-run columns only when there are reps
     baselines = {r.baseline for r in rows if r.baseline}
     cols = [
-        Column("scenario", wrap=True),
+        Column("scenario", wrap=True, breaks="-_./"),
         Column("column"),
         Column("R", justify="right", drop=2),
         Column("median of\nmedians" if reps else "median", justify="right", style="bold"),
