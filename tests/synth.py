@@ -35,11 +35,12 @@ def make_run(
     params: dict[str, Any] | None = None,
     header: dict[str, Any] | None = None,
     created_utc: str = "2026-01-01T00:00:01Z",
+    host: str | None = None,
 ) -> Run:
     """A complete run in ``store`` with the given duration columns (ns, equal lengths);
     ``segments``: samples per worker process (the header's ``workers``); ``header``: entries
     added to (or replacing) the sample file's header; ``created_utc``: when the store says it
-    was made (runs are listed in this order)."""
+    was made (runs are listed in this order); ``host``: the host tag it is added with."""
     n = len(next(iter(columns.values())))
     ticks = {
         name: np.rint(np.asarray(v) / ns_per_tick).astype(np.int64) for name, v in columns.items()
@@ -99,7 +100,7 @@ def make_run(
     }
     # the summary is made with the run, as the runner does
     summary = summary_frame(meta, Run(partial / SAMPLES_FILE).summary())
-    final = st.commit(run_id, partial, meta, summary=summary)
+    final = st.commit(run_id, partial, meta, summary=summary, host=host)
     run = Run(final)
     assert run.n == n
     return run

@@ -269,14 +269,16 @@ def import_samples(
 
 
 def load(
-    ref: str | os.PathLike[str], store: str | os.PathLike[str] | _store.Store | None = None
+    ref: str | os.PathLike[str],
+    store: str | os.PathLike[str] | _store.Store | None = None,
+    host: str | None = None,
 ) -> Run:
     """A run by id (or unique prefix, or 'last') from the store, or from a path: a sample
     file (anything there but a directory is read as one, so a FIFO or a device is refused
-    as what it is)."""
+    as what it is).  ``host``: a run of that host (`Store.resolve`)."""
     from .runs import Run
 
     p = Path(ref)
     if os.path.lexists(p) and not p.is_dir():
         return Run(p)
-    return Run(open_store(store).resolve(str(ref)))
+    return Run(open_store(store).resolve(str(ref), host=host))

@@ -44,6 +44,14 @@ class Run:
         self.meta: dict[str, Any] = {**self._file.header, "run": run_meta}
         self._summaries: dict[float, pl.DataFrame] = {}
 
+    @property
+    def host(self) -> str | None:
+        """The host the run belongs to: its host tag (an import's, a fleet's), else the name
+        of the host that measured it (docs/store.md)."""
+        from .store.layout import host_of
+
+        return host_of(self.meta["run"]) or host_of({"env": self.env})
+
     def __repr__(self) -> str:
         return f"<latscope.Run {self.id} {self.benchmark} n={self.n}>"
 

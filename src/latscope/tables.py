@@ -18,6 +18,7 @@ column is folded mid-word.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -118,6 +119,45 @@ def _fits(console: Console, t: Table, width: int, text_min: int = 12) -> bool:
     return True
 
 
+#: Rows beyond which a table of text is laid out on its widest rows and printed line by line
+#: (`Long`): rich lays out and renders every cell, about 0.1 ms each.
+LONG = 400
+
+
+@dataclass
+class Long:
+    """A long table of text (`fit`): laid out by rich on its widest rows (``table``), printed
+    by `show` line by line in those columns' widths, the same layout as rich's."""
+
+    table: Table
+    keep: list[int]
+    rows: Sequence[Sequence[str]]
+    title: str | None
+
+
+def _widest(rows: Sequence[Sequence[Any]]) -> list[int]:
+    """The indexes of the rows that decide a layout: for each column, the row with its
+    longest text and the row with its longest word."""
+    from rich.cells import cell_len
+
+    def width(s: str) -> int:
+        return len(s) if s.isascii() else cell_len(s)
+
+    def word(s: str) -> int:
+        return max(map(width, s.split()), default=0) if " " in s else width(s)
+
+    picked: set[int] = set()
+    for c in range(len(rows[0]) if rows else 0):
+        cells = [str(r[c]) for r in rows]
+        ascii_only = all(map(str.isascii, cells))
+        lens = list(map(len if ascii_only else width, cells))
+        picked.add(lens.index(max(lens)))
+        if any(" " in x for x in cells):
+            words = list(map(word, cells))
+            picked.add(words.index(max(words)))
+    return sorted(picked)
+
+
 def _with_breaks(
     console: Console,
     cols: Sequence[Column],
@@ -144,10 +184,21 @@ def fit(
     cols: Sequence[Column],
     rows: Sequence[Sequence[RenderableType]],
     wide: bool = False,
+    long: bool = False,
     **table_kw: Any,
-) -> tuple[Table, list[str]]:
+) -> tuple[Table | Long, list[str]]:
     """The table with as many columns as fit ``console``'s width (module docs), and the
-    headings of the columns left out (in the order they are shown)."""
+    headings of the columns left out (in the order they are shown).  ``long``: a table of
+    more than `LONG` rows of text (and no column with ``breaks``) is laid out on its widest
+    rows and comes back as a `Long` (for `show`)."""
+    plain = not any(c.breaks for c in cols) and all(isinstance(c, str) for r in rows for c in r)
+    if long and len(rows) > LONG and plain:
+        sample = [rows[i] for i in _widest(rows)]
+        t, left = fit(console, cols, sample, wide, **table_kw)
+        assert isinstance(t, Table)
+        keep = [i for i, c in enumerate(cols) if c.head.replace("\n", " ") not in left]
+        title = table_kw.get("title")
+        return Long(t, keep, rows, str(title) if title is not None else None), left
     keep = list(range(len(cols)))
     ranks = sorted((c.drop for c in cols if c.drop is not None), reverse=True)
     while True:
@@ -174,9 +225,70 @@ def fit(
         keep = [i for i in keep if cols[i].drop != top]
 
 
-def show(console: Console, t: Table, wide: bool = False) -> None:
+def _plain(cell: str) -> str:
+    if "[" not in cell:
+        return cell
+    from rich.text import Text
+
+    return Text.from_markup(cell).plain
+
+
+def _show_long(console: Console, t: Long, wide: bool) -> None:
+    """A `Long` table, line by line: rich's layout of its widest rows (column widths), each
+    cell aligned as its column says, text that does not fit its column wrapped."""
+    from rich.cells import cell_len
+
+    width = 10_000 if wide else console.width
+    tab = t.table
+    options = console.options.update_width(max(1, width - tab._extra_width))  # noqa: SLF001
+    widths = tab._calculate_column_widths(console, options)  # noqa: SLF001
+    # rich's widths hold each column's padding: one space on the right but for the last
+    widths = [w - (i < len(widths) - 1) for i, w in enumerate(widths)]
+    out: list[str] = []
+
+    right = [col.justify == "right" for col in tab.columns]
+
+    def line(cells: Sequence[str]) -> str:
+        parts = []
+        for w, c, r in zip(widths, cells, right, strict=True):
+            if not c.isascii():
+                pad = " " * max(0, w - cell_len(c))
+                parts.append(pad + c if r else c + pad)
+            else:
+                parts.append(c.rjust(w) if r else c.ljust(w))
+        return (" " + "  ".join(parts)).rstrip()
+
+    if t.title:
+        out += [_plain(t.title), ""]
+    out.append(line([_plain(str(c.header)) for c in tab.columns]))
+    out.append(" " + "─" * (sum(widths) + 2 * (len(widths) - 1)))
+    for r in t.rows:
+        cells = [_plain(r[i]) for i in t.keep]
+        if all(
+            (len(c) if c.isascii() else cell_len(c)) <= w
+            for c, w in zip(cells, widths, strict=True)
+        ):
+            out.append(line(cells))
+            continue
+        folded = [
+            textwrap.wrap(c, w, break_long_words=True) or [""] if cell_len(c) > w else [c]
+            for c, w in zip(cells, widths, strict=True)
+        ]
+        for k in range(max(len(f) for f in folded)):
+            out.append(line([f[k] if k < len(f) else "" for f in folded]))
+    out.append("")
+    with console:  # rich's buffer first, then the lines as they are (no markup, no wrap)
+        pass
+    console.file.write("\n".join(out) + "\n")
+    console.file.flush()
+
+
+def show(console: Console, t: Table | Long, wide: bool = False) -> None:
     """Print a table from `fit`; ``wide``: at its natural width, even beyond the terminal's
     (every column whole: the terminal wraps the lines)."""
+    if isinstance(t, Long):
+        _show_long(console, t, wide)
+        return
     if not wide:
         console.print(t)
         return

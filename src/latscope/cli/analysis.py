@@ -20,6 +20,7 @@ from .shared import (
     console,
     err_console,
     force_arg,
+    host_arg,
     open_store,
     store_arg,
     value_error,
@@ -183,6 +184,7 @@ def add_parsers(sub: Any) -> None:
     c.add_argument("--plot", metavar="FILE", help="write the shift plot (.png, .svg or .pdf)")
     c.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
     force_arg(c)
+    host_arg(c, "runs of host NAME ('last': its latest)")
     store_arg(c)
 
     i = sub.add_parser(
@@ -253,7 +255,7 @@ def _load_runs(args: argparse.Namespace) -> list[Run]:
     from ..runner import load
 
     st = open_store(args)
-    return [load(ref, st) for ref in args.runs]
+    return [load(ref, st, host=getattr(args, "host", None)) for ref in args.runs]
 
 
 # ------------------------------------------------------------------------------- commands
@@ -325,6 +327,15 @@ def cmd_compare(args: argparse.Namespace) -> int:
         runs, noise=args.noise, seed=args.seed, columns=args.column, store=open_store(args)
     )
     compare.print_comparison(console, runs, rows)
+    hosts = [r.host for r in runs]
+    if len({h for h in hosts if h is not None}) > 1:
+        console.print(
+            "[yellow]note:[/yellow] the runs are of different hosts ("
+            + ", ".join(
+                f"{shown(r.id)} on {shown(h or '?')}" for r, h in zip(runs, hosts, strict=True)
+            )
+            + "): each difference is between hosts too"
+        )
     if args.plot:
         fig = compare.shift_figure(runs, rows)
         plots.save(fig, args.plot, replace=args.force)

@@ -11,7 +11,16 @@ from typing import Any
 from ..errors import BadInput
 from ..files import atomic_write, check_destination
 from ..units import shown
-from .shared import RAW, console, force_arg, open_store, store_arg, value_error, wrap
+from .shared import (
+    RAW,
+    console,
+    force_arg,
+    host_arg,
+    open_store,
+    store_arg,
+    value_error,
+    wrap,
+)
 
 
 def add_parsers(sub: Any) -> None:
@@ -29,6 +38,7 @@ def add_parsers(sub: Any) -> None:
         "unique part of its id\n  latscope ls                       the run ids\n",
     )
     s.add_argument("run", metavar="RUN", help="run id (or unique part of it, or 'last')")
+    host_arg(s, "a run of host NAME ('last': its latest)")
     store_arg(s)
     s.add_argument(
         "--full",
@@ -71,8 +81,11 @@ def cmd_show(args: argparse.Namespace) -> int:
     from ..report.text import print_run
     from ..runner import load
 
-    run = load(args.run, open_store(args))
+    run = load(args.run, open_store(args), host=args.host)
     print_run(console, run, details=True)
+    tag = (run.meta.get("run") or {}).get("host")
+    if tag:  # a host tag (an import's, a fleet's): the host the run belongs to
+        console.print(f"[dim]host {shown(tag)} (the host tag it was added with)[/dim]")
     if not getattr(args, "full", False):
         return 0
     from ..report import analyse, run_blocks

@@ -139,6 +139,12 @@ def store_arg(p: argparse.ArgumentParser) -> None:
     )
 
 
+def host_arg(p: argparse.ArgumentParser, what: str = "only runs of host NAME") -> None:
+    """`--host NAME`: runs of one host (the host tag a run was added with, else the name of
+    the host that measured it; docs/store.md)."""
+    p.add_argument("--host", metavar="NAME", help=what)
+
+
 def force_arg(p: argparse.ArgumentParser) -> None:
     """`--force`: the one way a command replaces a file that exists (files.check_destination)."""
     p.add_argument(

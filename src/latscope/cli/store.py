@@ -8,7 +8,9 @@ line each (on stderr) and skipped.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
+import re
 from typing import Any
 
 from ..errors import BadInput
@@ -19,6 +21,7 @@ from .shared import (
     console,
     err_console,
     force_arg,
+    host_arg,
     open_store,
     parse_params,
     store_arg,
@@ -61,6 +64,7 @@ def add_parsers(sub: Any) -> None:
     )
     p.add_argument("--bench", metavar="B", help="only runs of benchmark B")
     p.add_argument("--suite", metavar="S", help="only runs of suite S (name or suite run id)")
+    host_arg(p)
     p.add_argument(
         "--wide",
         action="store_true",
@@ -109,6 +113,7 @@ def add_parsers(sub: Any) -> None:
         metavar="KEY=VALUE",
         help="only runs with this parameter value; repeatable",
     )
+    host_arg(p)
     p.add_argument("--plot", metavar="FILE", help="also write a plot (.png, .svg, .pdf)")
     p.add_argument(
         "--wide",
@@ -137,35 +142,62 @@ def _brief_stats() -> list[Any]:
     return [s for s in STATS if s.brief and s.key != "n"]
 
 
+def _status(tags: dict[str, Any], status: str | None) -> str:
+    """What `ls` says of a complete run: its suite and scenario, or its repetition."""
+    status = status or "complete"
+    if tags.get("scenario"):  # complete, from a suite or latscope quick
+        group = tags.get("suite") or ("quick" if tags.get("quick") else None)
+        status = "/".join(str(x) for x in (group, tags["scenario"]) if x)
+        if tags.get("repetition") is not None:
+            status += f" #{tags['repetition']}"
+    elif tags.get("repeat_group"):
+        status = f"repetition {tags.get('repetition')}/{tags.get('repeat')}"
+    return status
+
+
+def _utc_text(t: Any) -> str:
+    """A creation time as run.json writes it (microseconds where it has them)."""
+    return t.strftime("%Y-%m-%dT%H:%M:%S.%fZ" if t.microsecond else "%Y-%m-%dT%H:%M:%SZ")
+
+
+def _tags(row: dict[str, Any]) -> dict[str, Any]:
+    try:
+        tags = json.loads(row.get("tags") or "{}")
+    except ValueError:
+        return {}
+    return tags if isinstance(tags, dict) else {}
+
+
+def _report_indexed(st: Any, n: int) -> None:
+    if n:
+        err_console.print(
+            f"latscope: indexed {n} runs into the summary table "
+            f"({shown(st.root / 'summary')}): read from their directories once",
+            soft_wrap=True,
+            highlight=False,
+        )
+
+
 def cmd_ls(args: argparse.Namespace) -> int:
+    import polars as pl
+
+    from ..store.catalog import catalog
     from ..summary import WITHHELD_LEGEND, value, withheld, withheld_reason
     from ..tables import Column, fit, show
     from ..units import fmt_bare, pick_unit
 
     st = open_store(args)
     exists = st.exists()  # a path that is not a store: one line, exit 2
-    scan = st.scan()
-    runs = scan.runs
-    if args.bench:
-        runs = [r for r in runs if r.meta.get("benchmark") == args.bench]
+    cat = catalog(st, benchmark=args.bench, host=args.host)
+    rows = cat.rows.filter(pl.col("column_index") == 0)
     if args.suite:
-        runs = [
-            r
-            for r in runs
-            if args.suite
-            in (
-                (r.meta.get("tags") or {}).get("suite"),
-                (r.meta.get("tags") or {}).get("suite_run"),
-            )
-        ]
-    skipped = list(scan.skipped)
-    first: dict[str, dict[str, Any]] = {}
-    for row in st.summaries(runs, skipped, where={"column_index": 0}):
-        first[row["run_id"]] = row
-    partials = scan.partials
-    if args.bench:
-        partials = [p for p in partials if p.benchmark == args.bench]
-    if args.suite:
+        rows = rows.filter((pl.col("suite") == args.suite) | (pl.col("suite_run") == args.suite))
+    keep = {"run_id", "created_utc", "benchmark", "host", "params", "params_given", "n", "column"}
+    keep |= {"tags", "status"} | {c for s in _brief_stats() for c in (s.column, s.beyond_column)}
+    first = rows.select([c for c in rows.columns if c in keep]).to_dicts()
+    skipped = cat.skipped
+    partials = cat.partials
+    if args.suite or args.host:
         partials = []  # a partial run's tags are not written yet
     figures = _brief_stats()
     if args.json:
@@ -181,20 +213,22 @@ def cmd_ls(args: argparse.Namespace) -> int:
 
         out = {
             "store": str(st.root),
+            "hosts": cat.hosts,
             "runs": [
                 {
-                    "id": r.id,
-                    "created_utc": r.meta.get("created_utc"),
-                    "benchmark": r.meta.get("benchmark"),
-                    "params": r.meta.get("params") or r.meta.get("params_given"),
-                    "n": first[r.id].get("n"),
-                    "column": first[r.id].get("column"),
-                    **figs(first[r.id]),
-                    "tags": r.meta.get("tags") or {},
-                    "status": r.meta.get("status", "complete"),
+                    "id": r["run_id"],
+                    "created_utc": _utc_text(r["created_utc"]),
+                    "benchmark": r["benchmark"],
+                    "host": r["host"],
+                    "params": json.loads(r["params"] or "{}")
+                    or json.loads(r["params_given"] or "{}"),
+                    "n": r["n"],
+                    "column": r["column"],
+                    **figs(r),
+                    "tags": _tags(r),
+                    "status": r["status"] or "complete",
                 }
-                for r in runs
-                if r.id in first
+                for r in first
             ],
             "partial": [
                 {
@@ -208,9 +242,11 @@ def cmd_ls(args: argparse.Namespace) -> int:
             ],
             "skipped": [{"path": str(s.path), "why": s.why} for s in skipped],
         }
+        _report_indexed(st, cat.indexed)
         # ASCII JSON: valid UTF-8 whatever bytes names and parameters hold
         console.print_json(json.dumps(out), ensure_ascii=True)
         return 0
+    _report_indexed(st, cat.indexed)
     _report_skipped(skipped)
     # at 80 columns: id (it carries the date and the benchmark), params, n, the first column
     # and its figures; 'created' and 'benchmark' repeat the id and go first, then p99.9, status
@@ -225,40 +261,36 @@ def cmd_ls(args: argparse.Namespace) -> int:
         *(Column(s.label, justify="right", drop=drop.get(s.label)) for s in figures),
         Column("status", wrap=True, drop=2),  # the suite and scenario; ls --suite selects by it
     ]
-    rows: list[list[str]] = []
-    listed = 0
+    # runs of several hosts: one table for each host (grouped by host), oldest first in each
+    hosts = sorted({r["host"] or "" for r in first})
+    text = functools.lru_cache(maxsize=4096)(shown)  # benchmarks, columns, statuses repeat
+    plain = re.compile(r"[\w.-]*\Z", re.ASCII)  # a run id as latscope makes them: as it is
+    grouped = len(hosts) > 1
+    by_host: dict[str, list[list[str]]] = {h: [] for h in hosts}
     held: set[str] = set()
-    for r in runs:
-        row = first.get(r.id)
-        if row is None:
-            continue
-        tags = r.meta.get("tags") or {}
-        status = r.meta.get("status", "complete")
-        if tags.get("scenario"):  # complete, from a suite or latscope quick
-            group = tags.get("suite") or ("quick" if tags.get("quick") else None)
-            status = "/".join(str(x) for x in (group, tags["scenario"]) if x)
-            if tags.get("repetition") is not None:
-                status += f" #{tags['repetition']}"
-        elif tags.get("repeat_group"):
-            status = f"repetition {tags.get('repetition')}/{tags.get('repeat')}"
+    for row in first:
         vals = [value(row, s) for s in figures]
         held.update(s.label for s in figures if withheld(row, s))
         unit = pick_unit([row.get("p50_ns")])
-        rows.append(
+        try:
+            given = json.loads(row["params_given"] or "{}")
+        except ValueError:
+            given = {}
+        by_host[row["host"] or ""].append(
             [
-                shown(r.id),
-                str(r.meta.get("created_utc", "")).replace("T", " ")[:19],
-                shown(r.meta.get("benchmark")),
-                shown(_params_str(r.meta)),
+                row["run_id"] if plain.match(row["run_id"]) else shown(row["run_id"]),
+                row["created_utc"].strftime("%Y-%m-%d %H:%M:%S"),
+                text(row["benchmark"]),
+                text(" ".join(f"{k}={v}" for k, v in given.items())),
                 str(row["n"]),
-                f"{shown(row['column'])} ({unit[0]})",
+                f"{text(row['column'])} ({unit[0]})",
                 *(fmt_bare(v, unit) for v in vals),
-                shown(status),
+                text(_status(_tags(row), row["status"])),
             ]
         )
-        listed += 1
+    prows: list[list[str]] = []
     for p in partials:
-        rows.append(
+        prows.append(
             [
                 shown(p.run_id),
                 (p.created_utc or "").replace("T", " ").rstrip("Z"),
@@ -270,19 +302,41 @@ def cmd_ls(args: argparse.Namespace) -> int:
                 f"[yellow]{p.status}[/yellow]",
             ]
         )
-    t, left_out = fit(console, cols, rows, wide=args.wide, title=f"runs in {shown(st.root)}")
-    show(console, t, args.wide)
+    left_out: list[str] = []
+    tables = [(h, r) for h, r in by_host.items()] if grouped else [("", sum(by_host.values(), []))]
+    if prows:
+        if grouped:
+            tables.append((None, prows))
+        else:
+            tables[0][1].extend(prows)
+    for h, trows in tables:
+        title = f"runs in {shown(st.root)}"
+        if grouped:
+            title = (
+                f"partial runs in {shown(st.root)}"
+                if h is None
+                else f"runs of host {shown(h or '(unknown)')} in {shown(st.root)}"
+            )
+        elif args.host:
+            title = f"runs of host {shown(args.host)} in {shown(st.root)}"
+        t, out_here = fit(console, cols, trows, wide=args.wide, long=True, title=title)
+        show(console, t, args.wide)
+        left_out += [c for c in out_here if c not in left_out]
     extra = ""
+    if grouped:
+        extra += f" on {len(hosts)} hosts"
     if any(p.state in ("killed", "removing") for p in partials):
-        extra = "; 'latscope rm --partial' removes the leftovers of killed runs"
+        extra += "; 'latscope rm --partial' removes the leftovers of killed runs"
     if held - set(left_out):
         extra += f"; {WITHHELD_LEGEND} ('latscope show RUN' says why)"
     if left_out:
         extra += f"; {', '.join(left_out)}: 'latscope ls --wide'"
+    if args.host and not first and cat.hosts:
+        extra += f"; no runs of host {shown(args.host)} (hosts: {shown(', '.join(cat.hosts))})"
     if not exists:
         extra += f"; no store at {shown(st.root)} yet (a run made with it creates it)"
     console.print(
-        f"[dim]{listed} runs, {len(partials)} partial, {len(skipped)} skipped{extra}[/dim]"
+        f"[dim]{len(first)} runs, {len(partials)} partial, {len(skipped)} skipped{extra}[/dim]"
     )
     return 0
 
@@ -320,7 +374,9 @@ def cmd_history(args: argparse.Namespace) -> int:
     if args.plot:
         check_destination(args.plot, args.force)
     st = open_store(args)
-    h = history.query(st, args.bench, args.column, args.stat, parse_params(args.params))
+    h = history.query(
+        st, args.bench, args.column, args.stat, parse_params(args.params), host=args.host
+    )
     if args.plot:
         target = history.plot(h, args.plot, replace=args.force)
     if args.json:
@@ -339,6 +395,7 @@ def cmd_history(args: argparse.Namespace) -> int:
                             "withheld": h.withheld(r),
                             "p50_ci_ns": [r["p50_ci_low_ns"], r["p50_ci_high_ns"]],
                             "n": r["n"],
+                            "host": r["host"],
                             "suite": r["suite"],
                             "scenario": r["scenario"],
                         }
@@ -352,6 +409,7 @@ def cmd_history(args: argparse.Namespace) -> int:
             ensure_ascii=True,
         )
         return 0
+    _report_indexed(st, h.indexed)
     _report_skipped(h.skipped)
     unit = pick_unit([h.value(r) for r in h.rows]) if h.is_time else ("", 1.0)
     keys = history.differing_params(h.rows)
@@ -367,12 +425,14 @@ def cmd_history(args: argparse.Namespace) -> int:
     if h.stat == "p50":
         cols.append(Column("95% CI", justify="right"))
     cols.append(Column("vs prev", justify="right"))
-    rows: list[list[str]] = []
-    prev: dict[str, float | None] = {}  # per series (same differing parameters)
+    # runs of several hosts: one table for each host, its own changes (grouped by host)
+    grouped = len(h.hosts) > 1
+    tables: dict[str, list[list[str]]] = {host: [] for host in h.hosts}
+    prev: dict[tuple[str, str], float | None] = {}  # per host and series (same parameters)
     reasons: list[str] = []
     for i, r in enumerate(h.rows, 1):
         v = h.value(r)
-        series = history.series_label(r, keys)
+        series = (r["host"] or "", history.series_label(r, keys))
         tags = ""
         if r.get("scenario"):
             tags = f"{r.get('suite')}/{r['scenario']} #{r.get('repetition')}"
@@ -380,7 +440,7 @@ def cmd_history(args: argparse.Namespace) -> int:
             tags = f"repetition {r.get('repetition')}"
         cells = [str(i), r["created_utc"].strftime("%Y-%m-%d %H:%M:%S"), shown(r["run_id"])]
         if keys:
-            cells.append(shown(series))
+            cells.append(shown(series[1]))
         cells += [shown(tags), str(r["n"])]
         if v is None or unit[0]:
             cells.append(fmt_bare(v, unit))
@@ -395,16 +455,22 @@ def cmd_history(args: argparse.Namespace) -> int:
         before = prev.get(series)
         cells.append(f"{100 * (v / before - 1):+.1f}%" if before and v is not None else "")
         prev[series] = v
-        rows.append(cells)
-    t, left_out = fit(
-        console,
-        cols,
-        rows,
-        wide=args.wide,
-        title=f"{shown(h.bench)} {shown(h.column)}: {h.stat} over time ({len(h.rows)} runs)",
-    )
-    show(console, t, args.wide)
+        tables[series[0]].append(cells)
+    left_out: list[str] = []
+    title = f"{shown(h.bench)} {shown(h.column)}: {h.stat} over time ({len(h.rows)} runs)"
+    if args.host:
+        title = f"{shown(h.bench)} {shown(h.column)} on {shown(args.host)}: {h.stat} over time"
+        title += f" ({len(h.rows)} runs)"
+    for host, rows in tables.items():
+        if grouped:
+            title = f"{shown(h.bench)} {shown(h.column)} on {shown(host or '(unknown host)')}: "
+            title += f"{h.stat} over time ({len(rows)} runs)"
+        t, out_here = fit(console, cols, rows, wide=args.wide, long=True, title=title)
+        show(console, t, args.wide)
+        left_out += [c for c in out_here if c not in left_out]
     legend = "vs prev: change from the previous run with the same parameters"
+    if grouped:
+        legend += " on the same host"
     if left_out:
         legend += f"; {', '.join(left_out)}: 'latscope history --wide'"
     console.print(f"[dim]{legend}[/dim]")

@@ -22,6 +22,27 @@ def _placement(env: Env) -> str | None:
     return ", ".join(parts)
 
 
+def brief(env: Env) -> dict[str, Any]:
+    """The part of an environment `compatible` reads (kept with a run's rows in the store's
+    summary table, so that runs can be told apart without their run.json): compatible of two
+    briefs says what compatible of the two environments says."""
+    out: dict[str, Any] = {}
+    for section, keys in (
+        ("cpu", ("model",)),
+        ("kernel", ("machine", "release")),
+        ("clocksource", ("current",)),
+        ("virtualization", ("vm", "kind", "wsl", "container")),
+        ("cpufreq", ("governors", "turbo")),
+        ("filesystem", ("fstype",)),
+    ):
+        v = env.get(section)
+        if isinstance(v, dict):
+            out[section] = {k: v.get(k) for k in keys if k in v}
+    if "mitigations" in env:
+        out["mitigations"] = env["mitigations"]
+    return out
+
+
 def compatible(env_a: Env, env_b: Env) -> list[str]:
     """Why results taken in env_a and env_b should not be compared; empty when they may be.
     A field unknown on either side is not counted as a difference."""

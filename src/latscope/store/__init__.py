@@ -21,10 +21,15 @@ running or killed) and entries it skips with a reason.  Every file is read throu
 reader (`files.read_bytes`: a regular file, never through a link, at most a documented size)
 and checked before use (docs/store.md).
 
+Every run's rows are also kept in the summary table, `STORE/summary/benchmark=B/month=M/
+part-*.parquet` (Hive-partitioned Parquet that other tools read as it is), which `ls` and
+`history` read (`catalog`), using a run's rows while its files are as they were when the rows
+were written.
+
 Modules: `layout` (names and what a scan finds), `core` (`Store`: adding, scanning, resolving,
-removing runs, and the query over the summaries), `index` (summary.parquet), `meta` (run.json
-and the store's other JSON files, read and checked), `history` (one figure of a benchmark over
-time).
+removing runs, and the query over the summaries), `index` (summary.parquet), `table` (the
+summary table), `catalog` (the runs with their rows, checked), `meta` (run.json and the store's
+other JSON files, read and checked), `history` (one figure of a benchmark over time).
 """
 
 from .core import Store, Transaction

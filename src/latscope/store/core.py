@@ -24,20 +24,26 @@ from .. import leftovers, samples
 from ..errors import BadInput, LatscopeError
 from ..files import write_text
 from ..leftovers import proc_start_ticks as _proc_start_ticks
-from . import index
+from . import index, table
 from .layout import (
     OWNER_FILE,
     PARTIAL_PREFIX,
     REMOVING_PREFIX,
     RUN_FILE,
+    RUN_FILES,
     SAMPLES_FILE,
     SUMMARY_FILE,
     Partial,
     Scan,
     Skipped,
     StoredRun,
+    _boot_id,
+    _file_problem,
+    _iso_mtime,
+    _kind,
     bench_of_id,
     default_location,
+    host_of,
 )
 from .meta import OWNER_LIMIT, OWNER_SPEC, BadFile, read_json, read_run
 
@@ -49,50 +55,6 @@ _OWNERLESS_GRACE_S = 60.0
 
 
 # ------------------------------------------------------------------------------- helpers
-
-
-def _boot_id() -> str | None:
-    try:
-        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
-    except OSError:
-        return None
-
-
-def _iso_mtime(p: Path) -> str | None:
-    try:
-        t = p.stat().st_mtime
-    except OSError:
-        return None
-    return datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _kind(st: os.stat_result) -> str | None:
-    """What a store entry is when it is not a directory, in words; None for a directory."""
-    m = st.st_mode
-    if stat.S_ISDIR(m):
-        return None
-    if stat.S_ISLNK(m):
-        return "a symbolic link"
-    if stat.S_ISREG(m):
-        return "a file"
-    if stat.S_ISFIFO(m):
-        return "a FIFO"
-    return "a device or socket"
-
-
-def _file_problem(p: Path, what: str) -> str | None:
-    """Why ``p`` (a file of a run, looked at without following a link) cannot be read as
-    ``what``, or None: missing, a link, a FIFO, a directory."""
-    try:
-        st = p.lstat()
-    except FileNotFoundError:
-        return f"{p.name} is missing"
-    except OSError as e:
-        return f"{p.name} cannot be read ({e.strerror})"
-    if stat.S_ISREG(st.st_mode):
-        return None
-    kind = _kind(st) or "a directory"
-    return f"{p.name} is {kind}, not {what}"
 
 
 def delete(p: Path) -> None:
@@ -180,9 +142,16 @@ class Store:
         partial: Path,
         meta: dict[str, Any],
         summary: pl.DataFrame | None = None,
+        *,
+        host: str | None = None,
     ) -> Path:
         """Write summary.parquet (rows from `index.summary_frame`) and run.json, then make the
-        run visible with one atomic rename."""
+        run visible with one atomic rename, and add its rows to the summary table (table.py;
+        a failure there is left for the next read to mend: the run is committed).  ``host``:
+        the host the run belongs to (an import's or a fleet's host tag), kept in run.json as
+        ``host``; without it, the run's own environment says (`layout.host_of`)."""
+        if host is not None:
+            meta = {**meta, "host": host}
         if summary is not None:
             index.write(summary, partial / SUMMARY_FILE)
         write_text(partial / RUN_FILE, json.dumps(meta, indent=1, sort_keys=False))
@@ -192,19 +161,31 @@ class Store:
             os.rename(partial, final)
         except OSError as e:
             raise BadInput(f"cannot commit run {run_id} in {self.runs_dir}: {e.strerror}") from None
+        if summary is not None:
+            self._index(final, meta, summary)
         return final
+
+    def _index(self, final: Path, meta: dict[str, Any], summary: pl.DataFrame) -> None:
+        try:
+            rows = table.rows_of(
+                meta, index.normal(summary), host_of(meta), table.fingerprint(final, RUN_FILES)
+            )
+            table.append(self.root, rows)
+        except (OSError, LatscopeError, ValueError):
+            pass  # the next `ls` or `history` finds the run without rows and adds them
 
     def abandon(self, partial: Path) -> None:
         leftovers.clean_dir(partial)  # a killed probe's System V objects and test files
         shutil.rmtree(partial, ignore_errors=True)
 
     @contextmanager
-    def transaction(self, bench: str) -> Iterator[Transaction]:
+    def transaction(self, bench: str, *, host: str | None = None) -> Iterator[Transaction]:
         """A run being added: a partial directory (`begin`) to write its files into, made a
         run by `Transaction.commit` (one atomic rename), removed when the block fails or ends
-        without a commit.  The one way runs enter the store (measured or imported)."""
+        without a commit.  The one way runs enter the store (measured or imported).
+        ``host``: the host tag the run is kept with (`commit`)."""
         run_id, partial = self.begin(bench)
-        t = Transaction(self, run_id, partial)
+        t = Transaction(self, run_id, partial, host=host)
         try:
             yield t
         finally:
@@ -223,6 +204,22 @@ class Store:
         except OSError as e:
             raise BadInput(f"cannot remove {d}: {e.strerror}") from None
         delete(gone)
+        self._forget(d.name)
+
+    def _forget(self, run_id: str) -> None:
+        """Drop a removed run's rows from the summary table: the partitions of its benchmark
+        (named in its id) are compacted without it."""
+        bench = bench_of_id(run_id)
+        top = self.root / table.TABLE_DIR / f"benchmark={table.encode(bench or '')}"
+        try:
+            months = [m for m in os.listdir(top) if m.startswith("month=")]
+        except OSError:
+            return
+        for m in months:
+            try:
+                table.compact(self.root, (top.name, m), drop={run_id})
+            except (OSError, LatscopeError):
+                pass
 
     def remove_partials(self) -> tuple[list[Partial], list[Partial]]:
         """Remove what killed runs and interrupted removals left; runs still being measured
@@ -476,13 +473,16 @@ class Store:
             df = df.filter(pl.col(k) == v)
         return df.sort(["created_utc", "run_id", "column_index"]).to_dicts()
 
-    def resolve(self, ref: str, any_entry: bool = False) -> Path:
+    def resolve(self, ref: str, any_entry: bool = False, host: str | None = None) -> Path:
         """A run directory from an id, a unique id prefix, 'last', or a path. An empty
         reference (an unset shell variable) is an error, never a match of every run.  A
         directory of runs/ named exactly is found even when it is damaged (what is wrong is
         said when it is read; `rm` removes it); ``any_entry``: any entry of runs/ named
         exactly, a symbolic link or a file too (for `rm`, which removes it, never following
-        a link), else such an entry is refused."""
+        a link), else such an entry is refused.  ``host``: a run of that host (`host_of`):
+        'last' is its latest, a part of an id matches its runs only."""
+        if host is not None:
+            return self._resolve_on(ref, host)
         if not ref.strip():
             raise BadInput(
                 "an empty run reference: give a run id, a unique part of one, or 'last' "
@@ -518,6 +518,39 @@ class Store:
         names = ", ".join(d.name for d in matches[:5])
         raise BadInput(f"'{ref}' matches {len(matches)} runs ({names}...); give more of the id")
 
+    def _resolve_on(self, ref: str, host: str) -> Path:
+        """`resolve` among the runs of one host."""
+        if ref in ("last", "latest"):
+            metas = [m for m in self.list_meta() if host_of(m) == host]
+            if not metas:
+                raise BadInput(f"the store {self.root} has no runs of host {host}")
+            return self.runs_dir / metas[-1]["id"]
+        try:
+            d = self.resolve(ref)
+        except BadInput as e:
+            if "matches" not in e.message:
+                raise
+            d = None
+        if d is not None:
+            theirs = host_of(self.read_meta(d))
+            if theirs != host:
+                raise BadInput(f"run {d.name} is of host {theirs or 'unknown'}, not {host}")
+            return d
+        matches = []
+        for d in self.run_dirs():
+            if ref in d.name:
+                try:
+                    if host_of(self.read_meta(d)) == host:
+                        matches.append(d)
+                except BadFile:
+                    continue
+        if len(matches) == 1:
+            return matches[0]
+        if not matches:
+            raise BadInput(f"no run '{ref}' of host {host} in the store {self.root}")
+        names = ", ".join(d.name for d in matches[:5])
+        raise BadInput(f"'{ref}' matches {len(matches)} runs of host {host} ({names}...)")
+
 
 @dataclass
 class Transaction:
@@ -528,12 +561,17 @@ class Transaction:
     id: str
     dir: Path
     final: Path | None = None
+    host: str | None = None  # the host tag the run is kept with
 
     @property
     def samples_path(self) -> Path:
         return self.dir / SAMPLES_FILE
 
-    def commit(self, meta: dict[str, Any], summary: pl.DataFrame | None = None) -> Path:
-        """run.json (and summary.parquet), then the rename that makes the run visible."""
-        self.final = self.store.commit(self.id, self.dir, meta, summary)
+    def commit(
+        self, meta: dict[str, Any], summary: pl.DataFrame | None = None, *, host: str | None = None
+    ) -> Path:
+        """run.json (and summary.parquet), then the rename that makes the run visible.
+        ``host``: the host tag (default: the transaction's)."""
+        host = host if host is not None else self.host
+        self.final = self.store.commit(self.id, self.dir, meta, summary, host=host)
         return self.final

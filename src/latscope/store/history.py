@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,8 @@ class History:
     skipped: list[Skipped]
     columns: list[str]  # the columns the runs have
     env_notes: list[str]
+    hosts: list[str] = field(default_factory=list)  # the hosts of the rows ("": unknown)
+    indexed: int = 0  # runs the read added to the summary table
 
     @property
     def figure(self) -> Stat:
@@ -90,19 +92,29 @@ def query(
     column: str | None = None,
     stat: str = "p50",
     filters: dict[str, str] | None = None,
+    host: str | None = None,
 ) -> History:
+    """The rows of one column of ``bench`` (``host``: of that host's runs only), from the
+    summary table (`catalog`: only the benchmark's partitions are read)."""
+    from .catalog import catalog
+
     if stat not in [s.key for s in STATS]:
         raise BadInput(f"--stat {stat}: choose one of {', '.join(s.key for s in STATS)}")
-    scan = store.scan()
-    skipped = list(scan.skipped)
-    runs = [r for r in scan.runs if r.meta.get("benchmark") == bench]
-    if not runs:
-        known = sorted({str(r.meta.get("benchmark")) for r in scan.runs})
+    cat = catalog(store, benchmark=bench, host=host)
+    skipped = list(cat.skipped)
+    rows = cat.dicts()
+    if not rows:
+        if host is not None and cat.hosts:
+            raise BadInput(
+                f"no runs of '{bench}' from host {host} in the store {store.root} "
+                f"(its runs of {bench} are from: {', '.join(cat.hosts)})"
+            )
+        everything = catalog(store).rows
+        known = sorted(everything["benchmark"].unique().to_list())
         raise BadInput(
             f"no runs of '{bench}' in the store {store.root}"
             + (f" (it has: {', '.join(known)})" if known else "")
         )
-    rows = store.summaries(runs, skipped, where={"benchmark": bench})
     columns: list[str] = []
     for r in sorted(rows, key=lambda r: r["column_index"]):
         if r["column"] not in columns:
@@ -118,24 +130,54 @@ def query(
         raise BadInput(
             f"no run of {bench} matches " + " ".join(f"{k}={v}" for k, v in (filters or {}).items())
         )
-    return History(bench, column, stat, picked, skipped, columns, _env_notes(runs, picked))
+    h = History(bench, column, stat, picked, skipped, columns, [])
+    h.env_notes = _env_notes(store, picked)
+    h.hosts = sorted({r["host"] or "" for r in picked})
+    h.indexed = cat.indexed
+    return h
 
 
-def _env_notes(runs: list[Any], rows: list[dict[str, Any]]) -> list[str]:
-    """Environment differences between the runs shown (env.compatible against the first)."""
+def _env_notes(store: Store, rows: list[dict[str, Any]]) -> list[str]:
+    """Environment differences between the runs shown (env.compatible against the first),
+    within each host: runs of several hosts are shown apart (by host), and differ in their
+    hosts' environments as a matter of course.  The environments are the summary table's
+    briefs (`env_brief`: what compatible reads), each distinct one compared once; a row
+    without one (written by an older latscope) has its run.json read."""
+    from .meta import BadFile
+
+    envs: list[tuple[str | None, str, dict[str, Any]]] = []
+    seen: set[tuple[str | None, str]] = set()
+    for row in rows:
+        text = row.get("env_brief")
+        if text is not None:
+            if (row["host"], text) in seen:
+                continue  # compared already: it says what its first run says
+            seen.add((row["host"], text))
+            env = json.loads(text)
+        else:
+            try:
+                env = store.read_meta(store.runs_dir / row["run_id"]).get("env")
+            except BadFile:
+                continue  # changed since it was listed: said when it is read
+        if isinstance(env, dict):
+            envs.append((row["host"], row["run_id"], env))
+    notes: dict[str, str] = {}
+    for host in sorted({h or "" for h, _, _ in envs}):
+        notes.update(_differences([(i, e) for h, i, e in envs if (h or "") == host]))
+    return [f"{d} (first seen in {rid})" for d, rid in notes.items()]
+
+
+def _differences(envs: list[tuple[str, dict[str, Any]]]) -> dict[str, str]:
     from ..env import compatible
 
-    by_id = {r.id: r.meta.get("env") for r in runs}
-    envs = [(row["run_id"], by_id.get(row["run_id"])) for row in rows]
-    envs = [(i, e) for i, e in envs if isinstance(e, dict)]
     if len(envs) < 2:
-        return []
+        return {}
     first_id, first = envs[0]
     notes: dict[str, str] = {}
     for rid, e in envs[1:]:
         for d in compatible(first, e):
-            notes.setdefault(d, rid)
-    return [f"{d} (first seen in {rid}, against {first_id})" for d, rid in notes.items()]
+            notes.setdefault(d, f"{rid}, against {first_id}")
+    return notes
 
 
 def differing_params(rows: list[dict[str, Any]]) -> list[str]:
@@ -180,7 +222,10 @@ def plot(h: History, target: str | os.PathLike[str], replace: bool = True) -> Pa
     keys = differing_params(h.rows)
     groups: dict[str, list[dict[str, Any]]] = {}
     for r in h.rows:
-        groups.setdefault(series_label(r, keys), []).append(r)
+        label = series_label(r, keys)
+        if len(h.hosts) > 1:
+            label = f"{r['host'] or '?'}: {label}"
+        groups.setdefault(label, []).append(r)
     fig, ax = plt.subplots(figsize=(9, 4.8))
     for label, rs in groups.items():
         xs = [r["created_utc"] for r in rs]

@@ -49,6 +49,20 @@ SUMMARY_COLUMNS: tuple[tuple[str, str], ...] = (
 )
 
 
+def dtypes(utc: bool) -> dict[str, pl.DataType]:
+    """The polars types of the names `SUMMARY_COLUMNS` uses; ``utc``: times with the UTC zone
+    (as written), else naive in UTC (as read)."""
+    import polars as pl
+
+    return {
+        "Int32": pl.Int32,
+        "Int64": pl.Int64,
+        "Float64": pl.Float64,
+        "Utf8": pl.Utf8,
+        "Datetime": pl.Datetime("us", "UTC") if utc else pl.Datetime("us"),
+    }
+
+
 def _int_or_none(v: Any) -> int | None:
     try:
         return None if v is None else int(v)
@@ -56,15 +70,12 @@ def _int_or_none(v: Any) -> int | None:
         return None
 
 
-def summary_frame(meta: dict[str, Any], summary: pl.DataFrame) -> pl.DataFrame:
-    """The rows of summary.parquet for one run: `summary` is `Run.summary()`, `meta` the run's
-    run.json (id, created_utc, benchmark, params, params_given, tags, ...)."""
-    import polars as pl
-
-    figures = summary_columns()
+def run_columns(meta: dict[str, Any]) -> dict[str, Any]:
+    """The columns of summary.parquet that say which run a row is of (the same in each of its
+    rows), from its run.json ``meta``: identity, parameters, clock, tags, host name."""
     tags = meta.get("tags") or {}
     env = meta.get("env") or {}
-    common = {
+    return {
         "schema_version": SUMMARY_SCHEMA_VERSION,
         "run_id": meta["id"],
         "created_utc": parse_utc(meta.get("created_utc")),
@@ -81,6 +92,15 @@ def summary_frame(meta: dict[str, Any], summary: pl.DataFrame) -> pl.DataFrame:
         "hostname": env.get("hostname"),
         "latscope_version": meta.get("latscope_version"),
     }
+
+
+def summary_frame(meta: dict[str, Any], summary: pl.DataFrame) -> pl.DataFrame:
+    """The rows of summary.parquet for one run: `summary` is `Run.summary()`, `meta` the run's
+    run.json (id, created_utc, benchmark, params, params_given, tags, ...)."""
+    import polars as pl
+
+    figures = summary_columns()
+    common = run_columns(meta)
     rows = []
     for i, r in enumerate(summary.iter_rows(named=True)):
         row = dict(common)
@@ -89,15 +109,20 @@ def summary_frame(meta: dict[str, Any], summary: pl.DataFrame) -> pl.DataFrame:
         for name, _ in figures:
             row[name] = r.get(name)
         rows.append(row)
-    dtypes = {
-        "Int32": pl.Int32,
-        "Int64": pl.Int64,
-        "Float64": pl.Float64,
-        "Utf8": pl.Utf8,
-        "Datetime": pl.Datetime("us", "UTC"),
-    }
-    schema = {name: dtypes[t] for name, t in SUMMARY_COLUMNS}
+    kinds = dtypes(utc=True)
+    schema = {name: kinds[t] for name, t in SUMMARY_COLUMNS}
     return pl.DataFrame(rows, schema=schema)
+
+
+def normal(df: pl.DataFrame) -> pl.DataFrame:
+    """Summary rows as `read` gives them: times naive, in UTC."""
+    import polars as pl
+
+    return df.with_columns(
+        pl.col(n).dt.convert_time_zone("UTC").dt.replace_time_zone(None)
+        for n, t in df.schema.items()
+        if isinstance(t, pl.Datetime) and t.time_zone
+    )
 
 
 def write(df: pl.DataFrame, target: Path) -> None:
@@ -113,7 +138,7 @@ SUMMARY_LIMIT = 16 * 2**20
 REQUIRED = ("run_id", "created_utc", "benchmark", "column", "column_index")
 
 
-def _fits(have: pl.DataType, want: str) -> bool:
+def fits(have: pl.DataType, want: str) -> bool:
     """Whether a column of type ``have`` holds what `SUMMARY_COLUMNS` declares as ``want``."""
     import polars as pl
 
@@ -161,7 +186,7 @@ def read(target: Path, run_id: str) -> tuple[pl.DataFrame, bool]:
             raise BadFile(target, f"no column '{name}'")
     types = dict(SUMMARY_COLUMNS)
     for name, dtype in df.schema.items():
-        if name in types and not _fits(dtype, types[name]):
+        if name in types and not fits(dtype, types[name]):
             raise BadFile(target, f"column '{name}' is {dtype}, not {types[name]}")
     if df.height == 0:
         raise BadFile(target, "no rows")
@@ -176,28 +201,20 @@ def read(target: Path, run_id: str) -> tuple[pl.DataFrame, bool]:
             for text in df[name].drop_nulls():
                 if not isinstance(loads(text, target), dict):
                     raise BadFile(target, f"column '{name}' holds JSON that is not an object")
-    dtypes = {
-        "Int32": pl.Int32,
-        "Int64": pl.Int64,
-        "Float64": pl.Float64,
-        "Utf8": pl.Utf8,
-        "Datetime": pl.Datetime("us"),
-    }
+    kinds = dtypes(utc=False)
     cols = []
     for name, t in SUMMARY_COLUMNS:
         if name not in df.columns:
-            cols.append(pl.lit(None, dtypes[t]).alias(name))
+            cols.append(pl.lit(None, kinds[t]).alias(name))
         elif t == "Datetime":
             c = pl.col(name)
             if df.schema[name] == pl.Null:
-                cols.append(c.cast(dtypes[t]))
+                cols.append(c.cast(kinds[t]))
             elif getattr(df.schema[name], "time_zone", None):
-                cols.append(
-                    c.dt.convert_time_zone("UTC").dt.replace_time_zone(None).cast(dtypes[t])
-                )
+                cols.append(c.dt.convert_time_zone("UTC").dt.replace_time_zone(None).cast(kinds[t]))
             else:
-                cols.append(c.cast(dtypes[t]))
+                cols.append(c.cast(kinds[t]))
         else:
-            cols.append(pl.col(name).cast(dtypes[t], strict=False))
+            cols.append(pl.col(name).cast(kinds[t], strict=False))
     complete = all(name in df.columns for name, _ in SUMMARY_COLUMNS)
     return df.select(cols), complete

@@ -10,7 +10,9 @@ finds (complete runs, partial runs, entries it skips).
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,8 @@ SUMMARY_FILE = "summary.parquet"
 OWNER_FILE = "owner.json"
 PARTIAL_PREFIX = ".partial-"
 REMOVING_PREFIX = ".removing-"
+#: The files of a run whose state the summary table records (`table.fingerprint`).
+RUN_FILES = (RUN_FILE, SAMPLES_FILE, SUMMARY_FILE)
 
 
 def default_location() -> Path:
@@ -81,9 +85,64 @@ class Scan:
     skipped: list[Skipped] = field(default_factory=list)
 
 
+def host_of(meta: dict[str, Any]) -> str | None:
+    """The host a run belongs to: the host tag it was added with (`Store.commit`'s ``host``:
+    an import's or a fleet's), else the name of the host that measured it (its environment),
+    else None."""
+    host = meta.get("host")
+    if host is None:
+        env = meta.get("env")
+        host = env.get("hostname") if isinstance(env, dict) else None
+    return None if host is None or host == "" else str(host)
+
+
 def bench_of_id(run_id: str) -> str | None:
     """The benchmark named in a run id (YYYYmmdd-HHMMSS-<bench>-<hex>)."""
     parts = run_id.split("-")
     if len(parts) < 4:
         return None
     return "-".join(parts[2:-1]) or None
+
+
+def _boot_id() -> str | None:
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return None
+
+
+def _iso_mtime(p: Path) -> str | None:
+    try:
+        t = p.stat().st_mtime
+    except OSError:
+        return None
+    return datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _kind(st: os.stat_result) -> str | None:
+    """What a store entry is when it is not a directory, in words; None for a directory."""
+    m = st.st_mode
+    if stat.S_ISDIR(m):
+        return None
+    if stat.S_ISLNK(m):
+        return "a symbolic link"
+    if stat.S_ISREG(m):
+        return "a file"
+    if stat.S_ISFIFO(m):
+        return "a FIFO"
+    return "a device or socket"
+
+
+def _file_problem(p: Path, what: str) -> str | None:
+    """Why ``p`` (a file of a run, looked at without following a link) cannot be read as
+    ``what``, or None: missing, a link, a FIFO, a directory."""
+    try:
+        st = p.lstat()
+    except FileNotFoundError:
+        return f"{p.name} is missing"
+    except OSError as e:
+        return f"{p.name} cannot be read ({e.strerror})"
+    if stat.S_ISREG(st.st_mode):
+        return None
+    kind = _kind(st) or "a directory"
+    return f"{p.name} is {kind}, not {what}"

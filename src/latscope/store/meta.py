@@ -288,6 +288,7 @@ RUN_SPEC: Spec = {
     "tags": Field((dict, NULL), items=SCALAR),
     "env": Field((dict, NULL), spec=ENV_SPEC),
     "status": Field((str, NULL)),
+    "host": Field((str, NULL)),
 }
 
 #: owner.json of a partial run (`Store.begin`).
