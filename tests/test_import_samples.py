@@ -198,3 +198,19 @@ def test_the_run_json_records_where_it_came_from(cli: Any, store: Path, tmp_path
     assert kept["imported_from"]["file"] == "a.lss"
     assert kept["imported_from"]["path"] == str(f.resolve())
     assert kept["probe_command"] == "fuzz"  # the header's argv, as the probe was run
+
+
+def test_import_keeps_a_run_under_the_host_it_is_given(
+    cli: Any, store: Path, tmp_path: Path
+) -> None:
+    a = sample_file(tmp_path / "a.lss", bench="pipe", seed=3)
+    r = cli("import", str(a), "--host", "pi-2")
+    assert r.returncode == 0, r.stderr
+    assert "kept as host pi-2" in r.stdout
+    r = cli("ls", "--host", "pi-2", "--json")
+    assert r.returncode == 0, r.stderr
+    assert [x["host"] for x in json.loads(r.stdout)["runs"]] == ["pi-2"]
+    csv = tmp_path / "c.csv"
+    csv.write_text("call_ns\n1\n2\n3\n")
+    r = cli("import", str(csv), "--host", "pi-2")
+    assert r.returncode == 2 and "--host is for sample files" in r.stderr

@@ -214,9 +214,11 @@ def import_samples(
     path: str | os.PathLike[str],
     store: str | os.PathLike[str] | _store.Store | None = None,
     tags: Mapping[str, Any] | None = None,
+    host: str | None = None,
 ) -> Run:
     """Keep a sample file measured elsewhere (by any probe, on any machine) as a run, with the
-    environment its probe recorded (run.json's ``env`` is null: `Run.env` reads the header's,
+    environment its probe recorded (``host``: the host it is kept under, default the hostname
+    the probe recorded) (run.json's ``env`` is null: `Run.env` reads the header's,
     as for any file measured elsewhere). The file is copied into the run's partial directory and
     that copy is what is checked (`samples.load` through `Run`) and kept, so a file changed
     meanwhile cannot slip in; a file whose content was imported before is refused. Anything
@@ -231,7 +233,7 @@ def import_samples(
     st = open_store(store)
     with ExitStack() as stack:
         with probe.held_signals():  # the partial directory is made whole, then a signal acts
-            t = stack.enter_context(st.transaction(bench))
+            t = stack.enter_context(st.transaction(bench, host=host))
         sha = _copy_hashed(p, t.samples_path)
         measured = Run(t.samples_path)  # the copy, checked whole (layout, CRC, header)
         if measured.benchmark != bench:

@@ -214,6 +214,7 @@ def add_parsers(sub: Any) -> None:
         "timestamp or t_start, if it has a unit)",
     )
     i.add_argument("--quiet", action="store_true", help="print only the run id")
+    host_arg(i, "keep the runs under host NAME (default: the host name the probe recorded)")
     store_arg(i)
 
     p = sub.add_parser(
@@ -352,6 +353,8 @@ def cmd_import(args: argparse.Namespace) -> int:
     st = open_store(args)
     for f in args.file:
         if not is_sample_file(f):
+            if args.host is not None:
+                raise BadInput(f"--host is for sample files; {f} is a CSV file")
             _import_csv(args, f, st)
             continue
         if csv_only:
@@ -359,7 +362,10 @@ def cmd_import(args: argparse.Namespace) -> int:
         name = args.name.strip() if args.name else None
         if args.name is not None and not name:
             raise BadInput("--name: give a non-empty name")
-        run = import_samples(f, store=st, tags={"name": name} if name else None)
+        host = args.host.strip() if args.host else None
+        if args.host is not None and not host:
+            raise BadInput("--host: give a non-empty name")
+        run = import_samples(f, store=st, tags={"name": name} if name else None, host=host)
         if args.quiet:
             console.print(shown(run.id))
             continue
@@ -367,6 +373,8 @@ def cmd_import(args: argparse.Namespace) -> int:
         em = env.get("emulation") or {}
         machine = (env.get("kernel") or {}).get("machine") or "machine unknown"
         where = f"on {env.get('hostname') or 'a host it does not name'} ({machine})"
+        if host:
+            where += f", kept as host {host}"
         if em.get("emulated"):
             where += f" under emulation ({em.get('emulator')})"
         store = f" --store {args.store}" if getattr(args, "store", None) else ""
