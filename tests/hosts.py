@@ -80,7 +80,33 @@ def netns_names() -> set[str]:
     return {line.split()[0] for line in r.stdout.splitlines() if line.strip()}
 
 
+def _is_sshd(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip() == "sshd"
+    except OSError:
+        return False
+
+
+def _kill_sshd(ns: str) -> None:
+    """Kill the sshd processes in ``ns`` (the listener and the sessions), not what runs under
+    them: a shell killed half-way through root's start-up files could leave their locks (the
+    hosts share this machine's home directories); the rest ends when its connection does."""
+    for _ in range(50):
+        pids = {p for p in netns_pids(ns) if _is_sshd(p)}
+        if not pids:
+            return
+        for p in pids:
+            with suppress(ProcessLookupError):
+                os.kill(p, signal.SIGKILL)
+        time.sleep(0.05)
+
+
 def _kill_all(ns: str) -> None:
+    """Every process in ``ns`` gone: sshd first, the rest given 5 s to end by itself."""
+    _kill_sshd(ns)
+    end = time.monotonic() + 5
+    while netns_pids(ns) and time.monotonic() < end:
+        time.sleep(0.05)
     for _ in range(50):
         pids = netns_pids(ns)
         if not pids:
@@ -139,8 +165,8 @@ class Host:
         return self.pids() - keep
 
     def kill_sshd(self) -> None:
-        """The host drops out: its sshd and every session under it are killed."""
-        _kill_all(self.ns)
+        """The host drops out: its sshd and every session of it are killed."""
+        _kill_sshd(self.ns)
         if self.sshd is not None:
             with suppress(subprocess.TimeoutExpired):
                 self.sshd.wait(timeout=5)
@@ -273,7 +299,7 @@ def _make_host(f: Fleet, i: int, x: int, pub: str) -> Host:
 
 def _inventory(f: Fleet) -> Path:
     """An INI inventory of the hosts: root over ssh with the fleet's key, the fleet's
-    known_hosts and nothing of ~/.ssh; no tty (so sshd records no login)."""
+    known_hosts and nothing of ~/.ssh; no tty (so sshd records no login); no Python."""
     lines = ["[fleet]"]
     lines += [f"{h.name} ansible_host={h.addr}" for h in f.hosts]
     args = " ".join(
@@ -294,6 +320,9 @@ def _inventory(f: Fleet) -> Path:
         f"ansible_ssh_private_key_file={f.key}",
         f"ansible_ssh_common_args='{args}'",
         "ansible_ssh_use_tty=false",
+        # the fleet runs nothing on a host with Python: an interpreter that is not there
+        # fails any task that would
+        "ansible_python_interpreter=/nonexistent/python3",
         "ansible_ssh_timeout=5",
     ]
     p = f.dir / "inventory.ini"

@@ -36,6 +36,8 @@ RUN_SH = HERE / "run.sh"
 STOP_WAIT_S = 10.0
 #: How long the clean-up playbook may take (an unreachable host costs its connect timeout).
 CLEANUP_S = 300.0
+#: The longest directory of ssh control sockets (Ansible names each with 10 characters).
+CONTROL_DIR_MAX = 70
 #: What a remote path may be made of: it is written into shell commands and playbooks.
 SAFE_PATH = re.compile(r"/[A-Za-z0-9_./-]*")
 
@@ -61,6 +63,15 @@ class Workspace:
     ansible's log, local temporary files, ssh control sockets and the fetched files."""
 
     dir: Path
+    control_made: bool = False
+
+    def make_control(self) -> None:
+        """The control directory, made here (mode 0700; a name already there is refused)."""
+        try:
+            self.control.mkdir(mode=0o700)
+        except OSError as e:
+            raise BadInput(f"cannot make {self.control}: {e.strerror}") from None
+        self.control_made = True
 
     @property
     def log(self) -> Path:
@@ -72,7 +83,11 @@ class Workspace:
 
     @property
     def control(self) -> Path:
-        return self.dir / "cp"
+        """ssh's control sockets: in the workspace, or where its path is too long for one
+        (a socket's path holds 107 bytes, and ssh adds 17 while it makes one), in a
+        directory of its own under /tmp (`close_connections` removes it)."""
+        d = self.dir / "cp"
+        return d if len(str(d)) <= CONTROL_DIR_MAX else Path("/tmp") / f"lsf-cp-{self.dir.name}"
 
     def env(self, events: Path | None = None) -> dict[str, str]:
         """ansible's environment: the user's (their ansible.cfg and inventory settings
@@ -290,11 +305,12 @@ def run_to_end(
 
 def close_connections(ws: Workspace) -> None:
     """End the ssh master connections (ControlPersist) that ansible left in the workspace's
-    control directory, so that no ssh process of the fleet outlives it."""
+    control directory, so that no ssh process of the fleet outlives it; the directory goes
+    with them."""
     ssh = shutil.which("ssh")
-    if ssh is None or not ws.control.is_dir():
+    if not ws.control_made:
         return
-    for sock in ws.control.iterdir():
+    for sock in ws.control.iterdir() if ssh else ():
         with suppress(OSError, subprocess.TimeoutExpired):
             subprocess.run(
                 [ssh, "-o", f"ControlPath={sock}", "-O", "exit", "latscope-fleet"],
@@ -302,3 +318,4 @@ def close_connections(ws: Workspace) -> None:
                 capture_output=True,
                 timeout=15,
             )
+    shutil.rmtree(ws.control, ignore_errors=True)

@@ -345,6 +345,7 @@ def execute(
 
     ws = ansible.Workspace(Path(tempfile.mkdtemp(prefix="latscope-fleet-")))
     try:
+        ws.make_control()
         with probe.stop_signals():
             events = _Events(fr, say, timeout)
             pb: ansible.Playbook | None = None
