@@ -179,7 +179,7 @@ def test_suite_comparison_fits_80_columns(store: Path) -> None:
 
 COMMANDS = [
     "list", "clocks", "run", "trust", "quick", "show", "export", "ls", "rm", "history",
-    "suite", "env", "report", "compare", "import", "plot", "matrix",
+    "suite", "env", "report", "compare", "import", "plot", "matrix", "fleet",
 ]  # fmt: skip
 
 

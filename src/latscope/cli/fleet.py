@@ -117,7 +117,7 @@ def _table(fr: Any) -> None:
         rows.append(
             [shown(h.name), str(h.kept), str(h.skipped), str(h.failed), str(h.not_run), shown(note)]
         )
-    t, _ = fit(console, cols, rows, title=f"fleet run {shown(fr.id)} by host")
+    t, _ = fit(console, cols, rows, title="runs by host")
     console.print(t)
 
 
