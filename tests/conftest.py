@@ -318,3 +318,16 @@ def mqueue_dir() -> Iterator[Path | None]:
     yield d
     subprocess.run(["umount", str(d)])
     d.rmdir()
+
+
+@pytest.fixture()
+def fleet_hosts(tmp_path: Path) -> Iterator[Any]:
+    """``fleet_hosts(n)``: n namespace hosts with their own sshd and an inventory
+    (tests/hosts.py), all removed when the test ends; skipped where they cannot be made."""
+    import hosts
+
+    why = hosts.unavailable()
+    if why:
+        pytest.skip(why)
+    with contextlib.ExitStack() as stack:
+        yield lambda n: stack.enter_context(hosts.fleet(n, tmp_path))

@@ -26,7 +26,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("runs",),
     ("runner", "repeat", "variation"),
     ("importer", "report", "ipc_matrix"),
-    ("trust", "suite", "runtime_matrix"),
+    ("trust", "suite", "runtime_matrix", "fleet"),
     ("cli",),
     ("_entry",),  # the command's entry point: imports the CLI under a Ctrl-C guard
     ("",),  # latscope/__init__.py: the public API

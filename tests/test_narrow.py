@@ -229,7 +229,7 @@ def test_long_scenario_names_break_after_their_hyphens_not_mid_word(store: Path)
 
 COMMANDS = [
     "list", "clocks", "run", "trust", "quick", "show", "export", "ls", "rm", "history",
-    "suite", "env", "report", "compare", "import", "plot", "matrix",
+    "suite", "env", "report", "compare", "import", "plot", "matrix", "fleet",
 ]  # fmt: skip
 
 

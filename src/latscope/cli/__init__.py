@@ -3,7 +3,8 @@ the command, turning every error a user can act on into one line and an exit cod
 
 Command modules (each `add_parsers(sub)` and `COMMANDS`), in the order `latscope --help` lists
 them: `measure` (list, clocks, run, trust, quick), `runs` (show, export), `store` (ls, rm,
-history), `suite` (suite, env), `analysis` (report, compare, import, plot), `ipc` (matrix).
+history), `suite` (suite, env), `analysis` (report, compare, import, plot), `ipc` (matrix),
+`fleet` (fleet).
 They share `shared` (consoles, --store, -p parsing) and depend on no other command module.
 """
 
@@ -15,7 +16,7 @@ from collections.abc import Callable, Sequence
 from .._version import __version__
 from ..errors import Interrupted, LatscopeError
 from ..units import shown
-from . import analysis, ipc, measure, runs, shared, store, suite
+from . import analysis, fleet, ipc, measure, runs, shared, store, suite
 from .shared import Parser, console, err_console
 
 __all__ = ["build_parser", "console", "err_console", "main"]
@@ -41,7 +42,7 @@ never followed); a directory, FIFO or device there is never written to.
 """
 
 #: The command modules, in the order their commands are listed.
-MODULES = (measure, runs, store, suite, analysis, ipc)
+MODULES = (measure, runs, store, suite, analysis, ipc, fleet)
 
 
 def build_parser() -> argparse.ArgumentParser:

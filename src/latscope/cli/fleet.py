@@ -1,0 +1,201 @@
+"""`latscope fleet`: a suite run on every host of an Ansible inventory (docs/fleet.md). Hooked
+into the CLI (cli/__init__.py) by `add_parsers(sub)` and `COMMANDS`."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import stat
+from typing import Any
+
+from ..errors import BadInput, Interrupted, LatscopeError
+from ..units import shown
+from .shared import RAW, console, open_store, store_arg, wrap
+
+EPILOG = """\
+examples:
+  latscope fleet hosts.ini                             quick suite, every host
+  latscope fleet hosts.ini --suite my.toml --rounds 3  3 rounds of a suite
+  latscope fleet hosts.ini --limit 'web*' --dry-run    hosts and plan only
+  latscope ls --suite FLEET_RUN                        its runs, by host
+
+needs ansible-core (pip install 'latscope[fleet]'). The hosts need ssh (or any
+connection Ansible has) and a POSIX shell, not Python: the probe (--probe; default: the
+one latscope runs here) is copied to a private directory under --remote-tmp on each.
+A host that cannot be reached or set up is reported in one line and the others go on;
+the exit status is 1 if any host failed. SIGINT, SIGTERM and SIGHUP stop the playbook,
+stop the probe on every host and remove its directory; the runs kept so far stay.
+"""
+
+
+def add_parsers(sub: Any) -> None:
+    p = sub.add_parser(
+        "fleet",
+        help="run a suite on every host of an Ansible inventory (needs ansible-core)",
+        description=wrap(
+            "Run every scenario of a suite on every host of an Ansible inventory, in "
+            "interleaved rounds (round 1: every scenario once on every host, in a random "
+            "order; then round 2, ...), and keep each run in the store tagged with its host.  "
+            "The probe is copied to the hosts; nothing but a shell is needed there."
+        ),
+        epilog=EPILOG,
+        formatter_class=RAW,
+    )
+    p.add_argument("inventory", metavar="INVENTORY", help="Ansible inventory (file, dir, list)")
+    p.add_argument(
+        "--suite",
+        default="quick",
+        metavar="NAME|FILE",
+        help="built-in suite (quick, seeds, gil) or scenario file (default: quick)",
+    )
+    p.add_argument("--rounds", type=int, metavar="R", help="rounds (repetitions of the suite)")
+    p.add_argument("--seed", type=int, metavar="S", help="seed of the run order (default: random)")
+    p.add_argument("--limit", metavar="PATTERN", help="only the hosts of this Ansible pattern")
+    p.add_argument("--forks", type=int, metavar="N", help="hosts worked on at once (Ansible's)")
+    p.add_argument(
+        "--timeout",
+        type=int,
+        default=900,
+        metavar="S",
+        help="a run still going after S seconds is stopped (default 900)",
+    )
+    p.add_argument(
+        "--remote-tmp",
+        default="/tmp",
+        metavar="DIR",
+        help="where the private directory is made on each host (default /tmp)",
+    )
+    p.add_argument("--probe", metavar="FILE", help="the probe to copy (default: latscope's)")
+    p.add_argument("--dry-run", action="store_true", help="print the hosts and the plan")
+    store_arg(p)
+
+
+def _probe_file(given: str | None) -> str:
+    from .. import probe
+
+    path = given or probe.probe_path()
+    try:
+        st = os.stat(path)
+    except OSError as e:
+        raise BadInput(f"--probe {path}: {e.strerror}") from None
+    if not stat.S_ISREG(st.st_mode) or not os.access(path, os.R_OK):
+        raise BadInput(f"--probe {path}: not a readable file")
+    return os.path.abspath(path)
+
+
+def _checked(args: argparse.Namespace) -> None:
+    from ..fleet import ansible
+
+    if args.rounds is not None and args.rounds < 1:
+        raise BadInput(f"--rounds {args.rounds}: must be 1 or more")
+    if args.forks is not None and args.forks < 1:
+        raise BadInput(f"--forks {args.forks}: must be 1 or more")
+    if not 1 <= args.timeout <= 86_400:
+        raise BadInput(f"--timeout {args.timeout}: give seconds between 1 and 86400")
+    if not ansible.SAFE_PATH.fullmatch(args.remote_tmp) or ".." in args.remote_tmp.split("/"):
+        raise BadInput(
+            f"--remote-tmp {args.remote_tmp}: give an absolute path of letters, digits and _ . - /"
+        )
+
+
+def _table(fr: Any) -> None:
+    from ..tables import Column, fit
+
+    cols = [
+        Column("host", wrap=True),
+        Column("kept", justify="right"),
+        Column("skipped", justify="right"),
+        Column("failed", justify="right"),
+        Column("not run", justify="right"),
+        Column("note", wrap=True),
+    ]
+    rows = []
+    for h in fr.hosts.values():
+        note = "; ".join(x for x in (h.problem, h.cleanup and "not cleaned up") if x)
+        if not note and h.skipped:
+            note = "skipped: not possible there"
+        rows.append(
+            [shown(h.name), str(h.kept), str(h.skipped), str(h.failed), str(h.not_run), shown(note)]
+        )
+    t, _ = fit(console, cols, rows, title="runs by host")
+    console.print(t)
+
+
+def cmd_fleet(args: argparse.Namespace) -> int:
+    from .. import probe, scenarios
+    from ..fleet import FleetRun, HostResult, ansible, execute
+
+    _checked(args)
+    suite = scenarios.load(args.suite, repeat=args.rounds)
+    suite.interleave = "rounds"  # across hosts too: every scenario on every host, round by round
+    local = [
+        s for s in suite.scenarios if (probe.entry(s.benchmark) or {}).get("engine") == "python"
+    ]
+    for s in local:
+        console.print(
+            f"[yellow]not run:[/yellow] {shown(s.name)}: a benchmark of the Python engine "
+            "(the hosts need no Python; run it there with latscope)"
+        )
+    suite.scenarios = [s for s in suite.scenarios if s not in local]
+    if not suite.scenarios:
+        raise BadInput(f"suite {suite.name}: no scenario a fleet can run (all need Python)")
+    seed = args.seed if args.seed is not None else suite.seed
+    if seed is None:
+        seed = scenarios.new_seed()
+    steps = scenarios.plan(suite, seed)
+    probe_file = _probe_file(args.probe)
+    names = ansible.hosts(args.inventory, args.limit)
+    st = open_store(args)
+    from ..suite import new_suite_run_id
+
+    fr = FleetRun(
+        id=new_suite_run_id(suite.name),
+        suite=suite,
+        seed=seed,
+        steps=steps,
+        hosts={n: HostResult(n) for n in names},
+        store=st,
+    )
+    total = len(steps) * len(names)
+    console.print(
+        f"[bold]fleet {shown(fr.id)}[/bold]: suite {shown(suite.name)}, "
+        f"{len(suite.scenarios)} scenarios x {len(names)} hosts x {fr.rounds} rounds = "
+        f"{total} runs, order seed {seed}; store {shown(st.root)}",
+        soft_wrap=True,
+    )
+    for k in suite.skipped:
+        console.print(f"[yellow]not run:[/yellow] {shown(k.name)}: {shown(k.why)}")
+    if args.dry_run:
+        console.print("hosts: " + ", ".join(shown(n) for n in names))
+        order = "  ".join(f"{s.index + 1}.{s.scenario.name}#{s.repetition}" for s in steps)
+        console.print(f"order (on every host): {shown(order)}")
+        console.print("[dim]dry run: nothing was run[/dim]")
+        return 0
+    st.ensure()
+    execute(
+        fr,
+        args.inventory,
+        args.limit,
+        lambda line: console.print(line, soft_wrap=True),
+        probe_file=probe_file,
+        remote_tmp=args.remote_tmp,
+        timeout=args.timeout,
+        forks=args.forks,
+    )
+    _table(fr)
+    if fr.interrupted:
+        left = [h.name for h in fr.hosts.values() if h.cleanup]
+        raise Interrupted(
+            f"{len(fr.runs)} runs were kept (latscope ls --suite {fr.id}); "
+            + (f"not cleaned up on {', '.join(left)}" if left else "every host was cleaned up"),
+            fr.signum or 2,
+        )
+    if fr.error:
+        raise LatscopeError(f"ansible-playbook failed: {fr.error}", 1)
+    console.print(
+        f"{len(fr.runs)} of {total} runs kept (fleet run {fr.id}); latscope ls --suite {fr.id}"
+    )
+    return 1 if fr.failed else 0
+
+
+COMMANDS = {"fleet": cmd_fleet}

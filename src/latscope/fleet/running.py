@@ -1,0 +1,412 @@
+"""A suite run on every host of an Ansible inventory (docs/fleet.md).
+
+One playbook does the work: on every host it makes a private directory
+(REMOTE_TMP/latscope-fleet-<fleet run>-<digest of the hostname>, mode 0700, refused if anything
+is there), copies the probe and `run.sh` into it and checks that the probe runs there; then
+every step of the suite's plan, in the plan's order (round 1: every scenario once, in a
+random order; then round 2, ...), each step on every host before the next step begins
+(Ansible's linear strategy), so the rounds interleave across hosts as they do across
+scenarios. A step is one probe run on the host (`run.sh`: its pid in a pid file, SIGINT after
+``timeout`` seconds) and the fetch of its sample file, which is kept in the store as soon as
+it arrives (`keeping.import_fetched`), tagged with the host.
+
+A host that cannot be reached or set up is reported in one line and the playbook goes on
+with the others; a run a host refuses (the probe's exit 3: not possible there) is skipped
+there, one that fails is reported, and the host goes on. Afterwards, whatever happened (the
+end, a failure, SIGINT/SIGTERM/SIGHUP), a clean-up playbook stops any probe still running on
+every host (by its pid file: SIGINT, SIGKILL after 10 s) and removes the private directory;
+then the ssh connections Ansible kept open are closed and the local workspace is removed.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .. import probe
+from ..errors import LatscopeError
+from ..scenarios import Step, Suite
+from ..units import shown
+from . import ansible
+from .keeping import import_fetched
+
+if TYPE_CHECKING:
+    from ..runs import Run
+    from ..store import Store
+
+#: How often the events of a running playbook are read.
+POLL_S = 0.2
+SETUP_TASKS = ("make the private directory", "copy the probe", "copy run.sh", "check the probe")
+_STEP_TASK = re.compile(r"(run|fetch) (\d+)")
+
+
+@dataclass
+class HostResult:
+    name: str
+    kept: int = 0
+    skipped: int = 0
+    failed: int = 0
+    not_run: int = 0
+    problem: str | None = None  # why the host dropped out (unreachable, setup failed)
+    cleanup: str | None = None  # why its clean-up was not done
+    outcome: dict[int, str] = field(default_factory=dict)  # step index -> kept|skipped|failed
+    skip_why: dict[str, str] = field(default_factory=dict)  # scenario -> why not possible
+
+    @property
+    def ok(self) -> bool:
+        return not (self.failed or self.not_run or self.problem or self.cleanup)
+
+
+@dataclass
+class FleetRun:
+    id: str
+    suite: Suite
+    seed: int
+    steps: list[Step]
+    hosts: dict[str, HostResult]
+    store: Store
+    runs: list[Run] = field(default_factory=list)
+    interrupted: bool = False
+    signum: int | None = None
+    error: str | None = None  # the playbook failed before any host did: ansible's line
+
+    @property
+    def rounds(self) -> int:
+        return max((s.repetition for s in self.steps), default=0)
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.error) or any(not h.ok for h in self.hosts.values())
+
+
+def probe_options(sc: Any) -> list[str]:
+    """The probe's command line for a scenario, without the probe and without -o."""
+    full = probe.probe_args(
+        sc.benchmark, sc.params, "OUT", sc.n, sc.warmup, sc.clock, workers="auto"
+    )
+    engine = probe.engine_command(sc.benchmark, sc.params)
+    return full[len(engine) : -2]
+
+
+def remote_dir(remote_tmp: str, fleet_id: str) -> str:
+    """The private directory on a host (a template: the host's digest is Ansible's)."""
+    return f"{remote_tmp.rstrip('/') or ''}/latscope-fleet-{fleet_id}-" + (
+        "{{ (inventory_hostname | hash('sha1'))[:12] }}"
+    )
+
+
+def main_playbook(
+    fr: FleetRun, ws: ansible.Workspace, probe_file: str, remote_tmp: str, timeout: int
+) -> Path:
+    d = remote_dir(remote_tmp, fr.id)
+    q = shlex.quote
+    tasks = [
+        ansible.raw(SETUP_TASKS[0], f"umask 077 && mkdir -m 700 {d}"),
+        ansible.task(
+            SETUP_TASKS[1],
+            "latscope_transfer",
+            {
+                "mode": "put",
+                "src": ansible.no_template(probe_file, "--probe"),
+                "dest": f"{d}/latscope-probe",
+            },
+        ),
+        ansible.task(
+            SETUP_TASKS[2],
+            "latscope_transfer",
+            {"mode": "put", "src": str(ansible.RUN_SH), "dest": f"{d}/run.sh"},
+        ),
+        ansible.raw(
+            SETUP_TASKS[3], f"chmod 700 {d}/latscope-probe && {d}/latscope-probe --list >/dev/null"
+        ),
+    ]
+    for s in fr.steps:
+        opts = " ".join(
+            q(ansible.no_template(a, f"scenario {s.scenario.name}"))
+            for a in probe_options(s.scenario)
+        )
+        tasks.append(
+            ansible.raw(
+                f"run {s.index}",
+                f"/bin/sh {d}/run.sh {d} {timeout} s{s.index}.lss {opts}",
+                register=f"r{s.index}",
+                failed_when=False,
+                timeout=timeout + 60,
+            )
+        )
+        tasks.append(
+            ansible.task(
+                f"fetch {s.index}",
+                "latscope_transfer",
+                {
+                    "mode": "fetch",
+                    "src": f"{d}/s{s.index}.lss",
+                    "dest_dir": ansible.no_template(str(ws.fetched), "the temporary directory"),
+                },
+                when=f"r{s.index}.rc == 0",
+            )
+        )
+    return ansible.write_playbook(
+        ws, "fleet", [ansible.play(f"latscope fleet {fr.id}", "all", tasks)]
+    )
+
+
+#: The clean-up on a host: the probe that may still run stopped by its pid file (SIGINT, as
+#: Ctrl-C; its process group killed after 10 s), then the private directory removed.
+CLEANUP = """\
+d={d}
+if [ -d "$d" ]; then
+  p=$(cat "$d/probe.pid" 2>/dev/null)
+  case "$p" in
+    ''|*[!0-9]*) ;;
+    *) kill -INT "$p" 2>/dev/null
+       i=0
+       while kill -0 "$p" 2>/dev/null && [ $i -lt 50 ]; do
+         sleep 0.2 2>/dev/null || sleep 1
+         i=$((i+1))
+       done
+       kill -KILL -- "-$p" 2>/dev/null; kill -KILL "$p" 2>/dev/null ;;
+  esac
+  rm -rf "$d"
+fi
+"""
+
+
+def cleanup_playbook(fr: FleetRun, ws: ansible.Workspace, remote_tmp: str) -> Path:
+    task = ansible.raw("clean up", CLEANUP.format(d=remote_dir(remote_tmp, fr.id)), timeout=120)
+    p = ansible.play(f"latscope fleet {fr.id}: clean-up", "all", [task], ignore_unreachable=True)
+    return ansible.write_playbook(ws, "cleanup", [p])
+
+
+class _Events:
+    """The events of the main playbook turned into outcomes, runs kept and lines said."""
+
+    def __init__(self, fr: FleetRun, say: Callable[[str], None], timeout: int) -> None:
+        self.fr = fr
+        self.say = say
+        self.timeout = timeout
+        self.by_index = {s.index: s for s in fr.steps}
+        self.round_steps: dict[int, set[int]] = {}
+        for s in fr.steps:
+            self.round_steps.setdefault(s.repetition, set()).add(s.index)
+        self.warnings: dict[tuple[str, int], list[str]] = {}
+        self.done_rounds: dict[str, set[int]] = {h: set() for h in fr.hosts}
+
+    def _tags(self, s: Step) -> dict[str, Any]:
+        fr = self.fr
+        return {
+            "suite": fr.suite.name,
+            "suite_run": fr.id,
+            "suite_file": str(fr.suite.path),
+            "suite_seed": fr.seed,
+            "scenario": s.scenario.name,
+            "repetition": s.repetition,
+            "repeat": s.scenario.repeat,
+            "order": s.index,
+            "fleet": fr.id,
+        }
+
+    def _set(self, h: HostResult, i: int, what: str) -> None:
+        if i in h.outcome:
+            return
+        h.outcome[i] = what
+        setattr(h, what.replace(" ", "_"), getattr(h, what.replace(" ", "_")) + 1)
+        self._round_done(h)
+
+    def _round_done(self, h: HostResult) -> None:
+        for r, idx in sorted(self.round_steps.items()):
+            if r in self.done_rounds[h.name] or not idx <= h.outcome.keys():
+                continue
+            self.done_rounds[h.name].add(r)
+            counts = {w: sum(h.outcome[i] == w for i in idx) for w in ("kept", "skipped", "failed")}
+            counts["not run"] = sum(h.outcome[i] == "not run" for i in idx)
+            said = ", ".join(f"{n} {w}" for w, n in counts.items() if n)
+            self.say(f"round {r}/{self.fr.rounds}  {shown(h.name)}: {said}")
+
+    def drop(self, h: HostResult, why: str) -> None:
+        """The host is out: the steps it has not done are not run."""
+        if h.problem is None:
+            h.problem = why
+            self.say(f"{shown(h.name)}: {shown(why)}; the other hosts go on")
+        for s in self.fr.steps:
+            if s.index not in h.outcome:
+                self._set(h, s.index, "not run")
+
+    def __call__(self, ev: dict[str, Any]) -> None:
+        h = self.fr.hosts.get(str(ev.get("host")))
+        if h is None:
+            return
+        task, status = str(ev.get("task")), ev.get("status")
+        msg = _one_line(ev.get("msg") or ev.get("stderr") or ev.get("stdout") or status)
+        if status == "unreachable":
+            self.drop(h, f"unreachable: {msg}")
+            return
+        if task in SETUP_TASKS:
+            if status == "failed":
+                self.drop(h, f"cannot be set up ({task}): {msg}")
+            return
+        m = _STEP_TASK.fullmatch(task)
+        if not m or int(m.group(2)) not in self.by_index:
+            return
+        i = int(m.group(2))
+        s = self.by_index[i]
+        where = f"{shown(h.name)}: {shown(s.scenario.name)} (round {s.repetition})"
+        if m.group(1) == "run":
+            self._ran(h, i, s, ev, where)
+        elif status == "ok" and ev.get("dest"):
+            self._keep(h, i, s, str(ev["dest"]), where)
+        elif status == "failed":
+            self.say(f"{where}: cannot fetch its samples: {shown(msg)}")
+            self._set(h, i, "failed")
+
+    def _ran(self, h: HostResult, i: int, s: Step, ev: dict[str, Any], where: str) -> None:
+        rc = ev.get("rc")
+        err = str(ev.get("stderr") or "")
+        if ev.get("status") != "ok" or rc is None:
+            why = _one_line(ev.get("msg") or err or "failed")
+            self.say(f"{where}: failed: {shown(why)}")
+            self._set(h, i, "failed")
+        elif rc == 0:
+            self.warnings[(h.name, i)] = [
+                ln.split("warning: ", 1)[1]
+                for ln in err.splitlines()
+                if ln.startswith("latscope-probe: warning: ")
+            ]
+        elif rc == 3:
+            why = probe._error_line(err)
+            if h.skip_why.get(s.scenario.name) != why:
+                h.skip_why[s.scenario.name] = why
+                self.say(f"{where}: skipped (not possible there): {shown(why)}")
+            self._set(h, i, "skipped")
+        else:
+            why = (
+                f"stopped after {self.timeout} s (--timeout)"
+                if rc == 124
+                else f"the probe ended with status {rc}: {probe._error_line(err)}"
+            )
+            self.say(f"{where}: failed: {shown(why)}")
+            self._set(h, i, "failed")
+
+    def _keep(self, h: HostResult, i: int, s: Step, path: str, where: str) -> None:
+        try:
+            run = import_fetched(
+                self.fr.store,
+                path,
+                h.name,
+                tags=self._tags(s),
+                warnings=self.warnings.pop((h.name, i), []),
+                probe_command=" ".join(shlex.quote(a) for a in probe_options(s.scenario)),
+            )
+        except LatscopeError as e:
+            self.say(f"{where}: its sample file cannot be kept: {shown(e.message)}")
+            self._set(h, i, "failed")
+            return
+        finally:
+            Path(path).unlink(missing_ok=True)
+        self.fr.runs.append(run)
+        self._set(h, i, "kept")
+
+
+#: What Ansible puts before the words that say what went wrong.
+_ANSIBLE_PREFIXES = ("Task failed: ", "Failed to connect to the host via ssh: ")
+
+
+def _one_line(text: Any) -> str:
+    """The last line of an Ansible message that says something, without its prefixes."""
+    lines = [ln.strip() for ln in str(text).splitlines() if ln.strip()]
+    line = lines[-1] if lines else ""
+    for p in _ANSIBLE_PREFIXES:
+        line = line.removeprefix(p)
+    return line
+
+
+def execute(
+    fr: FleetRun,
+    inventory: str,
+    limit: str | None,
+    say: Callable[[str], None],
+    *,
+    probe_file: str,
+    remote_tmp: str = "/tmp",
+    timeout: int = 900,
+    forks: int | None = None,
+) -> FleetRun:
+    """Run the fleet's playbook, keep what it fetches, then clean up on every host (module
+    docs). SIGINT, SIGTERM, SIGHUP (`probe.stop_signals`) stop it: the playbook is stopped,
+    the clean-up runs (a second signal meanwhile is ignored), the runs kept so far stay, and
+    `fr.interrupted` and `fr.signum` say so (the caller ends with `Interrupted`)."""
+    import shutil
+
+    ws = ansible.Workspace(Path(tempfile.mkdtemp(prefix="latscope-fleet-")))
+    try:
+        ws.make_control()
+        with probe.stop_signals():
+            events = _Events(fr, say, timeout)
+            pb: ansible.Playbook | None = None
+            try:
+                book = main_playbook(fr, ws, probe_file, remote_tmp, timeout)
+                with probe.held_signals():  # started whole, then a signal stops it
+                    pb = ansible.Playbook.start(ws, book, inventory, limit, forks)
+                while True:
+                    alive = pb.running()
+                    for ev in pb.events():
+                        events(ev)
+                    if not alive:
+                        break
+                    time.sleep(POLL_S)
+                if (
+                    not fr.runs
+                    and pb.proc.returncode not in (0, 2, 4)
+                    and not any(h.outcome or h.problem for h in fr.hosts.values())
+                ):
+                    fr.error = ansible.last_error(ws.log)
+            except KeyboardInterrupt as e:
+                fr.interrupted, fr.signum = True, probe.signum_of(e)
+            finally:
+                with probe.held_signals(drop=True):
+                    if pb is not None and pb.running():
+                        pb.stop()
+                    _clean_up(fr, ws, inventory, limit, remote_tmp, say)
+            for h in fr.hosts.values():
+                if not fr.error:
+                    for s in fr.steps:
+                        if s.index not in h.outcome:
+                            events._set(h, s.index, "not run")
+    finally:
+        ansible.close_connections(ws)
+        shutil.rmtree(ws.dir, ignore_errors=True)
+    return fr
+
+
+def _clean_up(
+    fr: FleetRun,
+    ws: ansible.Workspace,
+    inventory: str,
+    limit: str | None,
+    remote_tmp: str,
+    say: Callable[[str], None],
+) -> None:
+    say(f"cleaning up on {len(fr.hosts)} hosts")
+    book = cleanup_playbook(fr, ws, remote_tmp)
+    rc, evs = ansible.run_to_end(ws, book, inventory, limit, ansible.CLEANUP_S)
+    done: set[str] = set()
+    for ev in evs:
+        h = fr.hosts.get(str(ev.get("host")))
+        if h is None:
+            continue
+        if ev.get("status") == "ok":
+            done.add(h.name)
+        else:
+            why = _one_line(ev.get("msg") or ev.get("stderr") or ev.get("status"))
+            h.cleanup = f"{ev.get('status')}: {why}"
+    for h in fr.hosts.values():
+        if h.name not in done and h.cleanup is None:
+            h.cleanup = "no answer" if rc == 0 else f"clean-up playbook ended with {rc}"
+        if h.cleanup:
+            say(f"{shown(h.name)}: not cleaned up: {shown(h.cleanup)}")

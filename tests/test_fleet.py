@@ -1,0 +1,279 @@
+"""`latscope fleet` on namespace hosts (tests/hosts.py): two- and three-host runs of a tiny
+suite land in the store tagged with their hosts, a host that drops out is reported while the
+others go on, and after the end or a SIGINT nothing of the fleet is left on any host (no
+probe, no private directory, no process but the host's sshd) nor here (no workspace, no ssh
+master connection)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from conftest import CLI, procs_mentioning
+from latscope.errors import Unsupported
+
+
+def _ansible() -> None:
+    from latscope.fleet import ansible
+
+    try:
+        ansible.tool("ansible-playbook")
+    except Unsupported as e:
+        pytest.skip(e.message)
+
+
+def _suite(d: Path, n: int = 200, slow: bool = False) -> Path:
+    """Two scenarios; ``slow``: the pipe scenario long enough to be caught running."""
+    p = d / "tiny.toml"
+    pipe_n = 2_000_000 if slow else n
+    p.write_text(
+        f'name = "tiny"\nwarmup = 10\n'
+        f'[[scenario]]\nname = "sys"\nbenchmark = "syscall"\nn = {n}\n'
+        f'[[scenario]]\nname = "pipe"\nbenchmark = "pipe"\nn = {pipe_n}\n'
+    )
+    return p
+
+
+def _runs(store: Path) -> list[dict]:
+    """The runs kept so far (partial ones left out)."""
+    runs = store / "runs"
+    if not runs.is_dir():
+        return []
+    return [
+        json.loads((d / "run.json").read_text())
+        for d in sorted(runs.iterdir())
+        if not d.name.startswith(".")
+    ]
+
+
+def _workspaces() -> set[str]:
+    """The fleet's local workspaces and control directories that exist now."""
+    out = set()
+    for d in {tempfile.gettempdir(), "/tmp"}:
+        out |= {str(p) for p in Path(d).glob("latscope-fleet-*")}
+        out |= {str(p) for p in Path(d).glob("lsf-cp-*")}
+    return out
+
+
+def _probes_on(fleet) -> dict[str, list[int]]:
+    """The probe processes running on each host."""
+    out = {}
+    for h in fleet.hosts:
+        mine = [p for p in procs_mentioning("latscope-probe") if p in h.pids()]
+        if mine:
+            out[h.name] = mine
+    return out
+
+
+def _clean(fleet, remote: Path, before: set[str]) -> None:
+    """Nothing of the fleet left on any host or here."""
+    assert fleet.quiet() == {}, "processes left on the hosts (besides sshd)"
+    assert _probes_on(fleet) == {}
+    assert list(remote.iterdir()) == [], "private directories left on the hosts"
+    assert _workspaces() - before == set(), "workspace left here"
+    assert procs_mentioning(str(remote)) == [], "processes of the run left"
+    for h in fleet.hosts:  # ssh clients (ControlPersist masters) name the host's address
+        assert procs_mentioning(h.addr) == [], f"ssh connections to {h.name} left"
+    from hosts import netns_names
+
+    assert {h.ns for h in fleet.hosts} <= netns_names()  # the hosts themselves are the test's
+
+
+@pytest.mark.parametrize(("nhosts", "rounds"), [(2, 2), (3, 1)])
+def test_a_fleet_run_keeps_every_run_tagged_with_its_host(
+    fleet_hosts, cli: CLI, store: Path, tmp_path: Path, nhosts: int, rounds: int
+) -> None:
+    _ansible()
+    fleet = fleet_hosts(nhosts)
+    remote = tmp_path / "remote"
+    remote.mkdir()
+    before = _workspaces()
+    args = ["fleet", str(fleet.inventory), "--suite", str(_suite(tmp_path))]
+    r = cli(*args, "--rounds", str(rounds), "--remote-tmp", str(remote), "--seed", "7")
+    assert r.returncode == 0, r.stdout + r.stderr
+    runs = _runs(store)
+    names = [h.name for h in fleet.hosts]
+    assert len(runs) == 2 * nhosts * rounds
+    got = Counter((m["tags"]["host"], m["tags"]["scenario"], m["tags"]["repetition"]) for m in runs)
+    want = {(h, s, k) for h in names for s in ("sys", "pipe") for k in range(1, rounds + 1)}
+    assert set(got) == want and set(got.values()) == {1}
+    assert {m["tags"]["suite_run"] for m in runs} == {m["tags"]["fleet"] for m in runs}
+    assert all(m["benchmark"] in ("syscall", "pipe") and m["env"] for m in runs)
+    for h in names:  # one line per round and host, and the host's row in the table
+        for k in range(1, rounds + 1):
+            assert f"round {k}/{rounds}  {h}: 2 kept" in r.stdout
+    assert f"{2 * nhosts * rounds} of {2 * nhosts * rounds} runs kept" in r.stdout
+    _clean(fleet, remote, before)
+    ls = cli("ls", "--suite", runs[0]["tags"]["suite_run"])
+    assert ls.returncode == 0 and ls.stdout.count("tiny/") == len(runs)
+
+
+def test_a_host_that_is_down_is_reported_and_the_others_go_on(
+    fleet_hosts, cli: CLI, store: Path, tmp_path: Path
+) -> None:
+    _ansible()
+    fleet = fleet_hosts(3)
+    fleet.host("h2").kill_sshd()
+    remote = tmp_path / "remote"
+    remote.mkdir()
+    before = _workspaces()
+    r = cli(
+        "fleet", str(fleet.inventory), "--suite", str(_suite(tmp_path)), "--remote-tmp", str(remote)
+    )
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "h2: unreachable" in r.stdout and "the other hosts go on" in r.stdout
+    assert "4 of 6 runs kept" in r.stdout
+    assert sorted(m["tags"]["host"] for m in _runs(store)) == ["h1", "h1", "h3", "h3"]
+    row = next(ln for ln in r.stdout.splitlines() if ln.split()[:1] == ["h2"])
+    assert row.split()[1:5] == ["0", "0", "0", "2"]  # kept, skipped, failed, not run
+    _clean(fleet, remote, before)
+
+
+def _wait_for_probes(fleet, hosts: list[str], proc: subprocess.Popen, timeout: float = 240) -> None:
+    end = time.monotonic() + timeout
+    while not set(hosts) <= set(_probes_on(fleet)):
+        assert proc.poll() is None, "latscope ended before the probes ran"
+        assert time.monotonic() < end, "the probes did not start on the hosts"
+        time.sleep(0.1)
+
+
+def test_a_host_that_drops_out_during_the_run(
+    fleet_hosts, cli: CLI, store: Path, tmp_path: Path
+) -> None:
+    """h2's sshd and its sessions are killed once h2's first run is kept: h2 is reported, its
+    remaining runs are not run, h1 keeps all its runs."""
+    _ansible()
+    fleet = fleet_hosts(2)
+    remote = tmp_path / "remote"
+    remote.mkdir()
+    args = ["fleet", str(fleet.inventory), "--suite", str(_suite(tmp_path)), "--rounds", "3"]
+    p = cli.popen(
+        *args, "--remote-tmp", str(remote), stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    try:
+        end = time.monotonic() + 300
+        while not any(m["tags"]["host"] == "h2" for m in _runs(store)):
+            assert p.poll() is None, "latscope ended before h2 kept a run"
+            assert time.monotonic() < end, "h2 kept no run"
+            time.sleep(0.05)
+        fleet.host("h2").kill_sshd()
+        out, err = p.communicate(timeout=600)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 1, out + err
+    assert re.search(r"^h2: unreachable: .*; the other hosts go on$", out, re.M), out
+    hosts = Counter(m["tags"]["host"] for m in _runs(store))
+    assert hosts["h1"] == 6 and 1 <= hosts["h2"] < 6
+    row = next(ln for ln in out.splitlines() if ln.split()[:1] == ["h2"]).split()
+    assert int(row[1]) == hosts["h2"] and int(row[4]) == 6 - hosts["h2"]  # kept, not run
+    assert "h2: not cleaned up" in out  # what may be left there is said
+    assert fleet.quiet() == {}
+    # h1's private directory is gone; h2's, which nothing could reach, is there
+    h2 = hashlib.sha1(b"h2").hexdigest()[:12]
+    assert [d.name[-12:] for d in remote.iterdir()] == [h2]
+
+
+def test_sigint_stops_the_probes_and_cleans_up_every_host(
+    fleet_hosts, cli: CLI, store: Path, tmp_path: Path
+) -> None:
+    _ansible()
+    fleet = fleet_hosts(2)
+    remote = tmp_path / "remote"
+    remote.mkdir()
+    before = _workspaces()
+    suite = _suite(tmp_path, slow=True)
+    p = cli.popen(
+        "fleet",
+        str(fleet.inventory),
+        "--suite",
+        str(suite),
+        "--remote-tmp",
+        str(remote),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        _wait_for_probes(fleet, ["h1", "h2"], p)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=300)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 130, out + err
+    assert "interrupted by SIGINT" in err and "every host was cleaned up" in err
+    assert len(err.strip().splitlines()) == 1
+    _clean(fleet, remote, before)
+
+
+# ------------------------------------------------------------- without hosts
+
+
+def test_without_ansible_one_line_says_what_to_install(
+    cli: CLI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "nowhere" / "python"))
+    inv = tmp_path / "hosts.ini"
+    inv.write_text("h1 ansible_host=192.0.2.250\n")
+    r = cli("fleet", str(inv), "--suite", str(_suite(tmp_path)), env={"PATH": str(tmp_path)})
+    assert r.returncode == 3
+    assert r.stderr.startswith("latscope: error: latscope fleet needs ansible-core")
+    assert "latscope[fleet]" in r.stderr and len(r.stderr.splitlines()) == 1
+
+
+def test_dry_run_lists_hosts_and_plan(cli: CLI, tmp_path: Path) -> None:
+    _ansible()
+    inv = tmp_path / "hosts.ini"
+    inv.write_text("[web]\nweb1 ansible_host=192.0.2.250\nweb2 ansible_host=192.0.2.251\n")
+    args = ["fleet", str(inv), "--suite", str(_suite(tmp_path)), "--rounds", "2", "--dry-run"]
+    r = cli(*args)
+    assert r.returncode == 0, r.stderr
+    assert "2 scenarios x 2 hosts x 2 rounds = 8 runs" in r.stdout
+    assert "hosts: web1, web2" in r.stdout and "nothing was run" in r.stdout
+    r = cli(*args, "--limit", "web2")
+    assert "hosts: web2" in r.stdout and "= 4 runs" in r.stdout
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--remote-tmp", "tmp"], "--remote-tmp tmp: give an absolute path"),
+        (["--remote-tmp", "/tmp/$(x)"], "give an absolute path"),
+        (["--rounds", "0"], "--rounds 0: must be 1 or more"),
+        (["--timeout", "0"], "--timeout 0: give seconds"),
+    ],
+)
+def test_bad_options_are_one_line(cli: CLI, tmp_path: Path, extra: list[str], message: str) -> None:
+    inv = tmp_path / "hosts.ini"
+    inv.write_text("h1\n")
+    r = cli("fleet", str(inv), "--suite", str(_suite(tmp_path)), *extra)
+    assert r.returncode == 2 and message in r.stderr and len(r.stderr.splitlines()) == 1
+
+
+def test_an_inventory_without_hosts_is_one_line(cli: CLI, tmp_path: Path) -> None:
+    _ansible()
+    r = cli("fleet", str(tmp_path / "missing.ini"), "--suite", str(_suite(tmp_path)))
+    assert r.returncode == 2 and "no hosts" in r.stderr
+    assert len(r.stderr.splitlines()) == 1, r.stderr
+
+
+def test_template_syntax_cannot_reach_ansible(tmp_path: Path) -> None:
+    from latscope.errors import BadInput
+    from latscope.fleet import ansible
+
+    with pytest.raises(BadInput, match="cannot be passed through Ansible"):
+        ansible.no_template("dir={{ lookup('pipe', 'id') }}", "scenario x")
+    assert os.path.basename(ansible.RUN_SH) == "run.sh" and ansible.RUN_SH.is_file()
