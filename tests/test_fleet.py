@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+import latscope
 from conftest import CLI, procs_mentioning
 from latscope.errors import Unsupported
 
@@ -109,7 +110,13 @@ def test_a_fleet_run_keeps_every_run_tagged_with_its_host(
     want = {(h, s, k) for h in names for s in ("sys", "pipe") for k in range(1, rounds + 1)}
     assert set(got) == want and set(got.values()) == {1}
     assert {m["tags"]["suite_run"] for m in runs} == {m["tags"]["fleet"] for m in runs}
-    assert all(m["benchmark"] in ("syscall", "pipe") and m["env"] for m in runs)
+    assert all(m["benchmark"] in ("syscall", "pipe") for m in runs)
+    # each kept under its host, with the environment its probe recorded there (the header's)
+    assert {m["id"]: m["host"] for m in runs} == {m["id"]: m["tags"]["host"] for m in runs}
+    kept = [latscope.load(m["id"], store=store) for m in runs]
+    assert all(k.env and k.env.get("kernel") for k in kept)
+    ls = cli("ls", "--host", names[0], "--json")
+    assert ls.returncode == 0 and len(json.loads(ls.stdout)["runs"]) == 2 * rounds
     for h in names:  # one line per round and host, and the host's row in the table
         for k in range(1, rounds + 1):
             assert f"round {k}/{rounds}  {h}: 2 kept" in r.stdout

@@ -15,7 +15,7 @@ import hashlib
 import os
 import shlex
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from datetime import datetime, timezone
 from pathlib import Path
@@ -215,14 +215,18 @@ def import_samples(
     store: str | os.PathLike[str] | _store.Store | None = None,
     tags: Mapping[str, Any] | None = None,
     host: str | None = None,
+    warnings: Sequence[str] = (),
+    probe_command: str | None = None,
 ) -> Run:
     """Keep a sample file measured elsewhere (by any probe, on any machine) as a run, with the
     environment its probe recorded (``host``: the host it is kept under, default the hostname
-    the probe recorded) (run.json's ``env`` is null: `Run.env` reads the header's,
-    as for any file measured elsewhere). The file is copied into the run's partial directory and
-    that copy is what is checked (`samples.load` through `Run`) and kept, so a file changed
-    meanwhile cannot slip in; a file whose content was imported before is refused. Anything
-    wrong: BadInput (one line) and nothing in the store."""
+    the probe recorded; ``warnings`` and ``probe_command``: what the probe printed there and
+    its command line, where the caller knows them, as the fleet does) (run.json's ``env`` is
+    null: `Run.env` reads the header's, as for any file measured elsewhere). The file is
+    copied into the run's partial directory and that copy is what is checked (`samples.load`
+    through `Run`) and kept, so a file changed meanwhile cannot slip in; a file whose content
+    was imported before is refused. Anything wrong: BadInput (one line) and nothing in the
+    store."""
     from . import env as envmod
     from . import samples
     from .runs import Run
@@ -253,11 +257,12 @@ def import_samples(
             "params_given": {},
             "clock": measured.clock.get("name"),
             "command": command_line(),
-            "probe_command": " ".join(shlex.quote(str(a)) for a in argv[1:])
-            if isinstance(argv, list)
-            else None,
+            "probe_command": probe_command
+            or (
+                " ".join(shlex.quote(str(a)) for a in argv[1:]) if isinstance(argv, list) else None
+            ),
             "latscope_version": __version__,
-            "probe_warnings": [],
+            "probe_warnings": list(warnings),
             "tags": dict(tags or {}),
             "env": None,  # measured elsewhere: the probe's record in the header is all there is
             "status": "complete",
