@@ -80,3 +80,83 @@ int pp_check(const struct bench *b, const struct pval *pv, char *err, size_t err
     }
     return m->check ? m->check(b, pv, err, errlen) : 0;
 }
+
+/* ---------------------------------------------------------------- the responder (both drivers) */
+
+/* The responder's failure: tell the initiator through shared memory and stop. */
+void pp_peer_fail(struct pp_ctx *pp, const char *what) {
+    snprintf(pp->sh->errmsg, sizeof pp->sh->errmsg, "peer: %s", what);
+    __atomic_store_n(&pp->sh->peer_failed, 1, __ATOMIC_SEQ_CST);
+}
+
+/* Everything a side writes in its loop, written by that side now: after a fork, private pages
+ * are shared copy-on-write and the shared map is not yet mapped in the child; either way the
+ * first store would fault inside a timed region. */
+void pp_touch_side(struct pp_ctx *pp, int side) {
+    struct runctx *ctx = pp->run;
+    size_t n = (size_t)ctx->n;
+    touch_pages(pp->buf[side], pp->size + 64);
+    touch_pages(pp->sh, sizeof *pp->sh);
+    if (side == 1) {
+        touch_pages(pp->sh->recv_at, n * sizeof(int64_t));
+    } else {
+        for (int c = 0; c < ctx->ncols; c++) touch_pages(ctx->cols[c].data, n * sizeof(int64_t));
+        touch_pages(ctx->t_start, n * sizeof(int64_t));
+        touch_pages((void *)ctx, sizeof *ctx);
+        touch_pages(pp, sizeof *pp);
+    }
+    if (pp->state) touch_pages(pp->state, pp->m->state_size);
+    touch_stack();
+}
+
+int pp_responder_start(struct pp_ctx *pp) {
+    if (pp->cpu[1] >= 0) {
+        int e = plat_pin_thread(pp->cpu[1]);
+        if (e) {
+            char m[128];
+            snprintf(m, sizeof m, "cannot pin the responder to CPU %d: %s", pp->cpu[1],
+                     strerror(e));
+            pp_peer_fail(pp, m);
+            return -1;
+        }
+    }
+    if (pp->m->side_init) pp->m->side_init(pp, 1);
+    if (pp->err[1][0]) {
+        pp_peer_fail(pp, pp->err[1]);
+        return -1;
+    }
+    pp_touch_side(pp, 1);
+    return 0;
+}
+
+/* Runs the recorded round trips as a loop of their own (no test of the iteration number), then
+ * the closing round trip (untimed), in which the responder takes its usage reading: outside
+ * every timed region of the initiator. */
+void pp_responder_loop(struct pp_ctx *pp) {
+    struct runctx *ctx = pp->run;
+    uint64_t n = (uint64_t)ctx->n, warm = (uint64_t)ctx->warmup;
+    for (int i = 0; i < pp->m->prime_round_trips; i++)
+        if (pp->m->recv(pp, 1) || pp->m->send(pp, 1)) goto fail;
+    for (uint64_t i = 0; i < warm; i++) {
+        if (pp->m->recv(pp, 1)) goto fail;
+        (void)clk_stamp();
+        if (pp->m->send(pp, 1)) goto fail;
+    }
+    struct thread_usage u0, u1;
+    plat_thread_usage(&u0);
+    int64_t *at = pp->sh->recv_at;
+    for (uint64_t i = 0; i < n; i++) {
+        if (pp->m->recv(pp, 1)) goto fail;
+        uint64_t t = clk_stamp();
+        if (pp->m->send(pp, 1)) goto fail;
+        at[i] = (int64_t)t;
+    }
+    if (pp->m->recv(pp, 1)) goto fail;
+    plat_thread_usage(&u1);
+    thread_usage_delta(&pp->sh->responder_usage, &u0, &u1);
+    if (pp->m->send(pp, 1)) goto fail;
+    if (pp->m->responder_done) pp->m->responder_done(pp);
+    return;
+fail:
+    pp_peer_fail(pp, pp->err[1]);
+}

@@ -182,4 +182,14 @@ void pp_new_name(struct pp_ctx *pp);
 /* Close fd[i] if open and mark it closed. */
 void pp_close(struct pp_ctx *pp, int i);
 
+/* The responder's side, the same in every driver (pingpong/common.c): its failure, told to the
+ * initiator through shared memory; every page a side writes in its loop, written by that side
+ * before the first timed iteration; its start (pinned, side_init, pages touched: 0, or -1
+ * after pp_peer_fail) and its loop (warm-up, the recorded round trips with the clock read
+ * after each receive, then the closing round trip with its usage reading). */
+void pp_peer_fail(struct pp_ctx *pp, const char *what);
+void pp_touch_side(struct pp_ctx *pp, int side);
+int pp_responder_start(struct pp_ctx *pp);
+void pp_responder_loop(struct pp_ctx *pp);
+
 #endif

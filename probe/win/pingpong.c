@@ -45,25 +45,6 @@ void pp_private_dir(struct pp_ctx *pp, char *dir, size_t len) {
 
 /* ---------------------------------------------------------------- shared by both sides */
 
-static void peer_fail(struct pp_ctx *pp, const char *what) {
-    snprintf(pp->sh->errmsg, sizeof pp->sh->errmsg, "peer: %s", what);
-    __atomic_store_n(&pp->sh->peer_failed, 1, __ATOMIC_SEQ_CST);
-}
-
-static void touch_side(struct pp_ctx *pp, int side) {
-    struct runctx *ctx = pp->run;
-    size_t n = (size_t)ctx->n;
-    touch_pages(pp->buf[side], pp->size + 64);
-    touch_pages(pp->sh, sizeof *pp->sh);
-    if (side == 1) {
-        touch_pages(pp->sh->recv_at, n * sizeof(int64_t));
-    } else {
-        for (int c = 0; c < ctx->ncols; c++) touch_pages(ctx->cols[c].data, n * sizeof(int64_t));
-        touch_pages(ctx->t_start, n * sizeof(int64_t));
-    }
-    touch_stack();
-}
-
 static void alloc_bufs(struct pp_ctx *pp) {
     for (int s = 0; s < 2; s++) {
         pp->buf[s] = xcalloc(1, pp->size + 64);
@@ -73,49 +54,9 @@ static void alloc_bufs(struct pp_ctx *pp) {
 
 /* ---------------------------------------------------------------- the responder */
 
-static int responder_start(struct pp_ctx *pp) {
-    if (pp->cpu[1] >= 0 && plat_pin_thread(pp->cpu[1]) != 0) {
-        char m[128];
-        snprintf(m, sizeof m, "cannot pin the responder to CPU %d", pp->cpu[1]);
-        peer_fail(pp, m);
-        return -1;
-    }
-    if (pp->m->side_init) pp->m->side_init(pp, 1);
-    if (pp->err[1][0]) {
-        peer_fail(pp, pp->err[1]);
-        return -1;
-    }
-    touch_side(pp, 1);
-    return 0;
-}
-
-/* As driver.c's: the recorded round trips as a loop of their own, then the closing one. */
-static void responder_loop(struct pp_ctx *pp) {
-    struct runctx *ctx = pp->run;
-    uint64_t n = (uint64_t)ctx->n, warm = (uint64_t)ctx->warmup;
-    for (int i = 0; i < pp->m->prime_round_trips; i++)
-        if (pp->m->recv(pp, 1) || pp->m->send(pp, 1)) goto fail;
-    for (uint64_t i = 0; i < warm; i++) {
-        if (pp->m->recv(pp, 1)) goto fail;
-        (void)clk_stamp();
-        if (pp->m->send(pp, 1)) goto fail;
-    }
-    int64_t *at = pp->sh->recv_at;
-    for (uint64_t i = 0; i < n; i++) {
-        if (pp->m->recv(pp, 1)) goto fail;
-        uint64_t t = clk_stamp();
-        if (pp->m->send(pp, 1)) goto fail;
-        at[i] = (int64_t)t;
-    }
-    if (pp->m->recv(pp, 1) || pp->m->send(pp, 1)) goto fail;
-    return;
-fail:
-    peer_fail(pp, pp->err[1]);
-}
-
 static DWORD WINAPI responder_thread(void *arg) {
     struct pp_ctx *pp = arg;
-    if (responder_start(pp) == 0) responder_loop(pp);
+    if (pp_responder_start(pp) == 0) pp_responder_loop(pp);
     return 0;
 }
 
@@ -152,7 +93,7 @@ __attribute__((constructor)) static void responder_process(void) {
     pp.sh = (struct pp_shared *)(base + HDR_BYTES);
     for (int i = 0; i < 8; i++) pp.fd[i] = -1;
     alloc_bufs(&pp);
-    if (responder_start(&pp) == 0) responder_loop(&pp);
+    if (pp_responder_start(&pp) == 0) pp_responder_loop(&pp);
     ExitProcess(pp.sh->peer_failed ? EXIT_FAIL : EXIT_OK);
 }
 
@@ -351,7 +292,7 @@ void pingpong_run(struct runctx *ctx, const struct pp_mech *m) {
     start_responder(pp);
     if (m->side_init) m->side_init(pp, 0);
     if (pp->err[0][0]) die(EXIT_FAIL, "%s", pp->err[0]);
-    touch_side(pp, 0);
+    pp_touch_side(pp, 0);
     measure(pp);
     join_responder(pp);
     for (long long k = 0; k < ctx->n; k++)
