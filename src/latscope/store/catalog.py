@@ -20,21 +20,17 @@ import stat
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .. import samples
 from ..errors import LatscopeError
 from . import table
 from .core import Store
 from .layout import (
     PARTIAL_PREFIX,
     REMOVING_PREFIX,
-    RUN_FILE,
     RUN_FILES,
-    SAMPLES_FILE,
     SUMMARY_FILE,
     Partial,
     Skipped,
     StoredRun,
-    _file_problem,
     bench_of_id,
     host_of,
 )
@@ -106,17 +102,8 @@ def catalog(
         if benchmark is not None and name not in known and other not in (None, benchmark):
             continue  # another benchmark's run (its id names it), read when that one is
         d = store.runs_dir / name
-        why = store._not_a_run(d, _lstat(d))
-        if why:
-            out.skipped.append(Skipped(d, why))
-            continue
-        try:
-            meta = store.read_meta(d)
-        except BadFile as e:
-            out.skipped.append(Skipped(d, f"{RUN_FILE}: {e.problem}"))
-            continue
-        why = _file_problem(d / SAMPLES_FILE, "a sample file") or samples.check(d / SAMPLES_FILE)
-        if why:
+        meta, why = store.checked_run(d, _lstat(d))
+        if why is not None:
             out.skipped.append(Skipped(d, why))
             continue
         try:

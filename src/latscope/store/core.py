@@ -384,25 +384,33 @@ class Store:
                 continue
             if name.startswith("."):
                 continue  # temporary files of our own writers
-            why = self._not_a_run(d, st)
-            if why:
+            meta, why = self.checked_run(d, st, check)
+            if why is not None:
                 out.skipped.append(Skipped(d, why))
                 continue
-            try:
-                meta = self.read_meta(d)
-            except BadFile as e:
-                out.skipped.append(Skipped(d, f"{RUN_FILE}: {e.problem}"))
-                continue
-            if check:
-                why = _file_problem(d / SAMPLES_FILE, "a sample file") or samples.check(
-                    d / SAMPLES_FILE
-                )
-                if why:
-                    out.skipped.append(Skipped(d, why))
-                    continue
             out.runs.append(StoredRun(d, meta))
         out.runs.sort(key=lambda r: (r.meta["created_utc"], r.id))
         return out
+
+    def checked_run(
+        self, d: Path, st: os.stat_result | None, check: bool = True
+    ) -> tuple[dict[str, Any], None] | tuple[None, str]:
+        """A run directory's record, or why it is skipped: not a run directory, a run.json
+        that cannot be read, or (``check``) a sample file that is missing or damaged."""
+        why = self._not_a_run(d, st)
+        if why:
+            return None, why
+        try:
+            meta = self.read_meta(d)
+        except BadFile as e:
+            return None, f"{RUN_FILE}: {e.problem}"
+        if check:
+            why = _file_problem(d / SAMPLES_FILE, "a sample file") or samples.check(
+                d / SAMPLES_FILE
+            )
+            if why:
+                return None, why
+        return meta, None
 
     def summary(self, run: StoredRun) -> pl.DataFrame:
         """The rows of a run's summary.parquet, checked (`index.read`): a file that is
