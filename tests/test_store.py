@@ -363,3 +363,33 @@ def test_ls_json_is_valid_utf8_from_a_store_with_undecodable_names(tmp_path: Pat
     assert table.returncode == 0, table.stderr
     (table.stdout + table.stderr).decode("utf-8")
     assert b"\\xff" in table.stdout and b"foreign-\\xfe" in table.stderr
+
+
+def test_rm_partial_keeps_a_killed_runs_record_while_its_maker_still_runs(store: Path) -> None:
+    """A run whose latscope is gone but whose probe still exits (or runs): its record is not
+    thrown away with the run directory, or the object it names would be left for good."""
+    import subprocess
+
+    from latscope import leftovers
+
+    maker = subprocess.Popen(["sleep", "60"])
+    try:
+        pid = os.fork()
+        if pid == 0:  # the run's owner, gone at once
+            try:
+                _, partial = Store(store).begin("syscall")
+                start = leftovers.proc_start_ticks(maker.pid)
+                line = f"sysv_msg {maker.pid}.1 {maker.pid} {start} 1 0 0\n"
+                (partial / "samples.lss.leftovers.x").write_text(leftovers.HEAD + "\n" + line)
+            finally:
+                os._exit(0)
+        os.waitpid(pid, 0)
+        st = Store(store)
+        assert [p.state for p in st.scan().partials] == ["killed"]
+        removed, kept = st.remove_partials()
+        assert not removed and len(kept) == 1 and kept[0].path.is_dir()
+    finally:
+        maker.kill()
+        maker.wait()
+    removed, kept = Store(store).remove_partials()
+    assert len(removed) == 1 and not kept

@@ -31,6 +31,9 @@ MARK = ".leftovers."
 #: A record larger than this is not the probe's: left alone.
 _LIMIT = 1 << 20
 _IPC_RMID = 0
+#: /proc/PID/stat's flags: the process is exiting (a killed probe between its signal and its
+#: becoming a zombie, a window that grows on a loaded machine).
+_PF_EXITING = 0x4
 
 
 def _stat_fields(pid: int) -> list[str] | None:
@@ -57,8 +60,8 @@ def proc_start_ticks(pid: int) -> int | None:
 
 
 def alive(pid: int, start: int | None) -> bool:
-    """Whether process ``pid`` still runs and is the one that started at ``start`` (a zombie
-    runs no more)."""
+    """Whether process ``pid`` still runs and is the one that started at ``start`` (a zombie,
+    or a process already exiting, runs no more)."""
     if pid <= 0:
         return False
     fields = _stat_fields(pid)
@@ -74,6 +77,11 @@ def alive(pid: int, start: int | None) -> bool:
         return True
     if fields[0] in ("Z", "X"):
         return False
+    try:
+        if int(fields[6]) & _PF_EXITING:
+            return False  # killed and on its way out: it makes and removes nothing more
+    except (ValueError, IndexError):
+        pass
     return not start or proc_start_ticks(pid) == start
 
 
@@ -257,6 +265,28 @@ def clean_dir(d: Path) -> list[str]:
             continue
         out += clean_file(Path(e.path))[0]
     return out
+
+
+def makers_alive(d: Path) -> bool:
+    """Whether a record file of the probe's in directory ``d`` names a maker that still runs
+    (what `clean_dir` leaves in place)."""
+    try:
+        entries = [e for e in os.scandir(d) if MARK in e.name]
+    except OSError:
+        return False
+    for e in entries:
+        try:
+            if not e.is_file(follow_symlinks=False):
+                continue
+        except OSError:
+            continue
+        got = _read(Path(e.path))
+        if got is None or not got[0].startswith(HEAD.encode() + b"\n"):
+            continue
+        recs = parse(got[0].decode("utf-8", errors="replace"))
+        if any(alive(r.pid, r.start) for r in recs):
+            return True
+    return False
 
 
 def sweep(runs_dir: Path, prefix: str) -> list[str]:

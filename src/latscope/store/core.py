@@ -228,6 +228,9 @@ class Store:
         for p in self.scan(check=False).partials:
             if p.state in ("killed", "removing"):
                 leftovers.clean_dir(p.path)
+                if leftovers.makers_alive(p.path):
+                    kept.append(p)  # a maker still runs: its record stays, and so the run
+                    continue
                 delete(p.path)
                 if not os.path.lexists(p.path):
                     removed.append(p)
