@@ -62,6 +62,31 @@ def add_parsers(sub: Any) -> None:
     store_arg(p)
 
 
+def _with_progress(
+    total: int,
+    quiet: bool,
+    describe: Callable[[Any], str],
+    run: Callable[[Callable[[int, Any], None] | None], Any],
+) -> Any:
+    """``run(on_cell)`` under a progress bar of ``total`` cells (none with ``quiet``), each
+    finished cell described by ``describe``."""
+    with progress.cells(err_console, total, quiet) as pt:
+        on_cell: Callable[[int, Any], None] | None = None
+        if pt:
+            prog, task = pt
+
+            def on_cell(i: int, c: Any) -> None:
+                prog.update(task, completed=i + 1, description=describe(c))
+
+        return run(on_cell)
+
+
+def _print_notes(items: list[tuple[str, str, dict[str, Any]]]) -> None:
+    """The notes (notes.py) that explain the cells' figures, each once with its cells."""
+    for names, note in grouped_notes(items):
+        console.print(f"[dim]note ({note.key}) — {names}: {note.text}[/dim]", highlight=False)
+
+
 def cmd_runtime(args: argparse.Namespace) -> int:
     from ..errors import BadInput
     from ..runtime_matrix import free_threaded_note, run_runtime, runtime_plan, runtime_table
@@ -77,15 +102,12 @@ def cmd_runtime(args: argparse.Namespace) -> int:
         f"[bold]latscope matrix --runtime python[/bold]: {len(plan)} cells, each beside its "
         f"C counterpart, n={args.n} each (round trip), kept in {shown(st.root)}"
     )
-    with progress.cells(err_console, len(plan), args.quiet) as pt:
-        on_cell: Callable[[int, Any], None] | None = None
-        if pt:
-            prog, task = pt
-
-            def on_cell(i: int, c: Any) -> None:
-                prog.update(task, completed=i + 1, description=f"{c.py.mechanism} {c.py.mode}")
-
-        pairs = run_runtime(plan, args.n, st, python=python, on_cell=on_cell)
+    pairs = _with_progress(
+        len(plan),
+        args.quiet,
+        lambda c: f"{c.py.mechanism} {c.py.mode}",
+        lambda on_cell: run_runtime(plan, args.n, st, python=python, on_cell=on_cell),
+    )
     t, problems = runtime_table(console, pairs)
     console.print(t)
     ran = sorted({p.py.interpreter for p in pairs if p.py.interpreter})
@@ -98,8 +120,7 @@ def cmd_runtime(args: argparse.Namespace) -> int:
         items.setdefault(f"{p.py.mechanism} {p.py.mode}", (p.py.mechanism, {"mode": p.py.mode}))
         if p.c is not None and p.c.cpus == "0,0":
             items.setdefault(f"{p.c.mechanism} cpus=0,0", (p.c.mechanism, {"cpus": "0,0"}))
-    for names, note in grouped_notes([(k, b, prm) for k, (b, prm) in items.items()]):
-        console.print(f"[dim]note ({note.key}) — {names}: {note.text}[/dim]", highlight=False)
+    _print_notes([(k, b, prm) for k, (b, prm) in items.items()])
     console.print(
         "[dim]×: the Python median over the C median, the interpreter's share; between threads "
         "the Python parties share the GIL (docs/python-runtime.md). asyncio tasks stand beside "
@@ -126,15 +147,12 @@ def cmd_matrix(args: argparse.Namespace) -> int:
         f"[bold]latscope matrix[/bold]: {len(plan)} cells, n={args.n} each "
         f"(round trip), kept in {shown(st.root)}"
     )
-    with progress.cells(err_console, len(plan), args.quiet) as pt:
-        on_cell: Callable[[int, Any], None] | None = None
-        if pt:
-            prog, task = pt
-
-            def on_cell(i: int, c: Any) -> None:
-                prog.update(task, completed=i + 1, description=f"{c.mechanism} {c.mode}")
-
-        cells = run_matrix(plan, args.n, st, on_cell=on_cell)
+    cells = _with_progress(
+        len(plan),
+        args.quiet,
+        lambda c: f"{c.mechanism} {c.mode}",
+        lambda on_cell: run_matrix(plan, args.n, st, on_cell=on_cell),
+    )
     t, problems = matrix_table(console, cells)
     console.print(t)
     console.print(
@@ -147,8 +165,7 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     items = [
         (f"{c.mechanism} {c.mode} cpus={c.cpus}", c.mechanism, {"cpus": c.cpus}) for c in cells
     ]
-    for names, note in grouped_notes(items):
-        console.print(f"[dim]note ({note.key}) — {names}: {note.text}[/dim]", highlight=False)
+    _print_notes(items)
     if any(c.p50_ns is not None and c.p99_ns is None for c in cells):
         from ..summary import WITHHELD_LEGEND
 
