@@ -96,6 +96,13 @@ def test_import_keeps_the_run_with_its_environment(cli: Any, store: Path, tmp_pa
         "caveat: measured under emulation (qemu-user): not the figures of a real aarch64 machine"
         in show.stdout
     )
+    # the report says it first, in its opening section
+    md = tmp_path / "md"
+    r = cli("report", rid, "--md", str(md), "--no-figures")
+    assert r.returncode == 0, r.stderr
+    text = (md / "report.md").read_text()
+    glance = text.split("## At a glance", 1)[1].split("\n## ", 1)[0]
+    assert "measured under emulation (qemu-user)" in glance
 
 
 def test_a_native_run_has_no_caveat(cli: Any, store: Path, tmp_path: Path) -> None:

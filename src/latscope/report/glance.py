@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..env import emulation_caveat
 from ..summary import P50_CI_HIGH, P50_CI_LOW, stat, value, withheld_reason
 from ..units import fmt, pick_unit
 from .document import Alert, Block, Heading, Image, Text
@@ -95,6 +96,9 @@ def glance_blocks(
         rows = {r["column"]: r for r in ra.run.summary().iter_rows(named=True)}
         cols = [c for c in ra.run.all_columns if c in rows][:MAX_COLUMNS]
         head = f"{ra.label}: " if several else ""
+        caveat = emulation_caveat(ra.run.env)
+        if caveat:  # first: every figure below is the emulator's
+            out.append(Alert(f"{head}{caveat}", code="emulated"))
         for c in cols:
             out.append(Text(head + column_sentence(ra, c, rows[c]) + "."))
         more = len(ra.run.all_columns) - len(cols)
