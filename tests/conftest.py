@@ -244,12 +244,17 @@ is_root = os.geteuid() == 0
 
 
 def children(pid: int) -> list[int]:
-    """The direct children of every thread of process `pid` (from /proc)."""
+    """The direct children of every thread of process `pid` (from /proc); none once it has
+    ended, never an error: the processes looked at come and go while we look."""
     out: list[int] = []
-    for task in Path(f"/proc/{pid}/task").glob("*/children"):
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").glob("*/children"))
+    except OSError:  # the process (or one of its threads) ended while we looked
+        return out
+    for task in tasks:
         try:
             out += [int(x) for x in task.read_text().split()]
-        except OSError:
+        except (OSError, ValueError):
             pass
     return out
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from conftest import children
 from latscope import probe as lab_probe
 from latscope import samples
 
@@ -182,19 +183,6 @@ def test_an_existing_output_file_is_never_replaced(tmp_path: Path) -> None:
     assert out.read_text() == "keep me"
 
 
-def _children(pid: int) -> set[int]:
-    out = set()
-    for d in Path("/proc").iterdir():
-        if d.name.isdigit():
-            try:
-                stat = (d / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                out.add(int(d.name))
-    return out
-
-
 def _cmdline(pid: int) -> bytes:
     try:
         return Path(f"/proc/{pid}/cmdline").read_bytes()
@@ -244,7 +232,7 @@ def test_ctrl_c_leaves_no_process_file_or_memory(bench: str, mode: str, tmp_path
     before = _shm()
     p, rfd = _start(bench, mode, out)
     _wait_for_progress(rfd)
-    kids = _children(p.pid)
+    kids = set(children(p.pid))
     p.send_signal(signal.SIGINT)
     _, err = p.communicate(timeout=20)
     assert p.returncode == 130, err
@@ -263,7 +251,7 @@ def test_a_responder_that_dies_ends_the_run_with_one_line(bench: str, tmp_path: 
     p, rfd = _start(bench, "processes", out)
     _wait_for_progress(rfd)
     # the responder, not multiprocessing's resource tracker (which shared memory starts)
-    kids = {k for k in _children(p.pid) if b"resource_tracker" not in _cmdline(k)}
+    kids = {k for k in children(p.pid) if b"resource_tracker" not in _cmdline(k)}
     assert kids, "no responder process"
     for k in kids:
         os.kill(k, signal.SIGKILL)
