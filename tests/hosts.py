@@ -8,14 +8,17 @@ session stopped between fixtures). Namespaces are named ``lsfleet-PID-I`` after 
 process, so one that a killed test process left is recognised and removed by the next one
 (`sweep`).
 
-Each host: a namespace ``lsfleet-PID-I``; a veth pair whose root end ``lfPIDIr`` has
-10.213.X.(4I+1)/30 and whose namespace end ``lfPIDIn`` has 10.213.X.(4I+2)/30 (X: a /24 that
-no address or route of this machine uses); an sshd started by ``ip netns exec`` in a mount
-namespace of its own, where /run is a fresh tmpfs holding its privilege separation directory
-(so nothing of this machine's /run, /etc/ssh or ~/.ssh is read or written), with its config,
+The hosts share one network, as machines on a switch do: a bridge ``lfPIDb`` in this
+machine's namespace with 10.213.X.1/24 (X: a /24 that no address or route of this machine
+uses), and for each host a namespace ``lsfleet-PID-I`` and a veth pair whose root end
+``lfPIDIr`` is a port of the bridge and whose namespace end ``lfPIDIn`` has 10.213.X.(10+I)/24;
+so the hosts reach each other directly, and this machine reaches them all (no forwarding,
+no routes added). Each host runs an sshd started by ``ip netns exec`` in a mount namespace
+of its own, where /run is a fresh tmpfs holding its privilege separation directory (so
+nothing of this machine's /run, /etc/ssh or ~/.ssh is read or written), with its config,
 host key, authorized key, log and known_hosts in the fleet's temporary directory. The hosts
-share this machine's file system and process table: what a fleet run leaves on a host is seen
-here (`Host.pids`, the remote temporary directory).
+share this machine's file system and process table: what a fleet run leaves on a host is
+seen here (`Host.pids`, the remote temporary directory).
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ def _run(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
 def unavailable() -> str | None:
     """Why namespace hosts cannot be made here, or None."""
     if os.geteuid() != 0:
-        return "namespace hosts need root (ip netns, a veth pair, sshd)"
+        return "namespace hosts need root (ip netns, veth pairs, a bridge, sshd)"
     for tool in ("ip", "unshare", "ssh", "ssh-keygen"):
         if not shutil.which(tool):
             return f"namespace hosts need {tool} (iproute2, util-linux, openssh-client)"
@@ -59,6 +62,11 @@ def unavailable() -> str | None:
     if r.returncode != 0:
         return f"ip netns add failed: {r.stderr.strip()}"
     _run("ip", "netns", "del", probe, check=False)
+    bridge = f"lf{os.getpid()}t"
+    r = _run("ip", "link", "add", bridge, "type", "bridge", check=False)
+    if r.returncode != 0:
+        return f"ip link add type bridge failed: {r.stderr.strip()}"
+    _run("ip", "link", "del", bridge, check=False)
     return None
 
 
@@ -124,13 +132,21 @@ def _remove_ns(ns: str, link: str | None) -> None:
     _run("ip", "netns", "del", ns, check=False)
 
 
+def _bridge(pid: int) -> str:
+    return f"lf{pid}b"
+
+
 def sweep() -> None:
-    """Remove the namespace hosts (and their root-side links) of test processes that are
-    gone: what a killed test process could not remove itself."""
+    """Remove the namespace hosts (their root-side links, their bridge) of test processes
+    that are gone: what a killed test process could not remove itself."""
     for ns in netns_names():
         m = re.fullmatch(rf"{PREFIX}(\d+)-(\d+)", ns)
         if m and not _alive(int(m.group(1))):
             _remove_ns(ns, f"lf{m.group(1)}{m.group(2)}r")
+    links = _run("ip", "-o", "link", "show", "type", "bridge", check=False).stdout
+    for m in re.finditer(r"^\d+: lf(\d+)b[:@]", links, re.M):
+        if not _alive(int(m.group(1))):
+            _run("ip", "link", "del", f"lf{m.group(1)}b", check=False)
 
 
 def _subnet() -> int:
@@ -186,6 +202,7 @@ class Fleet:
     hosts: list[Host] = field(default_factory=list)
     inventory: Path | None = None
     key: Path | None = None
+    bridge: str | None = None  # the hosts' network (module docs)
     closed: bool = False
 
     def host(self, name: str) -> Host:
@@ -211,6 +228,8 @@ class Fleet:
                 with suppress(subprocess.TimeoutExpired):
                     h.sshd.wait(timeout=5)
             _remove_ns(h.ns, h.link)
+        if self.bridge:
+            _run("ip", "link", "del", self.bridge, check=False)
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
@@ -272,7 +291,7 @@ def _make_host(f: Fleet, i: int, x: int, pub: str) -> Host:
     h = Host(
         name=f"h{i}",
         ns=f"{PREFIX}{pid}-{i}",
-        addr=f"10.213.{x}.{4 * i + 2}",
+        addr=f"10.213.{x}.{10 + i}",
         link=f"lf{pid}{i}r",
         dir=f.dir / f"h{i}",
     )
@@ -282,10 +301,10 @@ def _make_host(f: Fleet, i: int, x: int, pub: str) -> Host:
     _run("ip", "netns", "add", h.ns)
     _run("ip", "link", "add", h.link, "type", "veth", "peer", "name", inner)
     _run("ip", "link", "set", inner, "netns", h.ns)
-    _run("ip", "addr", "add", f"10.213.{x}.{4 * i + 1}/30", "dev", h.link)
+    _run("ip", "link", "set", h.link, "master", str(f.bridge))
     _run("ip", "link", "set", h.link, "up")
     ns = ("ip", "netns", "exec", h.ns)
-    _run(*ns, "ip", "addr", "add", f"{h.addr}/30", "dev", inner)
+    _run(*ns, "ip", "addr", "add", f"{h.addr}/24", "dev", inner)
     _run(*ns, "ip", "link", "set", inner, "up")
     _run(*ns, "ip", "link", "set", "lo", "up")
     hostpub = _keygen(h.dir / "host_key")
@@ -342,6 +361,10 @@ def fleet(n: int, root: str | os.PathLike[str] | None = None) -> Iterator[Fleet]
         f.key = d / "id"
         pub = _keygen(f.key)
         x = _subnet()
+        f.bridge = _bridge(os.getpid())
+        _run("ip", "link", "add", f.bridge, "type", "bridge")
+        _run("ip", "addr", "add", f"10.213.{x}.1/24", "dev", f.bridge)
+        _run("ip", "link", "set", f.bridge, "up")
         for i in range(1, n + 1):
             _make_host(f, i, x, pub)
         f.inventory = _inventory(f)

@@ -207,6 +207,23 @@ def test_the_run_json_records_where_it_came_from(cli: Any, store: Path, tmp_path
     assert kept["probe_command"] == "fuzz"  # the header's argv, as the probe was run
 
 
+def test_the_parameters_given_on_the_probes_command_line_are_kept(
+    cli: Any, store: Path, tmp_path: Path
+) -> None:
+    """What `-p` gave the probe is the run's params_given (ls shows those), as for a run made
+    here; a flag that names no parameter of the header, or has no value, is not."""
+    f = tmp_path / "a.lss"
+    header = base_header(["call"], 50)
+    header["params"] = {"op": "getppid", "batch": 1}
+    header["argv"] = ["./p", "syscall", "-p", "op=getppid", "-n", "50", "-p", "nope=1", "-p"]
+    samples.write(f, header, {"t_start": np.arange(50), "call": np.full(50, 300)})
+    assert cli("import", str(f)).returncode == 0
+    [meta] = Store(store).list_meta()
+    assert meta["params_given"] == {"op": "getppid"}
+    r = cli("ls")
+    assert "op=getppid" in r.stdout and "batch" not in r.stdout
+
+
 def test_import_keeps_a_run_under_the_host_it_is_given(
     cli: Any, store: Path, tmp_path: Path
 ) -> None:

@@ -168,6 +168,9 @@ struct bench {
     const struct derived_col *derived;
     int nderived;
     const char *needs;              /* e.g. "root for cache=drop"; NULL */
+    /* The benchmark that measures the same on one host (tcp for tcp_remote), put beside
+     * this one by the lab (the fleet's pairs); NULL: none. */
+    const char *counterpart;
     int (*available)(const char **why); /* NULL: always available */
     /* Everything a run checks before measuring (beyond each parameter's own rules), so that
      * --check says what a run would: 0, or EXIT_BADINPUT / EXIT_UNSUPPORTED with one line in

@@ -167,6 +167,7 @@ static void bench_json(struct jbuf *j, const struct bench *b) {
     jb_bool(j, "available", avail);
     jb_str(j, "unavailable_reason", avail ? NULL : why);
     jb_str(j, "needs", b->needs);
+    jb_str(j, "counterpart", b->counterpart);
     jb_int(j, "default_n", b->default_n);
     jb_str(j, "default_n_note", b->default_n_note);
     jb_arr(j, "default_n_rules");

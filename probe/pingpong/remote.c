@@ -488,7 +488,7 @@ static const struct scenario udp_remote_scenarios[] = {
      .dim_lines = {"no one-way column: the two hosts share no clock; rtt/2 estimates the "    \
                    "one-way time where both ways cost the same"}}
 
-#define REMOTE_BENCH(ident, summ)                                                  \
+#define REMOTE_BENCH(ident, summ, local)                                           \
     const struct bench bench_##ident = {                                                      \
         .name = #ident,                                                                       \
         .summary = summ,                                                                      \
@@ -499,6 +499,7 @@ static const struct scenario udp_remote_scenarios[] = {
         .derived = pp_derived,                                                                \
         .nderived = 1,                                                                        \
         .needs = "latscope-probe serve on the far host, and the token it was given",          \
+        .counterpart = local,                                                                 \
         .check = remote_check,                                                                \
         .run = run_##ident,                                                                   \
         .default_n = 10000,                                                                   \
@@ -508,5 +509,5 @@ static const struct scenario udp_remote_scenarios[] = {
         .display = REMOTE_DISPLAY,                                                            \
     }
 
-REMOTE_BENCH(tcp_remote, "TCP round trip to latscope-probe serve on another host");
-REMOTE_BENCH(udp_remote, "UDP round trip to latscope-probe serve on another host");
+REMOTE_BENCH(tcp_remote, "TCP round trip to latscope-probe serve on another host", "tcp");
+REMOTE_BENCH(udp_remote, "UDP round trip to latscope-probe serve on another host", "udp");

@@ -210,6 +210,20 @@ def _copy_hashed(path: Path, target: Path) -> str:
     return h.hexdigest()
 
 
+def _given_in(argv: Any, params: Any) -> dict[str, str]:
+    """The parameters a probe's command line gave (``-p KEY=VALUE``, as it recorded its
+    argv), those its header knows, as given; nothing from a header that recorded none."""
+    if not isinstance(argv, list) or not isinstance(params, dict):
+        return {}
+    out: dict[str, str] = {}
+    for flag, item in zip(argv, argv[1:], strict=False):
+        if flag == "-p" and isinstance(item, str) and "=" in item:
+            k, v = item.split("=", 1)
+            if k in params:
+                out[k] = v
+    return out
+
+
 def import_samples(
     path: str | os.PathLike[str],
     store: str | os.PathLike[str] | _store.Store | None = None,
@@ -254,7 +268,7 @@ def import_samples(
             "created_utc": _now_utc(),
             "benchmark": bench,
             "params": header.get("params"),
-            "params_given": {},
+            "params_given": _given_in(argv, header.get("params")),
             "clock": measured.clock.get("name"),
             "command": command_line(),
             "probe_command": probe_command

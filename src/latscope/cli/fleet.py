@@ -10,7 +10,10 @@ from typing import Any
 
 from ..errors import BadInput, Interrupted, LatscopeError
 from ..units import shown
-from .shared import RAW, console, open_store, store_arg, wrap
+from .shared import RAW, console, open_store, parse_params, store_arg, wrap
+
+#: The port the servers of --pairs listen on unless --port says otherwise.
+DEFAULT_PORT = 7300
 
 EPILOG = """\
 examples:
@@ -18,6 +21,14 @@ examples:
   latscope fleet hosts.ini --suite my.toml --rounds 3  3 rounds of a suite
   latscope fleet hosts.ini --limit 'web*' --dry-run    hosts and plan only
   latscope ls --suite FLEET_RUN                        its runs, by host
+  latscope fleet hosts.ini --pairs                     TCP round trip, every
+                                                       ordered pair of hosts
+  latscope fleet hosts.ini --pairs udp_remote -p size=1k --rounds 3 --port 7400
+
+--pairs: every host runs latscope-probe serve on its address (the inventory's
+latscope_address, else ansible_host) and --port, with a fresh token; then, one
+at a time, every host is the client of every host (itself too), beside the
+one-host counterpart (tcp for tcp_remote); a matrix of median round trips.
 
 needs ansible-core (pip install 'latscope[fleet]'). The hosts need ssh (or any
 connection Ansible has) and a POSIX shell, not Python: the probe (--probe; default: the
@@ -44,9 +55,30 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("inventory", metavar="INVENTORY", help="Ansible inventory (file, dir, list)")
     p.add_argument(
         "--suite",
-        default="quick",
         metavar="NAME|FILE",
         help="built-in suite (quick, seeds, gil) or scenario file (default: quick)",
+    )
+    p.add_argument(
+        "--pairs",
+        nargs="?",
+        const="tcp_remote",
+        metavar="BENCH",
+        help="round trips between every ordered pair of hosts instead of a suite "
+        "(tcp_remote, the default, or udp_remote)",
+    )
+    p.add_argument(
+        "-p",
+        dest="params",
+        action="append",
+        metavar="KEY=VALUE",
+        help="with --pairs: a parameter of the benchmark (size=, cpu=)",
+    )
+    p.add_argument("-n", type=int, metavar="N", help="with --pairs: iterations per run")
+    p.add_argument(
+        "--port",
+        type=int,
+        metavar="PORT",
+        help=f"with --pairs: the port every server listens on (default {DEFAULT_PORT})",
     )
     p.add_argument("--rounds", type=int, metavar="R", help="rounds (repetitions of the suite)")
     p.add_argument("--seed", type=int, metavar="S", help="seed of the run order (default: random)")
@@ -96,6 +128,17 @@ def _checked(args: argparse.Namespace) -> None:
         raise BadInput(
             f"--remote-tmp {args.remote_tmp}: give an absolute path of letters, digits and _ . - /"
         )
+    if args.pairs is None:
+        for opt, v in (("-p", args.params), ("-n", args.n), ("--port", args.port)):
+            if v is not None:
+                raise BadInput(f"{opt} goes with --pairs (a suite's scenarios set their own)")
+    else:
+        if args.suite is not None:
+            raise BadInput("--pairs and --suite: give one (--pairs runs no suite)")
+        if args.port is not None and not 1 <= args.port <= 65535:
+            raise BadInput(f"--port {args.port}: give a port between 1 and 65535")
+        if args.n is not None and args.n < 1:
+            raise BadInput(f"-n {args.n}: must be 1 or more")
 
 
 def _table(fr: Any) -> None:
@@ -122,11 +165,92 @@ def _table(fr: Any) -> None:
 
 
 def cmd_fleet(args: argparse.Namespace) -> int:
-    from .. import probe, scenarios
-    from ..fleet import FleetRun, HostResult, ansible, execute
-
     _checked(args)
-    suite = scenarios.load(args.suite, repeat=args.rounds)
+    if args.pairs is not None:
+        return _pairs(args)
+    return _suite(args)
+
+
+def _pairs(args: argparse.Namespace) -> int:
+    """`latscope fleet INVENTORY --pairs [BENCH]` (fleet/pairs.py)."""
+    from .. import scenarios
+    from ..fleet import FleetRun, HostResult, ansible, pairs
+    from ..suite import new_suite_run_id
+
+    port = args.port or DEFAULT_PORT
+    given = parse_params(args.params)
+    probe_file = _probe_file(args.probe)
+    found = ansible.inventory_hosts(args.inventory, args.limit)
+    seed = args.seed if args.seed is not None else scenarios.new_seed()
+    plan = pairs.make_plan(args.pairs, given, args.n, args.rounds or 1, seed, found, port)
+    st = open_store(args)
+    fr = FleetRun(
+        id=new_suite_run_id(plan.suite.name),
+        suite=plan.suite,
+        seed=seed,
+        steps=plan.steps,
+        hosts={n: HostResult(n) for n in found},
+        store=st,
+        on=plan.on,
+        serve_on=plan.serve_on,
+        serve=pairs.serve_settings(plan, port, args.timeout),
+    )
+    nh = len(found)
+    console.print(
+        f"[bold]fleet {shown(fr.id)}[/bold]: {shown(args.pairs)} between {nh * nh} ordered "
+        f"pairs of {nh} hosts and {plan.counterpart} on each, x {fr.rounds} rounds = "
+        f"{len(plan.steps)} runs, one at a time, order seed {seed}; store {shown(st.root)}",
+        soft_wrap=True,
+    )
+    where = ", ".join(f"{shown(h)} {shown(fr.serve.binds[h])}" for h in found)
+    console.print(f"servers: {where}", soft_wrap=True)
+    if args.dry_run:
+        order = "  ".join(f"{s.index + 1}.{s.scenario.name}#{s.repetition}" for s in plan.steps)
+        console.print(f"order: {shown(order)}", soft_wrap=True)
+        console.print("[dim]dry run: nothing was run[/dim]")
+        return 0
+    st.ensure()
+    rc = _execute(fr, args, probe_file, len(plan.steps))
+    pairs.show(console, fr, plan, args.pairs)
+    return rc
+
+
+def _execute(fr: Any, args: argparse.Namespace, probe_file: str, total: int) -> int:
+    """Run the fleet, print the table by host and say what was kept; the exit status."""
+    from ..fleet import execute
+
+    execute(
+        fr,
+        args.inventory,
+        args.limit,
+        lambda line: console.print(line, soft_wrap=True),
+        probe_file=probe_file,
+        remote_tmp=args.remote_tmp,
+        timeout=args.timeout,
+        forks=args.forks,
+    )
+    _table(fr)
+    if fr.interrupted:
+        left = [h.name for h in fr.hosts.values() if h.cleanup]
+        raise Interrupted(
+            f"{len(fr.runs)} runs were kept (latscope ls --suite {fr.id}); "
+            + (f"not cleaned up on {', '.join(left)}" if left else "every host was cleaned up"),
+            fr.signum or 2,
+        )
+    if fr.error:
+        raise LatscopeError(f"ansible-playbook failed: {fr.error}", 1)
+    console.print(
+        f"{len(fr.runs)} of {total} runs kept (fleet run {fr.id}); latscope ls --suite {fr.id}"
+    )
+    return 1 if fr.failed else 0
+
+
+def _suite(args: argparse.Namespace) -> int:
+    """`latscope fleet INVENTORY [--suite S]`: a suite on every host."""
+    from .. import probe, scenarios
+    from ..fleet import FleetRun, HostResult, ansible
+
+    suite = scenarios.load(args.suite or "quick", repeat=args.rounds)
     suite.interleave = "rounds"  # across hosts too: every scenario on every host, round by round
     local = [
         s for s in suite.scenarios if (probe.entry(s.benchmark) or {}).get("engine") == "python"
@@ -172,30 +296,7 @@ def cmd_fleet(args: argparse.Namespace) -> int:
         console.print("[dim]dry run: nothing was run[/dim]")
         return 0
     st.ensure()
-    execute(
-        fr,
-        args.inventory,
-        args.limit,
-        lambda line: console.print(line, soft_wrap=True),
-        probe_file=probe_file,
-        remote_tmp=args.remote_tmp,
-        timeout=args.timeout,
-        forks=args.forks,
-    )
-    _table(fr)
-    if fr.interrupted:
-        left = [h.name for h in fr.hosts.values() if h.cleanup]
-        raise Interrupted(
-            f"{len(fr.runs)} runs were kept (latscope ls --suite {fr.id}); "
-            + (f"not cleaned up on {', '.join(left)}" if left else "every host was cleaned up"),
-            fr.signum or 2,
-        )
-    if fr.error:
-        raise LatscopeError(f"ansible-playbook failed: {fr.error}", 1)
-    console.print(
-        f"{len(fr.runs)} of {total} runs kept (fleet run {fr.id}); latscope ls --suite {fr.id}"
-    )
-    return 1 if fr.failed else 0
+    return _execute(fr, args, probe_file, total)
 
 
 COMMANDS = {"fleet": cmd_fleet}

@@ -118,6 +118,11 @@ class Workspace:
 def hosts(inventory: str, limit: str | None) -> list[str]:
     """The inventory hostnames ``inventory`` (with ``limit``, an Ansible host pattern) names,
     in its order (`ansible-inventory --list`); BadInput (one line) when it names none."""
+    return list(inventory_hosts(inventory, limit))
+
+
+def inventory_hosts(inventory: str, limit: str | None) -> dict[str, dict[str, Any]]:
+    """`hosts`, each with its variables (as the inventory sets them, not templated)."""
     import tempfile
 
     args = [tool("ansible-inventory"), "-i", inventory, "--list"]
@@ -154,7 +159,11 @@ def hosts(inventory: str, limit: str | None) -> list[str]:
     if not out:
         what = f" matching {limit}" if limit else ""
         raise BadInput(f"{inventory}: no hosts{what}" + (f" (ansible: {said})" if said else ""))
-    return out
+    meta = doc.get("_meta")
+    hostvars = meta.get("hostvars") if isinstance(meta, dict) else None
+    if not isinstance(hostvars, dict):
+        hostvars = {}
+    return {h: v if isinstance(v := hostvars.get(h), dict) else {} for h in out}
 
 
 def _first_line(text: str) -> str:

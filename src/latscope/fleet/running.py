@@ -20,6 +20,7 @@ then the ssh connections Ansible kept open are closed and the local workspace is
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import tempfile
@@ -42,8 +43,61 @@ if TYPE_CHECKING:
 
 #: How often the events of a running playbook are read.
 POLL_S = 0.2
-SETUP_TASKS = ("make the private directory", "copy the probe", "copy run.sh", "check the probe")
+SETUP_TASKS = (
+    "make the private directory",
+    "copy the probe",
+    "copy run.sh",
+    "check the probe",
+    "copy the token",
+    "protect the token",
+)
+#: The task that starts a host's server (a pairs run): its failure leaves the host a client.
+SERVE_TASK = "start the server"
+#: Starts `latscope-probe serve` in the private directory, in a session of its own (so the
+#: end of the connection that started it does not end it), its pid in serve.pid, and waits
+#: until it says it listens; else its last lines and exit 3.
+START_SERVER = """\
+cd {d} || exit 2
+umask 077
+if command -v setsid >/dev/null 2>&1; then s=setsid; else s=; fi
+$s ./latscope-probe serve --bind {bind} --token-file token --sessions {sessions} \\
+  --max-time {max_time} </dev/null >serve.log 2>&1 &
+echo $! >serve.pid
+i=0
+while [ $i -lt 100 ]; do
+  grep -q ' listening on ' serve.log 2>/dev/null && {{ sed -n 1p serve.log; exit 0; }}
+  kill -0 "$(cat serve.pid)" 2>/dev/null || {{ tail -n 2 serve.log >&2; exit 3; }}
+  sleep 0.1 2>/dev/null || sleep 1
+  i=$((i+1))
+done
+echo "latscope-probe serve did not say it listens within 10 s" >&2
+exit 3
+"""
 _STEP_TASK = re.compile(r"(run|fetch) (\d+)")
+
+
+@dataclass(frozen=True)
+class Serve:
+    """The servers of a pairs run (fleet.pairs): on every host, `latscope-probe serve` on
+    ``binds[host]`` (ADDR:PORT), admitting clients that hold the token (the local file
+    ``token``, copied to each host), ending after ``sessions[host]`` sessions or
+    ``max_time`` seconds, or at the clean-up."""
+
+    binds: dict[str, str]
+    sessions: dict[str, int]
+    max_time: int
+    token: Path | None = None  # made in the fleet's workspace when the run starts
+
+    def with_token(self, d: Path) -> Serve:
+        """These servers with a fresh random token (256 bits, hex) in ``d``, mode 0600."""
+        import secrets
+        from dataclasses import replace
+
+        from ..files import write_text
+
+        p = d / "serve.token"
+        write_text(p, secrets.token_hex(32) + "\n", mode=0o600, replace=False)
+        return replace(self, token=p)
 
 
 @dataclass
@@ -71,6 +125,13 @@ class FleetRun:
     steps: list[Step]
     hosts: dict[str, HostResult]
     store: Store
+    #: step index -> the one host it runs on (a pair's client); a step not named runs on all
+    on: dict[int, str] = field(default_factory=dict)
+    #: step index -> the host whose server it talks to (a pair's far side)
+    serve_on: dict[int, str] = field(default_factory=dict)
+    serve: Serve | None = None  # the servers of a pairs run (fleet.pairs)
+    #: hosts whose server did not start: why (their pairs are not run)
+    serve_failed: dict[str, str] = field(default_factory=dict)
     runs: list[Run] = field(default_factory=list)
     interrupted: bool = False
     signum: int | None = None
@@ -79,6 +140,10 @@ class FleetRun:
     @property
     def rounds(self) -> int:
         return max((s.repetition for s in self.steps), default=0)
+
+    def steps_of(self, host: str) -> list[Step]:
+        """The steps that run on ``host``: every step, but a pair's only on its client."""
+        return [s for s in self.steps if self.on.get(s.index, host) == host]
 
     @property
     def failed(self) -> bool:
@@ -126,11 +191,53 @@ def main_playbook(
             SETUP_TASKS[3], f"chmod 700 {d}/latscope-probe && {d}/latscope-probe --list >/dev/null"
         ),
     ]
+    play_vars: dict[str, Any] = {}
+    if fr.serve is not None:
+        sv = fr.serve
+        tasks.append(
+            ansible.task(
+                SETUP_TASKS[4],
+                "latscope_transfer",
+                {"mode": "put", "src": str(sv.token), "dest": f"{d}/token"},
+            )
+        )
+        tasks.append(ansible.raw("protect the token", f"chmod 600 {d}/token"))
+        # per host, from the play's variables: what a host name or address holds is never
+        # templated (no_template) and never reaches the shell unquoted (numeric ADDR:PORT)
+        play_vars["latscope_bind"] = {
+            ansible.no_template(h, "a host name"): b for h, b in sv.binds.items()
+        }
+        play_vars["latscope_sessions"] = dict(sv.sessions)
+        tasks.append(
+            ansible.raw(
+                SERVE_TASK,
+                START_SERVER.format(
+                    d=d,
+                    bind="{{ latscope_bind[inventory_hostname] }}",
+                    sessions="{{ latscope_sessions[inventory_hostname] }}",
+                    max_time=sv.max_time,
+                ),
+                register="latscope_serve",
+                failed_when=False,
+                when="inventory_hostname in latscope_bind",
+            )
+        )
+    if fr.on:
+        play_vars["latscope_on"] = {
+            str(i): ansible.no_template(h, "a host name") for i, h in fr.on.items()
+        }
     for s in fr.steps:
         opts = " ".join(
             q(ansible.no_template(a, f"scenario {s.scenario.name}"))
             for a in probe_options(s.scenario)
         )
+        when: list[str] = []
+        if s.index in fr.on:
+            when.append(f"inventory_hostname == latscope_on['{s.index}']")
+        if s.index in fr.serve_on:
+            far = ansible.no_template(fr.serve_on[s.index], "a host name")
+            # its far side's server started (a host that did not answer has no record)
+            when.append(f"(hostvars[{json.dumps(far)}].latscope_serve.rc | default(1)) == 0")
         tasks.append(
             ansible.raw(
                 f"run {s.index}",
@@ -138,6 +245,7 @@ def main_playbook(
                 register=f"r{s.index}",
                 failed_when=False,
                 timeout=timeout + 60,
+                **({"when": " and ".join(when)} if when else {}),
             )
         )
         tasks.append(
@@ -149,30 +257,34 @@ def main_playbook(
                     "src": f"{d}/s{s.index}.lss",
                     "dest_dir": ansible.no_template(str(ws.fetched), "the temporary directory"),
                 },
-                when=f"r{s.index}.rc == 0",
+                when=f"r{s.index}.rc is defined and r{s.index}.rc == 0",
             )
         )
-    return ansible.write_playbook(
-        ws, "fleet", [ansible.play(f"latscope fleet {fr.id}", "all", tasks)]
-    )
+    play = ansible.play(f"latscope fleet {fr.id}", "all", tasks)
+    if play_vars:
+        play["vars"] = play_vars
+    return ansible.write_playbook(ws, "fleet", [play])
 
 
-#: The clean-up on a host: the probe that may still run stopped by its pid file (SIGINT, as
-#: Ctrl-C; its process group killed after 10 s), then the private directory removed.
+#: The clean-up on a host: the probe and the server that may still run stopped by their pid
+#: files (SIGINT, as Ctrl-C; the process group killed after 10 s), then the private
+#: directory removed.
 CLEANUP = """\
 d={d}
 if [ -d "$d" ]; then
-  p=$(cat "$d/probe.pid" 2>/dev/null)
-  case "$p" in
-    ''|*[!0-9]*) ;;
-    *) kill -INT "$p" 2>/dev/null
-       i=0
-       while kill -0 "$p" 2>/dev/null && [ $i -lt 50 ]; do
-         sleep 0.2 2>/dev/null || sleep 1
-         i=$((i+1))
-       done
-       kill -KILL -- "-$p" 2>/dev/null; kill -KILL "$p" 2>/dev/null ;;
-  esac
+  for f in probe.pid serve.pid; do
+    p=$(cat "$d/$f" 2>/dev/null)
+    case "$p" in
+      ''|*[!0-9]*) ;;
+      *) kill -INT "$p" 2>/dev/null
+         i=0
+         while kill -0 "$p" 2>/dev/null && [ $i -lt 50 ]; do
+           sleep 0.2 2>/dev/null || sleep 1
+           i=$((i+1))
+         done
+         kill -KILL -- "-$p" 2>/dev/null; kill -KILL "$p" 2>/dev/null ;;
+    esac
+  done
   rm -rf "$d"
 fi
 """
@@ -192,9 +304,12 @@ class _Events:
         self.say = say
         self.timeout = timeout
         self.by_index = {s.index: s for s in fr.steps}
-        self.round_steps: dict[int, set[int]] = {}
-        for s in fr.steps:
-            self.round_steps.setdefault(s.repetition, set()).add(s.index)
+        # host -> round -> the indices of its steps in that round
+        self.round_steps: dict[str, dict[int, set[int]]] = {}
+        for h in fr.hosts:
+            rs = self.round_steps[h] = {}
+            for s in fr.steps_of(h):
+                rs.setdefault(s.repetition, set()).add(s.index)
         self.warnings: dict[tuple[str, int], list[str]] = {}
         self.done_rounds: dict[str, set[int]] = {h: set() for h in fr.hosts}
 
@@ -220,7 +335,7 @@ class _Events:
         self._round_done(h)
 
     def _round_done(self, h: HostResult) -> None:
-        for r, idx in sorted(self.round_steps.items()):
+        for r, idx in sorted(self.round_steps[h.name].items()):
             if r in self.done_rounds[h.name] or not idx <= h.outcome.keys():
                 continue
             self.done_rounds[h.name].add(r)
@@ -234,7 +349,7 @@ class _Events:
         if h.problem is None:
             h.problem = why
             self.say(f"{shown(h.name)}: {shown(why)}; the other hosts go on")
-        for s in self.fr.steps:
+        for s in self.fr.steps_of(h.name):
             if s.index not in h.outcome:
                 self._set(h, s.index, "not run")
 
@@ -247,6 +362,11 @@ class _Events:
         if status == "unreachable":
             self.drop(h, f"unreachable: {msg}")
             return
+        if status == "skipped":  # a step of another host, or one whose server is not up
+            return
+        if task == SERVE_TASK:
+            self._served(h, ev)
+            return
         if task in SETUP_TASKS:
             if status == "failed":
                 self.drop(h, f"cannot be set up ({task}): {msg}")
@@ -255,6 +375,8 @@ class _Events:
         if not m or int(m.group(2)) not in self.by_index:
             return
         i = int(m.group(2))
+        if self.fr.on.get(i, h.name) != h.name:  # another host's step: not this one's
+            return
         s = self.by_index[i]
         where = f"{shown(h.name)}: {shown(s.scenario.name)} (round {s.repetition})"
         if m.group(1) == "run":
@@ -264,6 +386,18 @@ class _Events:
         elif status == "failed":
             self.say(f"{where}: cannot fetch its samples: {shown(msg)}")
             self._set(h, i, "failed")
+
+    def _served(self, h: HostResult, ev: dict[str, Any]) -> None:
+        """A host's server started, or did not: then the pairs to it are not run."""
+        if ev.get("status") == "ok" and ev.get("rc") == 0:
+            return
+        why = probe._error_line(str(ev.get("stderr") or "")) or _one_line(
+            ev.get("msg") or ev.get("status")
+        )
+        self.fr.serve_failed[h.name] = why
+        self.say(
+            f"{shown(h.name)}: its server did not start: {shown(why)}; the pairs to it are not run"
+        )
 
     def _ran(self, h: HostResult, i: int, s: Step, ev: dict[str, Any], where: str) -> None:
         rc = ev.get("rc")
@@ -346,6 +480,8 @@ def execute(
     ws = ansible.Workspace(Path(tempfile.mkdtemp(prefix="latscope-fleet-")))
     try:
         ws.make_control()
+        if fr.serve is not None and fr.serve.token is None:
+            fr.serve = fr.serve.with_token(ws.dir)
         with probe.stop_signals():
             events = _Events(fr, say, timeout)
             pb: ansible.Playbook | None = None
@@ -375,7 +511,7 @@ def execute(
                     _clean_up(fr, ws, inventory, limit, remote_tmp, say)
             for h in fr.hosts.values():
                 if not fr.error:
-                    for s in fr.steps:
+                    for s in fr.steps_of(h.name):
                         if s.index not in h.outcome:
                             events._set(h, s.index, "not run")
     finally:
