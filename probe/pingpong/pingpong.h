@@ -192,4 +192,14 @@ void pp_touch_side(struct pp_ctx *pp, int side);
 int pp_responder_start(struct pp_ctx *pp);
 void pp_responder_loop(struct pp_ctx *pp);
 
+/* What each driver does its own way (pingpong/driver.c, win/pingpong.c), called by the run's
+ * sequence (pingpong_run, pingpong/common.c): the memory both sides share (pp->sh, the
+ * message buffers; the supervisor told where the responder reports its failure); the
+ * responder started, as a process or a thread, and watched; its end waited for (its failure
+ * reported); and what the responder is, for the header. */
+void pp_driver_share(struct pp_ctx *pp);
+void pp_driver_start_responder(struct pp_ctx *pp);
+void pp_driver_join_responder(struct pp_ctx *pp);
+const char *pp_driver_responder(const struct pp_ctx *pp);
+
 #endif
