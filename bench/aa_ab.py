@@ -16,6 +16,7 @@ temporary store (kept with ``--store DIR``). It takes long: ~4 runs per round an
 
     python bench/aa_ab.py --pairs 2 --suites 1          # a smoke run
     python bench/aa_ab.py                               # the full version (40 pairs)
+    python bench/aa_ab.py --rejudge DIR                 # a kept store's pairs, judged again
 """
 
 from __future__ import annotations
@@ -95,6 +96,41 @@ def pairs(store: Path, bench: str, n_pairs: int, sizes: list[float], seed: int) 
             flush=True,
         )
     return {"reference_median_ns": ref, "counts": counts}
+
+
+def rejudge(store: Path, bench: str, sizes: list[float]) -> dict:
+    """The pairs of a kept store judged again by today's ``latscope compare`` (``--rejudge``):
+    the store's runs of ``bench`` outside suites, in the order they were made, are the
+    reference run and then, round by round, the two plain runs (A, A') and one run per
+    injected size (smallest first). Each is compared as `pairs` did; the history compare
+    reads is the store's as it is now (its last runs of the scenario)."""
+    from latscope.runs import Run
+
+    kept = []
+    for d in sorted((store / "runs").iterdir()):
+        try:
+            r = Run(d)
+        except Exception:
+            continue
+        if r.benchmark == bench and not (r.meta.get("run") or {}).get("tags", {}).get("suite"):
+            kept.append(r)
+    per_round = 2 + len(sizes)
+    rounds = [kept[1 + k : 1 + k + per_round] for k in range(0, len(kept) - 1, per_round)]
+    counts: dict[str, Counter] = {"A/A": Counter(), **{f"+{s:.0%}": Counter() for s in sizes}}
+    for i, got in enumerate(r for r in rounds if len(r) == per_round):
+        plain = [r.id for r in got if not r.inject_ns]
+        injected = [
+            r.id for r in sorted((r for r in got if r.inject_ns), key=lambda r: r.inject_ns)
+        ]
+        if len(plain) != 2 or len(injected) != len(sizes):
+            raise SystemExit(
+                f"aa_ab: round {i + 1} of {bench} is not two plain runs and the injected"
+            )
+        counts["A/A"][verdict(store, plain[0], plain[1])] += 1
+        for s, b in zip(sizes, injected, strict=True):
+            counts[f"+{s:.0%}"][verdict(store, plain[0], b)] += 1
+    print(f"  {bench}: {sum(counts['A/A'].values())} rounds judged again", flush=True)
+    return {"counts": counts}
 
 
 SUITE = """name = "aa"
@@ -186,6 +222,35 @@ def print_limits(bench: str, lim: dict | None) -> None:
     )
 
 
+def print_summary(res: dict, n_pairs: int, what: str) -> None:
+    """The verdict counts of every benchmark and pair against the goals."""
+    print(f"\nsummary ({what})")
+    print(
+        f"{'benchmark':<10} {'pair':<6} {'faster':>6} {'slower':>6} {'same':>5} {'incon.':>6}  goal"
+    )
+    for b, r in res.items():
+        for k, c in r["counts"].items():
+            goal = {
+                "A/A": f"faster+slower <= {n_pairs // 20}",
+                "+25%": f"slower >= {int(0.9 * n_pairs)}, faster 0",
+            }.get(k, "report")
+            ok = {
+                "A/A": c["faster"] + c["slower"] <= n_pairs // 20,
+                "+25%": c["slower"] >= 0.9 * n_pairs and c["faster"] == 0,
+            }.get(k)
+            mark = "" if ok is None else ("  met" if ok else "  NOT MET")
+            print(
+                f"{b:<10} {k:<6} {c['faster']:>6} {c['slower']:>6} {c['same']:>5} "
+                f"{c['inconclusive']:>6}  {goal}{mark}"
+            )
+        if "suite" in r:
+            s = r["suite"]
+            print(
+                f"{b:<10} suite A/A: interval excludes 1 in {s['excludes_1']} of "
+                f"{s['suites']} suites; verdicts {dict(s['verdicts'])}"
+            )
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--pairs", type=int, default=40, help="rounds per benchmark (40)")
@@ -197,6 +262,11 @@ def main() -> int:
     ap.add_argument(
         "--analyse", metavar="STORE", help="only print the between-run figures of a kept store"
     )
+    ap.add_argument(
+        "--rejudge",
+        metavar="STORE",
+        help="judge the pairs of a kept store again with today's compare (same --inject)",
+    )
     a = ap.parse_args()
     if a.analyse:
         for b in a.bench or list(BENCHES):
@@ -204,6 +274,11 @@ def main() -> int:
         return 0
     sizes = [float(s.strip().rstrip("%")) / 100 for s in a.inject.split(",") if a.inject != "none"]
     benches = a.bench or list(BENCHES)
+    if a.rejudge:
+        res = {b: rejudge(Path(a.rejudge), b, sizes) for b in benches}
+        n = sum(res[benches[0]]["counts"]["A/A"].values())
+        print_summary(res, n, f"{n} pairs per row, judged again")
+        return 0
     with tempfile.TemporaryDirectory(prefix="latscope-aa-") as tmpd:
         tmp = Path(tmpd)
         store = Path(a.store) if a.store else tmp / "store"
@@ -214,32 +289,7 @@ def main() -> int:
             res[b] = pairs(store, b, a.pairs, sizes, a.seed)
             if a.suites:
                 res[b]["suite"] = suites(store, b, a.suites, tmp)
-        print(f"\nsummary ({a.pairs} pairs per row, {time.monotonic() - t0:.0f} s)")
-        print(
-            f"{'benchmark':<10} {'pair':<6} {'faster':>6} {'slower':>6} {'same':>5} "
-            f"{'incon.':>6}  goal"
-        )
-        for b, r in res.items():
-            for k, c in r["counts"].items():
-                goal = {
-                    "A/A": f"faster+slower <= {a.pairs // 20}",
-                    "+25%": f"slower >= {int(0.9 * a.pairs)}, faster 0",
-                }.get(k, "report")
-                ok = {
-                    "A/A": c["faster"] + c["slower"] <= a.pairs // 20,
-                    "+25%": c["slower"] >= 0.9 * a.pairs and c["faster"] == 0,
-                }.get(k)
-                mark = "" if ok is None else ("  met" if ok else "  NOT MET")
-                print(
-                    f"{b:<10} {k:<6} {c['faster']:>6} {c['slower']:>6} {c['same']:>5} "
-                    f"{c['inconclusive']:>6}  {goal}{mark}"
-                )
-            if "suite" in r:
-                s = r["suite"]
-                print(
-                    f"{b:<10} suite A/A: interval excludes 1 in {s['excludes_1']} of "
-                    f"{s['suites']} suites; verdicts {dict(s['verdicts'])}"
-                )
+        print_summary(res, a.pairs, f"{a.pairs} pairs per row, {time.monotonic() - t0:.0f} s")
         print("\nbetween runs (plain runs of each benchmark in this store)")
         for b in res:
             print_limits(b, limits(store, b))

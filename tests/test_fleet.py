@@ -400,6 +400,24 @@ def test_pairs_to_a_host_whose_server_cannot_start_are_not_run(
     assert fleet.quiet() == {} and list(remote.iterdir()) == []
 
 
+def test_pairs_with_a_host_that_is_down(fleet_hosts, cli: CLI, store: Path, tmp_path: Path) -> None:
+    """h2 cannot be reached: said in one line; h1 measures itself and its counterpart, its
+    pair to h2 is not run (h2 serves nothing), and the exit status says so."""
+    _ansible()
+    fleet = fleet_hosts(2)
+    fleet.host("h2").kill_sshd()
+    remote = tmp_path / "remote"
+    remote.mkdir()
+    r = cli("fleet", str(fleet.inventory), "--pairs", "-n", "300", "--remote-tmp", str(remote))
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert re.search(r"^h2: unreachable: .*; the other hosts go on$", r.stdout, re.M), r.stdout
+    kept = {(m["tags"]["host"], m["tags"]["scenario"]) for m in _runs(store)}
+    assert kept == {("h1", "h1 -> h1"), ("h1", "tcp on h1")}
+    row = next(ln for ln in r.stdout.splitlines() if ln.startswith("│ h1 "))
+    assert row.count("µs") == 2 and row.count("—") == 1, row
+    assert fleet.quiet() == {} and list(remote.iterdir()) == []
+
+
 def test_sigint_during_pairs_stops_clients_and_servers(
     fleet_hosts, cli: CLI, store: Path, tmp_path: Path
 ) -> None:

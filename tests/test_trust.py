@@ -65,6 +65,62 @@ def test_history_gives_the_variation_between_processes(store: Path) -> None:
     assert trust.known_variation(st, other, "call") is None  # another scenario
 
 
+def _aa_false_rate(medians_of: object, gate: float, rng: np.random.Generator) -> float:
+    """How often two fresh runs differ by more than ``gate`` (the share of A/A pairs a
+    comparison gated by it would call different)."""
+    a, b = medians_of(20_000, rng), medians_of(20_000, rng)  # type: ignore[operator]
+    return float(np.mean(np.maximum(a / b, b / a) - 1 > gate))
+
+
+def _two_levels(n: int, rng: np.random.Generator) -> np.ndarray:
+    """Run medians of a host in two states: 90% of runs at 220 ns, 10% at 300 (1.36x),
+    each with 1% jitter."""
+    level = np.where(rng.random(n) < 0.9, 220.0, 300.0)
+    return level * np.exp(0.01 * rng.standard_normal(n))
+
+
+def test_the_aa_range_holds_95_percent_of_pairs_where_the_host_has_two_states() -> None:
+    """Two states, a history of 20 runs with 2 in the slow one: the CV is small, so the
+    normal model's range is exceeded by the 18% of pairs that straddle the states; the
+    range read off the history's pairs holds about 95% of fresh A/A pairs (averaged over 20
+    histories: one history of 20 runs is itself a sample)."""
+    from latscope.variation import AA_RANGE, _cv, aa_range
+
+    rng = np.random.default_rng(4)
+    normal_false, false = [], []
+    for _ in range(20):
+        hist = np.r_[np.full(18, 220.0), np.full(2, 300.0)]
+        hist = hist * np.exp(0.01 * rng.standard_normal(20))
+        normal, got = AA_RANGE * _cv(hist), aa_range(hist)
+        assert got is not None and got > normal
+        normal_false.append(_aa_false_rate(_two_levels, normal, rng))
+        false.append(_aa_false_rate(_two_levels, got, rng))
+    assert np.mean(normal_false) > 0.12  # the normal model's promise fails
+    assert np.mean(false) < 0.06
+
+
+def test_the_aa_range_keeps_the_normal_model_where_it_holds() -> None:
+    """Log-normal run medians (CV 5%): the range is never below the normal model's, and
+    fresh A/A pairs exceed it about 5% of the time (averaged over 20 histories of 20 runs);
+    with fewer than 8 runs only the normal model is used, and fewer than 3 give none."""
+    from latscope.variation import AA_RANGE, _cv, aa_range
+
+    def lognormal_runs(n: int, rng: np.random.Generator) -> np.ndarray:
+        return 1000.0 * np.exp(0.05 * rng.standard_normal(n))
+
+    rng = np.random.default_rng(5)
+    false = []
+    for _ in range(20):
+        hist = lognormal_runs(20, rng)
+        got = aa_range(hist)
+        assert got is not None and got >= AA_RANGE * _cv(hist)
+        false.append(_aa_false_rate(lognormal_runs, got, rng))
+    assert 0.02 < np.mean(false) < 0.09
+    few = hist[:5]
+    assert aa_range(few) == pytest.approx(AA_RANGE * _cv(few))
+    assert aa_range(hist[:2]) is None
+
+
 def test_trust_errors_are_one_line(cli) -> None:
     for args, words in (
         (("trust", "syscall", "--pairs", "1"), "--pairs 1"),

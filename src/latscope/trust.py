@@ -17,8 +17,9 @@ default noise threshold). The result, per column:
 - ``process_cv``: the typical (median) CV of the worker medians within those runs, the
   variation between single processes (equal to ``run_cv`` when the runs had one process
   each); ``compare`` uses it when a side of a comparison ran in a single process;
-- ``noise``: ``z(0.975) * sqrt(2) * run_cv``, the range within which 95% of A/A ratios of two
-  runs fall; ``compare`` raises its noise threshold to it;
+- ``noise``: the range within which 95% of A/A ratios of two runs fall (``aa_range``:
+  ``z(0.975) * sqrt(2) * run_cv``, or the 95th percentile of the ratios of every pair of
+  those runs where that is wider); ``compare`` raises its noise threshold to it;
 - the A/A false-difference rate (pairs called faster or slower), the detection rate of every
   injected size, and the smallest injected size detected in at least 90% of the pairs.
 
@@ -39,10 +40,10 @@ import numpy as np
 
 from .errors import BadInput
 from .variation import (
-    AA_RANGE,
     FORMAT,
     FORMAT_VERSION,
     _cv,
+    aa_range,
     key_of_run,
     known_variation,
     read_record,
@@ -192,7 +193,7 @@ def measure(
         ]
         wcv = [v for v in wcv if v is not None]
         process_cv = float(np.median(wcv)) if wcv else run_cv
-        noise = AA_RANGE * run_cv if run_cv is not None else None
+        noise = aa_range(meds)
         aa = [p["A/A"].get(c) for p in per_pair]
         aa = [x for x in aa if x is not None]
         false = sum(x.verdict in ("faster", "slower") for x in aa)
@@ -305,7 +306,8 @@ def print_record(console: Console, rec: dict[str, Any], path: Path | None = None
         f"[dim]A/A false: pairs of two runs of the same command that 'latscope compare' (±2% "
         "noise) called faster or slower; in brackets, how many against the A/A range of run "
         "medians, ±"
-        f"{pct(first['noise'])} for {next(iter(rec['columns']))} (1.96·√2·CV between runs), "
+        f"{pct(first['noise'])} for {next(iter(rec['columns']))} (95% of A/A pairs of runs "
+        "fall within it), "
         "which compare now uses as its noise threshold for this scenario. Detected: share of "
         f"A/B pairs called slower; smallest detected: in at least {DETECTED:.0%} of the pairs."
         "[/dim]"

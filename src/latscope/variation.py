@@ -4,15 +4,16 @@ suites read it through ``known_variation``.
 
 A *scenario* is a benchmark with its (resolved) parameters and clock; its key is
 ``scenario_key``. A trust record holds, per column, ``run_cv`` (the between-run variation),
-``process_cv`` (between single processes) and ``noise`` (``AA_RANGE * run_cv``, the range
-within which 95% of A/A ratios of two runs fall); see trust.py for how they are measured.
+``process_cv`` (between single processes) and ``noise`` (``aa_range``: the range within which
+95% of A/A ratios of two runs fall); see trust.py for how they are measured.
 
 The record is kept as ``STORE/trust/<benchmark>-<hash of the key>.json`` (written atomically).
 Without a record, ``known_variation`` falls back to the history of the scenario: the runs in
 the store with the same key, several worker processes and no injection (the last
 ``HISTORY_RUNS``, leaving out the runs being compared), whose worker-median CVs give
-``process_cv`` and, with at least ``HISTORY_RUNS_FOR_NOISE`` of them, whose typical medians'
-CV gives ``noise`` as above. Workers run one after another within a second or two, so they
+``process_cv`` and, with at least ``HISTORY_RUNS_FOR_NOISE`` of them, whose typical medians
+give ``noise`` (``aa_range``: as above, or wider where their pairs' ratios are heavier-tailed
+than a normal model). Workers run one after another within a second or two, so they
 can share a state of the host that the next run no longer finds: the spread of separate runs
 is the between-run variation a comparison of two runs must clear.
 """
@@ -44,8 +45,14 @@ TRUST_DIR = "trust"
 HISTORY_RUNS = 20
 #: Earlier runs of a scenario needed before their spread sets compare's noise threshold.
 HISTORY_RUNS_FOR_NOISE = 3
-#: The A/A range of two runs' ratio: z(0.975) * sqrt(2) coefficients of variation.
+#: The A/A range of two runs' ratio under a normal model: z(0.975) * sqrt(2) coefficients
+#: of variation (`aa_range`).
 AA_RANGE = float(stats.norm.ppf(0.975)) * math.sqrt(2.0)
+#: Runs from which `aa_range` also reads the range off their pairs' ratios (28 pairs).
+EMPIRICAL_RUNS = 8
+#: The percentile of the pairs' ratios it reads: the 95% range with a margin for a history of
+#: 20 runs, whose 95th percentile misses the true one by a third either way (bench/aa_ab.py).
+EMPIRICAL_PERCENTILE = 97.5
 
 
 def scenario_key(benchmark: str, params: Mapping[str, Any] | None, clock: str | None) -> str:
@@ -105,6 +112,30 @@ class Variation:
     process_cv: float | None  # CV of single-process medians
     noise: float | None  # A/A range of two runs' ratio (trust record only)
     source: str  # where it comes from, for the user
+
+
+def aa_range(medians: Sequence[float]) -> float | None:
+    """The range within which 95% of the A/A ratios of two runs fall, from the typical
+    medians of separate runs of one scenario: ``AA_RANGE`` coefficients of variation (a
+    normal model of the run medians), or, from ``EMPIRICAL_RUNS`` runs on, the
+    ``EMPIRICAL_PERCENTILE`` percentile of ``max(a/b, b/a) - 1`` over every pair of them
+    where that is wider. A host
+    that moves between states (a virtual CPU that runs on one physical core, then on a
+    shared one, for seconds at a time) puts most runs at one level and a few 1.3x above:
+    their CV is small, but the pairs across the two levels, 5% or more of all pairs, differ
+    by 30%; the normal model then promises a range that A/A pairs exceed far more than 5% of
+    the time, and a comparison gated by it calls identical runs different. None for fewer
+    than ``HISTORY_RUNS_FOR_NOISE`` medians."""
+    a = np.asarray([v for v in medians if v > 0 and math.isfinite(v)], dtype=float)
+    if a.size < HISTORY_RUNS_FOR_NOISE:
+        return None
+    cv = _cv(a)
+    out = AA_RANGE * cv if cv is not None else 0.0
+    if a.size >= EMPIRICAL_RUNS:
+        i, j = np.triu_indices(a.size, 1)
+        r = a[j] / a[i]
+        out = max(out, float(np.percentile(np.maximum(r, 1 / r) - 1, EMPIRICAL_PERCENTILE)))
+    return out
 
 
 def _cv(x: Sequence[float]) -> float | None:
@@ -168,7 +199,11 @@ def _from_history(store: Store, key: str, column: str, exclude: set[str]) -> Var
     if len(cvs) < 2:
         return None
     run_cv = _cv(typical) if len(typical) >= HISTORY_RUNS_FOR_NOISE else None
+    noise = aa_range(typical)
     src = f"history: {len(cvs)} earlier runs of this scenario"
-    if run_cv is not None:
-        src += f", whose medians vary by {100 * run_cv:.2g}% (CV)"
-    return Variation(float(np.median(cvs)), AA_RANGE * run_cv if run_cv is not None else None, src)
+    if run_cv is not None and noise is not None:
+        src += (
+            f", whose medians vary by {100 * run_cv:.2g}% (CV); two of them differ by up to "
+            f"±{100 * noise:.2g}% (A/A range)"
+        )
+    return Variation(float(np.median(cvs)), noise, src)
