@@ -299,7 +299,7 @@ static void run_file(struct runctx *ctx) {
 
     uint64_t total = (uint64_t)(ctx->n + ctx->warmup), warm = (uint64_t)ctx->warmup, t0 = 0;
     touch_stack();
-    struct thread_usage u0 = {0}, u1;
+    struct thread_usage u0 = {0};
     for (uint64_t i = 0; i < total; i++) {
         if (g_stop) die(EXIT_INTERRUPTED, "interrupted; nothing was written");
         if (i == warm) plat_thread_usage(&u0);
@@ -368,11 +368,7 @@ static void run_file(struct runctx *ctx) {
         }
         progress_set(ctx, i + 1);
     }
-    plat_thread_usage(&u1);
-    ctx->t0 = t0;
-    ctx->nroles = 1;
-    ctx->roles[0].role = "main";
-    thread_usage_delta(&ctx->roles[0].u, &u0, &u1);
+    timed_loop_end(ctx, t0, 1, "main", &u0);
     if (dropfd >= 0) close(dropfd);
     cleanup_now(file_h); /* the test file, removed from the held directory */
     free(wbuf);

@@ -209,6 +209,11 @@ const char *param_type_name(enum ptype t);
 void params_json(struct jbuf *j, const char *key, const struct bench *b, const struct pval *pv);
 
 /* Add a column (allocates and touches n samples). */
+/* The end of a benchmark's timed loop, right after its last timed iteration: the measuring
+ * thread's usage since u0 (read again now) kept as role 0's, named role, with t0 (the first
+ * recorded start read of the clock) and the number of roles (a second role fills its own). */
+void timed_loop_end(struct runctx *ctx, uint64_t t0, int nroles, const char *role,
+                    const struct thread_usage *u0);
 struct column *add_column(struct runctx *ctx, const char *name, const char *desc,
                           const char *latency, int ctxsw);
 /* Report progress: call between iterations (one store, no system call). */

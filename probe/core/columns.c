@@ -35,3 +35,13 @@ struct column *add_column(struct runctx *ctx, const char *name, const char *desc
     c->data = alloc_samples((size_t)ctx->n);
     return c;
 }
+
+void timed_loop_end(struct runctx *ctx, uint64_t t0, int nroles, const char *role,
+                    const struct thread_usage *u0) {
+    struct thread_usage u1;
+    plat_thread_usage(&u1);
+    ctx->t0 = t0;
+    ctx->nroles = nroles;
+    ctx->roles[0].role = role;
+    thread_usage_delta(&ctx->roles[0].u, u0, &u1);
+}

@@ -271,7 +271,7 @@ static void pp_measure(struct pp_ctx *pp) {
         rt[0] = timed_round_trip(pp, &a);
         progress_set(ctx, i + 1);
     }
-    struct thread_usage u0, u1;
+    struct thread_usage u0;
     plat_thread_usage(&u0);
     uint64_t t0 = 0;
     for (uint64_t i = 0; i < n; i++) {
@@ -281,12 +281,8 @@ static void pp_measure(struct pp_ctx *pp) {
         ts[i] = (int64_t)(a - t0);
         progress_set(ctx, warm + i + 1);
     }
-    plat_thread_usage(&u1);
+    timed_loop_end(ctx, t0, 2, "initiator", &u0);
     untimed_round_trip(pp);
-    ctx->t0 = t0;
-    ctx->nroles = 2;
-    ctx->roles[0].role = "initiator";
-    thread_usage_delta(&ctx->roles[0].u, &u0, &u1);
 }
 
 /* One-way from the shared clock: the responder's receive time minus the initiator's start of

@@ -403,7 +403,7 @@ static void remote_measure(struct remote *r) {
         rt[0] = (int64_t)(b - a);
         progress_set(ctx, i + 1);
     }
-    struct thread_usage u0, u1;
+    struct thread_usage u0;
     plat_thread_usage(&u0);
     for (uint64_t i = 0; i < n; i++) {
         if (g_stop) die(EXIT_INTERRUPTED, "interrupted; nothing was written");
@@ -417,12 +417,8 @@ static void remote_measure(struct remote *r) {
         ts[i] = (int64_t)(a - t0);
         progress_set(ctx, warm + i + 1);
     }
-    plat_thread_usage(&u1);
+    timed_loop_end(ctx, t0, 1, "initiator", &u0);
     supervisor_unwatch_peer(NULL);
-    ctx->t0 = t0;
-    ctx->nroles = 1;
-    ctx->roles[0].role = "initiator";
-    thread_usage_delta(&ctx->roles[0].u, &u0, &u1);
 }
 
 static void remote_run(struct runctx *ctx, int udp) {
