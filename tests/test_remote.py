@@ -449,6 +449,13 @@ def test_the_lab_runs_it(
     assert r.returncode == 0, r.stderr
     assert "rtt/2" in r.stdout and "oneway" not in r.stdout
     assert "echo thread unpinned" in r.stdout and "share no clock" in r.stdout
+    # the report says the same: both ends, the far side as its handshake described it
+    md = tmp_path / "md"
+    r = cli("report", run_id, "--md", str(md), "--no-figures")
+    assert r.returncode == 0, r.stderr
+    text = (md / "report.md").read_text()
+    assert f"to 127.0.0.1:{s.port}:" in text and "echo thread unpinned" in text
+    assert "the two hosts share no clock" in text
     no_server_left(tmp_path, s)
 
 

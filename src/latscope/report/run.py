@@ -36,6 +36,7 @@ from .parts import (
     _outliers,
     _summary_table,
 )
+from .text import display_lines
 
 # HIST_CUT (plots): the report's linear histograms are cut there; the log-x one shows everything
 
@@ -178,6 +179,8 @@ def run_blocks(ra: RunAnalysis, *, figures: bool = True, anchor: str | None = No
             "dim",
         ),
         _columns_table(run),
+        # what was measured, between which ends (the catalogue's lines, as `show` prints them)
+        *(Text(text, "dim" if style else "") for text, style in display_lines(run.meta)),
     ]
     caveat = emulation_caveat(run.env)
     if caveat:

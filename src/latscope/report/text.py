@@ -82,6 +82,20 @@ def fill(template: str, meta: dict[str, Any]) -> str | None:
     return None if missing else out
 
 
+def display_lines(meta: dict[str, Any]) -> list[tuple[str, str | None]]:
+    """The catalogue's display lines of a run (``display.lines``: what was measured, between
+    which ends), filled from its header, with their styles; those naming a field the run does
+    not record are left out."""
+    # the environment in its one schema, also for runs recorded before it was shared
+    filled = {**meta, "env": of_header(meta) or meta.get("env")}
+    out: list[tuple[str, str | None]] = []
+    for ln in display(meta).get("lines") or []:
+        text = fill(str(ln.get("template") or ""), filled)
+        if text:
+            out.append((text, ln.get("style")))
+    return out
+
+
 def display(meta: dict[str, Any]) -> dict[str, Any]:
     """How the lab shows a run of this benchmark (catalogue ``display``: roles,
     faults_expected_when, switches_column, lines, check_figure); empty for a benchmark the
@@ -376,14 +390,9 @@ def print_run(console: Console, run: Any, details: bool = False) -> None:
         line = _check_figure(run, summ, check)
         if line:
             console.print(line)
-    # the environment in its one schema, also for runs recorded before it was shared
-    filled = {**meta, "env": of_header(meta) or meta.get("env")}
-    for ln in show.get("lines") or []:
-        text = fill(str(ln.get("template") or ""), filled)
-        if text:
-            style = ln.get("style")
-            text = shown(text)  # paths and parameters are the user's, never markup
-            console.print(f"[{style}]{text}[/{style}]" if style else text, highlight=False)
+    for text, style in display_lines(meta):
+        text = shown(text)  # paths and parameters are the user's, never markup
+        console.print(f"[{style}]{text}[/{style}]" if style else text, highlight=False)
     for note in run_notes(meta):
         console.print(f"[dim]note ({note.key}): {note.text}[/dim]")
     usage = timed_usage(meta)
