@@ -519,3 +519,18 @@ def test_pairs_of_many_hosts_are_a_list_that_fits_80_columns() -> None:
     assert max(len(ln) for ln in text.splitlines()) <= 80
     assert "not measured: pairs to host-3: cannot listen on 192.0.2.3:7300" in text
     assert "the median of its 2 runs' medians" in text
+
+
+def test_pairs_say_how_far_apart_rounds_fall() -> None:
+    """With several rounds the widest spread of a cell's round medians is named (cells closer
+    than that are not told apart); with one round, nothing is said."""
+    from latscope.fleet.pairs import Figure, _widest_spread
+
+    figs = {
+        "a -> b": Figure(25_000.0, 24_000.0, 26_000.0, ["1", "2", "3"]),
+        "b -> a": Figure(30_000.0, 24_400.0, 37_500.0, ["4", "5", "6"]),
+        "tcp on a": Figure(20_000.0, 20_000.0, 20_000.0, ["7"]),
+    }
+    name, f = _widest_spread(figs)
+    assert name == "b -> a" and f.high_ns / f.low_ns == pytest.approx(37_500 / 24_400)
+    assert _widest_spread({"tcp on a": figs["tcp on a"]}) is None

@@ -225,6 +225,18 @@ def figures(p: Plan, runs: list[Run]) -> dict[str, Figure]:
     return out
 
 
+def _widest_spread(figs: dict[str, Figure]) -> tuple[str, Figure] | None:
+    """The cell whose rounds' medians differ most (by ratio), where cells have several."""
+    several = [
+        (name, f)
+        for name, f in figs.items()
+        if len(f.runs) > 1 and f.low_ns is not None and f.high_ns is not None and f.low_ns > 0
+    ]
+    if not several:
+        return None
+    return max(several, key=lambda nf: nf[1].high_ns / nf[1].low_ns)  # type: ignore[operator]
+
+
 def _cell_text(f: Figure | None) -> str:
     return fmt(f.p50_ns) if f is not None and f.p50_ns is not None else "—"
 
@@ -303,5 +315,13 @@ def show(console: Console, fr: FleetRun, p: Plan, bench: str) -> None:
         f"wire); {p.counterpart} on one host: both ends in that host, over loopback. Round "
         "trips only: the hosts share no clock.[/dim]"
     )
+    spread = _widest_spread(figures(p, fr.runs))
+    if spread is not None:
+        name, f = spread
+        console.print(
+            f"[dim]between rounds a cell's medians differ by up to {f.high_ns / f.low_ns:.2f}x "
+            f"(widest: {shown(name)}, {fmt(f.low_ns)}–{fmt(f.high_ns)}): cells closer than "
+            "that are not told apart by these runs[/dim]"
+        )
     for h, why in fr.serve_failed.items():
         console.print(f"[yellow]not measured:[/yellow] pairs to {shown(h)}: {shown(why)}")
