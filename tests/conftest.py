@@ -23,6 +23,16 @@ import pytest
 # numpy is first imported.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
+# The tests send SIGINT, SIGTERM and SIGHUP to the processes they start. A test run started
+# under nohup, or in the background of a script, has SIGHUP (or SIGINT) ignored, and every
+# process it starts inherits that; latscope then rightly keeps ignoring it (nohup's meaning),
+# and the tests would wait in vain. The test processes take the defaults back, so what they
+# start does too.
+if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN:
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
 
 def _installed_probe() -> str:
     from latscope import probe as _probe
