@@ -363,6 +363,11 @@ def test_pairs_measure_every_ordered_pair_through_the_servers(
     table = [ln for ln in r.stdout.splitlines() if ln[:1] in "┏┃┡│└"]
     assert len(table) >= 8 and max(len(ln) for ln in table) <= 80
     assert "12 of 12 runs kept" in r.stdout
+    # each run said as it is kept, with its median: one at a time, 1/12 to 12/12
+    said = re.findall(
+        r"^(\d+)/12  (h\d -> h\d|tcp on h\d) \(round 1\): kept, median rtt ", r.stdout, re.M
+    )
+    assert sorted(int(k) for k, _ in said) == list(range(1, 13)), r.stdout
     _clean(fleet, remote, before)
 
 

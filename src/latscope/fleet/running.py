@@ -444,7 +444,32 @@ class _Events:
         finally:
             Path(path).unlink(missing_ok=True)
         self.fr.runs.append(run)
+        if i in self.fr.on:  # one run at a time (pairs): each one said as it is kept
+            self.say(
+                f"{self._done_count()}/{len(self.fr.steps)}  {shown(s.scenario.name)} "
+                f"(round {s.repetition}): {_median_text(run)}"
+            )
         self._set(h, i, "kept")
+
+    def _done_count(self) -> int:
+        """Steps with an outcome so far, this one included."""
+        return 1 + sum(len(h.outcome) for h in self.fr.hosts.values())
+
+
+def _median_text(run: Run) -> str:
+    """A kept run's first column and its median, for a progress line."""
+    import polars as pl
+
+    from ..summary import stat, value
+    from ..units import fmt
+
+    try:
+        col = run.columns[0]
+        row = run.summary().filter(pl.col("column") == col).row(0, named=True)
+        v = value(row, stat("p50"))
+    except Exception:  # a line of progress never stops the run
+        return "kept"
+    return f"kept, median {col} {fmt(v)}" if v is not None else "kept"
 
 
 #: What Ansible puts before the words that say what went wrong.
