@@ -156,6 +156,21 @@ def test_a_host_that_is_down_is_reported_and_the_others_go_on(
     _clean(fleet, remote, before)
 
 
+def _interrupted(p: subprocess.Popen) -> str:
+    """SIGINT to a running `latscope fleet`: it ends with 130, says it was interrupted and
+    that every host was cleaned up; its stderr."""
+    p.send_signal(signal.SIGINT)
+    try:
+        out, err = p.communicate(timeout=300)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 130, out + err
+    assert "interrupted by SIGINT" in err and "every host was cleaned up" in err
+    return err
+
+
 def _wait_for_probes(fleet, hosts: list[str], proc: subprocess.Popen, timeout: float = 240) -> None:
     end = time.monotonic() + timeout
     while not set(hosts) <= set(_probes_on(fleet)):
@@ -233,14 +248,11 @@ def test_sigint_stops_the_probes_and_cleans_up_every_host(
     )
     try:
         _wait_for_probes(fleet, ["h1", "h2"], p)
-        p.send_signal(signal.SIGINT)
-        out, err = p.communicate(timeout=300)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-    assert p.returncode == 130, out + err
-    assert "interrupted by SIGINT" in err and "every host was cleaned up" in err
+    except BaseException:
+        p.kill()
+        p.wait()
+        raise
+    err = _interrupted(p)
     assert len(err.strip().splitlines()) == 1
     _clean(fleet, remote, before)
 
@@ -469,14 +481,11 @@ def test_sigint_during_pairs_stops_clients_and_servers(
         while sum(len(v) for v in _probes_on(fleet).values()) < 3:  # and a client
             assert p.poll() is None and time.monotonic() < end, "no client started"
             time.sleep(0.1)
-        p.send_signal(signal.SIGINT)
-        out, err = p.communicate(timeout=300)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-    assert p.returncode == 130, out + err
-    assert "interrupted by SIGINT" in err and "every host was cleaned up" in err
+    except BaseException:
+        p.kill()
+        p.wait()
+        raise
+    _interrupted(p)
     _clean(fleet, remote, before)
 
 

@@ -250,37 +250,36 @@ def clean_file(path: Path) -> tuple[list[str], bool]:
     return handled, not live
 
 
-def clean_dir(d: Path) -> list[str]:
-    """`clean_file` for every record file in directory ``d``; what was handled."""
-    out: list[str] = []
+def _record_files(d: Path) -> list[Path]:
+    """The probe's record files in directory ``d``: regular files (never followed through a
+    link) whose names carry its mark; none where ``d`` cannot be read."""
     try:
         entries = [e for e in os.scandir(d) if MARK in e.name]
     except OSError:
-        return out
+        return []
+    out = []
     for e in entries:
         try:
-            if not e.is_file(follow_symlinks=False):
-                continue
+            if e.is_file(follow_symlinks=False):
+                out.append(Path(e.path))
         except OSError:
             continue
-        out += clean_file(Path(e.path))[0]
+    return out
+
+
+def clean_dir(d: Path) -> list[str]:
+    """`clean_file` for every record file in directory ``d``; what was handled."""
+    out: list[str] = []
+    for f in _record_files(d):
+        out += clean_file(f)[0]
     return out
 
 
 def makers_alive(d: Path) -> bool:
     """Whether a record file of the probe's in directory ``d`` names a maker that still runs
     (what `clean_dir` leaves in place)."""
-    try:
-        entries = [e for e in os.scandir(d) if MARK in e.name]
-    except OSError:
-        return False
-    for e in entries:
-        try:
-            if not e.is_file(follow_symlinks=False):
-                continue
-        except OSError:
-            continue
-        got = _read(Path(e.path))
+    for f in _record_files(d):
+        got = _read(f)
         if got is None or not got[0].startswith(HEAD.encode() + b"\n"):
             continue
         recs = parse(got[0].decode("utf-8", errors="replace"))

@@ -241,12 +241,11 @@ def _cell_text(f: Figure | None) -> str:
     return fmt(f.p50_ns) if f is not None and f.p50_ns is not None else "—"
 
 
-def matrix_table(fr: FleetRun, p: Plan, bench: str) -> Table:
+def matrix_table(figs: dict[str, Figure], p: Plan) -> Table:
     """Client (rows) → server (columns), the median round trip; the diagonal dim (a host to
     its own server); the last column the counterpart on that host."""
     from rich.table import Table
 
-    figs = figures(p, fr.runs)
     hosts = list(p.addresses)
     t = Table()
     t.add_column("from \\ to", style="bold")
@@ -263,11 +262,10 @@ def matrix_table(fr: FleetRun, p: Plan, bench: str) -> Table:
     return t
 
 
-def list_table(console: Console, fr: FleetRun, p: Plan, bench: str) -> Any:
+def list_table(console: Console, figs: dict[str, Figure], p: Plan, bench: str) -> Any:
     """The same figures as a list of cells (for many hosts or long names)."""
     from ..tables import Column, fit
 
-    figs = figures(p, fr.runs)
     rows = []
     for name, cell in p.cells.items():
         f = figs.get(name)
@@ -298,12 +296,13 @@ def list_table(console: Console, fr: FleetRun, p: Plan, bench: str) -> Any:
 
 def show(console: Console, fr: FleetRun, p: Plan, bench: str) -> None:
     """The pairs' figures as a matrix (a list for many hosts), and what the cells are."""
+    figs = figures(p, fr.runs)
     hosts = list(p.addresses)
     if len(hosts) <= MATRIX_HOSTS and max(len(h) for h in hosts) <= MATRIX_NAME:
         console.print(f"[bold]{bench}[/bold]: median round trip, client (rows) → server (columns)")
-        console.print(matrix_table(fr, p, bench))
+        console.print(matrix_table(figs, p))
     else:
-        console.print(list_table(console, fr, p, bench))
+        console.print(list_table(console, figs, p, bench))
     rounds = max((s.repetition for s in p.steps), default=1)
     each = (
         "one run's median"
@@ -315,7 +314,7 @@ def show(console: Console, fr: FleetRun, p: Plan, bench: str) -> None:
         f"wire); {p.counterpart} on one host: both ends in that host, over loopback. Round "
         "trips only: the hosts share no clock.[/dim]"
     )
-    spread = _widest_spread(figures(p, fr.runs))
+    spread = _widest_spread(figs)
     if spread is not None:
         name, f = spread
         console.print(
