@@ -199,30 +199,39 @@ def test_suite_comparison_fits_80_columns(store: Path) -> None:
     assert re.search(r"2\.\d\d \[\d\.\d\d–\d\.\d\d\]", out), out
 
 
-def test_prebreak_breaks_only_after_its_characters() -> None:
-    from latscope.tables import prebreak
-
-    assert prebreak("r000-orwc-cold-fadvise-ext4", 15, "-") == "r000-orwc-cold-\nfadvise-ext4"
-    assert prebreak("r000-orwc-cold-fadvise-ext4", 6, "-") == "r000-\norwc-\ncold-\nfadvise-\next4"
-    assert prebreak("short", 3, "-") == "short"  # no break character: whole
-    assert prebreak("a-b", 80, "-") == "a-b"
-
-
-def test_long_scenario_names_break_after_their_hyphens_not_mid_word(store: Path) -> None:
+def test_long_scenario_names_stand_whole_above_their_rows_not_folded(store: Path) -> None:
     from latscope.suite import compare_rows, comparison_table
+    from latscope.tables import Grouped
 
+    # before, suite seeds at 80 columns folded them into 7 characters: 'r000-or/wc-warm/-ext4'
     names = ["r000-orwc-cold-fadvise-ext4", "r002-py-zmq-pubsub-processes"]
     sr = make_suite_run(store, {names[0]: [1000.0, 1050.0, 980.0], names[1]: [2500.0] * 3})
     con = Console(width=WIDTH, file=open("/dev/null", "w"))
-    t, _ = comparison_table(con, compare_rows(sr), title="suite synthetic")
+    t, left = comparison_table(con, compare_rows(sr), title="suite synthetic")
+    assert isinstance(t, Grouped)
     out = _render(t)
     _fits(out)
-    firsts = [ln[:30].split(" ")[1] if ln.startswith(" ") else "" for ln in out.splitlines()]
-    joined = "".join(firsts)
+    lines = out.splitlines()
     for name in names:
-        assert name in joined, out  # its pieces, in order, on consecutive lines
-    pieces = [f for f in firsts if f and f.startswith(("r0", "orwc", "cold", "fadv", "py", "zmq"))]
-    assert pieces and all(p.endswith("-") or any(n.endswith(p) for n in names) for p in pieces), out
+        [at] = [i for i, ln in enumerate(lines) if ln.strip() == name]  # a line of its own
+        assert lines[at + 1].startswith("   call"), out  # its rows follow, indented under it
+    # the columns line up across groups, and the numbers are whole
+    rows = [ln for ln in lines if ln.startswith("   call")]
+    assert len(rows) == 2 and len({r.index(" 3 ") for r in rows}) == 1, out  # the R column
+    assert re.search(r"2\.\d\d \[\d\.\d\d–\d\.\d\d\]", out), out
+    assert "within-run CI" in left or not left  # a heading left out reads as one phrase
+
+
+def test_a_suite_table_that_fits_keeps_its_scenario_column(store: Path) -> None:
+    from rich.table import Table
+
+    from latscope.suite import compare_rows, comparison_table
+
+    sr = make_suite_run(store, {"a": [1000.0] * 3, "b": [1100.0, 1090.0, 1120.0]})
+    t, left = comparison_table(Console(width=200, file=open("/dev/null", "w")), compare_rows(sr))
+    assert isinstance(t, Table) and not left
+    out = _render(t, 200)
+    assert re.search(r"^ b +call", out, flags=re.M), out
 
 
 # ----------------------------------------------------------------------------- help pages

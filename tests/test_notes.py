@@ -60,6 +60,43 @@ def test_grouped_notes_name_every_item_once_per_note():
     assert [(names, n.key) for names, n in got] == [("a, b", "spin-one-cpu")]
 
 
+def test_a_grouped_note_never_reads_as_one_items_switch_interval():
+    # suite gil: the same note for runs at 0.1 and 10 ms; before, it said "0.1 ms in this run"
+    # for all of them, the first scenario's interval
+    got = grouped_notes(
+        [
+            ("si-0.1ms", "py_spinlock", {"mode": "threads", "switchinterval": "0.0001"}),
+            ("si-10ms", "py_spinlock", {"mode": "threads", "switchinterval": "0.01"}),
+        ]
+    )
+    [(names, note)] = got
+    assert names == "si-0.1ms, si-10ms"
+    assert "in this run" not in note.text and "each run's switchinterval" in note.text
+    # runs at one interval keep it
+    [(_, same)] = grouped_notes([("a", "py_semlock", {"switchinterval": "0.002"})] * 2)
+    assert "2 ms in this run" in same.text
+
+
+def test_grouped_python_rows_on_one_cpu_get_the_spin_note_under_one_name():
+    # matrix --runtime python: py_spin processes on one CPU is the scheduler's tick as C spin
+    got = dict(
+        (n.key, names)
+        for names, n in grouped_notes(
+            [
+                ("py_spin processes", "py_spin", {"mode": "processes", "cpus": "0,0"}),
+                ("py_spin processes", "py_spin", {"mode": "processes", "cpus": "0,1"}),
+                ("py_spin threads", "py_spin", {"mode": "threads", "cpus": "0,0"}),
+                ("py_spin threads", "py_spin", {"mode": "threads", "cpus": "0,1"}),
+                ("py_pipe processes", "py_pipe", {"mode": "processes", "cpus": "0,0"}),
+            ]
+        )
+    )
+    assert got == {
+        "spin-one-cpu": "py_spin processes, py_spin threads",
+        "python-gil": "py_spin threads",
+    }
+
+
 @pytest.mark.parametrize(
     ("bench", "params", "n", "key"),
     [

@@ -86,13 +86,16 @@ FILE_TMPFS = (
 
 PYTHON_GIL = (
     "Both threads busy-wait in one Python interpreter, and only the thread holding the GIL "
-    "runs: the waiting one keeps it until the interpreter forces a switch, after "
-    "sys.getswitchinterval() ({interval}), so each hand-off takes one switch interval or a "
-    "few. The figure is the interpreter's switch interval, not the primitive's cost: report "
-    "002's 5 ms spinlock and semaphore were exactly this. Between two processes (a GIL each, "
-    "mode=processes) the same busy-wait costs microseconds; 'latscope suite gil' sweeps the "
-    "interval (docs/python-runtime.md)."
+    "runs: the waiting one keeps it until the interpreter forces a switch. CPython forces it "
+    "after sys.getswitchinterval() ({interval}), so each hand-off takes one switch interval "
+    "or a few; PyPy forces it sooner, so its hand-offs grow with the interval but stay a "
+    "fraction of it. The figure is the interpreter's switching, not the primitive's cost: "
+    "report 002's 5 ms spinlock and semaphore were exactly this. Between two processes (a GIL "
+    "each, mode=processes) the same busy-wait costs microseconds; 'latscope suite gil' sweeps "
+    "the interval (docs/python-runtime.md)."
 )
+# The interval as it reads where a note stands for several runs whose intervals differ.
+EACH_INTERVAL = "each run's switchinterval; 5 ms by default"
 
 
 def _interval(p: Mapping[str, Any]) -> str:
@@ -101,6 +104,10 @@ def _interval(p: Mapping[str, Any]) -> str:
         return f"{float(v) * 1e3:g} ms in this run" if v not in (None, "") else "5 ms by default"
     except (TypeError, ValueError):
         return "5 ms by default"
+
+
+def _python_gil(interval: str) -> Note:
+    return Note("python-gil", PYTHON_GIL.format(interval=interval))
 
 
 def notes_for(
@@ -118,7 +125,7 @@ def notes_for(
         and (entry.get("mechanism") or {}).get("blocking") is False
         and str(p.get("mode") or "threads") == "threads"
     ):
-        out.append(Note("python-gil", PYTHON_GIL.format(interval=_interval(p))))
+        out.append(_python_gil(_interval(p)))
     if benchmark == "file":
         cache = str(p.get("cache") or "warm")
         if cache == "fadvise":
@@ -144,9 +151,20 @@ def run_notes(meta: Mapping[str, Any]) -> list[Note]:
 
 def grouped_notes(items: Iterable[tuple[str, str, Mapping[str, Any]]]) -> list[tuple[str, Note]]:
     """Notes of several (name, benchmark, params) items, each note once with the names it
-    applies to (comma-separated), in first-seen order: for tables of scenarios or cells."""
+    applies to (comma-separated, each name once), in first-seen order: for tables of
+    scenarios or cells. A note whose text differs between the items (the python-gil note's
+    switch interval) reads in its general form there, never as one item's."""
     seen: dict[str, tuple[list[str], Note]] = {}
     for name, bench, params in items:
         for note in notes_for(bench, params):
-            seen.setdefault(note.key, ([], note))[0].append(name)
+            names, first = seen.setdefault(note.key, ([], note))
+            if name not in names:
+                names.append(name)
+            if note.text != first.text:
+                seen[note.key] = (names, _general(note))
     return [(", ".join(names), note) for names, note in seen.values()]
+
+
+def _general(note: Note) -> Note:
+    """``note`` in words that hold for every run it stands for."""
+    return _python_gil(EACH_INTERVAL) if note.key == "python-gil" else note

@@ -10,10 +10,11 @@ and the headings it left out, so the command can say where they are (``--wide``,
 --full``); ``wide=True`` keeps every column whatever the width (a terminal too narrow for it
 wraps lines, as any wide output does).
 
-A text column may name ``breaks``, the characters after which its text may break (a scenario
-name such as ``r000-orwc-cold-fadvise-ext4`` breaks after its hyphens): when the table is too
-wide, such a column is broken there, at the widest width that lets the table fit, before any
-column is folded mid-word.
+A first column may be a ``group`` column: it names groups of consecutive rows (a suite's
+scenarios, its cell empty on a group's later rows). When the table does not fit with those
+names whole, each name becomes a line of its own above its group's rows (`Grouped`), before
+any column is left out: a name such as ``r000-orwc-cold-fadvise-ext4`` is never folded into a
+narrow column.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rich import box as rich_box
-from rich.console import Console, RenderableType
+from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.table import Table
 
 
@@ -35,48 +36,7 @@ class Column:
     drop: int | None = None  # rank: the highest is left out first; None: always shown
     wrap: bool = False  # text that may wrap; a column that does not wrap is never cut
     style: str | None = None
-    breaks: str = ""  # characters after which a cell may break (tried before folding)
-
-
-def prebreak(text: str, width: int, breaks: str) -> str:
-    """``text`` in lines of at most ``width`` characters, broken only after one of ``breaks``
-    (each line as full as it can be); a piece longer than ``width`` stays whole."""
-    if not breaks or len(text) <= width:
-        return text
-    pieces: list[str] = []
-    cur = ""
-    for ch in text:
-        cur += ch
-        if ch in breaks:
-            pieces.append(cur)
-            cur = ""
-    if cur:
-        pieces.append(cur)
-    lines: list[str] = []
-    line = ""
-    for piece in pieces:
-        if line and len(line) + len(piece) > width:
-            lines.append(line)
-            line = ""
-        line += piece
-    lines.append(line)
-    return "\n".join(lines)
-
-
-def _broken(
-    cols: Sequence[Column], rows: Sequence[Sequence[RenderableType]], width: int
-) -> tuple[list[Column], list[list[RenderableType]]]:
-    """The columns with ``breaks`` as columns that do not wrap, their text broken at
-    ``width``."""
-    out_cols = [Column(c.head, c.justify, c.drop, False, c.style) if c.breaks else c for c in cols]
-    out_rows = [
-        [
-            prebreak(v, width, c.breaks) if c.breaks and isinstance(v, str) else v
-            for c, v in zip(cols, r, strict=True)
-        ]
-        for r in rows
-    ]
-    return out_cols, out_rows
+    group: bool = False  # the first column names groups of rows (module docs)
 
 
 def _table(
@@ -158,27 +118,6 @@ def _widest(rows: Sequence[Sequence[Any]]) -> list[int]:
     return sorted(picked)
 
 
-def _with_breaks(
-    console: Console,
-    cols: Sequence[Column],
-    rows: Sequence[Sequence[RenderableType]],
-    floor: int,
-    **table_kw: Any,
-) -> Table | None:
-    """The table with its ``breaks`` columns broken at the widest width (their longest cell
-    down to ``floor`` characters) at which it fits, or None."""
-    longest = max(
-        (len(str(v)) for r in rows for c, v in zip(cols, r, strict=True) if c.breaks),
-        default=0,
-    )
-    for w in range(longest, floor - 1, -1):
-        bc, br = _broken(cols, rows, w)
-        t = _table(bc, br, **table_kw)
-        if _fits(console, t, console.width):
-            return t
-    return None
-
-
 def fit(
     console: Console,
     cols: Sequence[Column],
@@ -186,17 +125,23 @@ def fit(
     wide: bool = False,
     long: bool = False,
     **table_kw: Any,
-) -> tuple[Table | Long, list[str]]:
+) -> tuple[Table | Long | Grouped, list[str]]:
     """The table with as many columns as fit ``console``'s width (module docs), and the
     headings of the columns left out (in the order they are shown).  ``long``: a table of
-    more than `LONG` rows of text (and no column with ``breaks``) is laid out on its widest
-    rows and comes back as a `Long` (for `show`)."""
-    plain = not any(c.breaks for c in cols) and all(isinstance(c, str) for r in rows for c in r)
+    more than `LONG` rows of text (and no group column) is laid out on its widest rows and
+    comes back as a `Long` (for `show`).  With a group column, each set of columns is tried
+    with the groups' names whole in their column, then as a `Grouped`, before a column goes."""
+    grouped = bool(cols) and cols[0].group
+    plain = not grouped and all(isinstance(c, str) for r in rows for c in r)
     if long and len(rows) > LONG and plain:
         sample = [rows[i] for i in _widest(rows)]
         t, left = fit(console, cols, sample, wide, **table_kw)
         assert isinstance(t, Table)
-        keep = [i for i, c in enumerate(cols) if c.head.replace("\n", " ") not in left]
+        keep = [
+            i
+            for i, c in enumerate(cols)
+            if c.head.replace("-\n", "-").replace("\n", " ") not in left
+        ]
         title = table_kw.get("title")
         return Long(t, keep, rows, str(title) if title is not None else None), left
     keep = list(range(len(cols)))
@@ -204,25 +149,87 @@ def fit(
     while True:
         kc = [cols[i] for i in keep]
         kr = [[r[i] for i in keep] for r in rows]
-        left = [cols[i].head.replace("\n", " ") for i in range(len(cols)) if i not in keep]
+        left = [
+            cols[i].head.replace("-\n", "-").replace("\n", " ")
+            for i in range(len(cols))
+            if i not in keep
+        ]
         t = _table(kc, kr, **table_kw)
         if wide:
             return t, left
-        if any(c.breaks for c in kc):
-            # broken after a hyphen (down to 12 characters while a column can still go)
-            # rather than folded mid-word
-            tb = _with_breaks(console, kc, kr, 12 if ranks else 6, **table_kw)
-            if tb is not None:
-                return tb, left
-        if not ranks or (not any(c.breaks for c in kc) and _fits(console, t, console.width)):
-            if not _fits(console, t, console.width, text_min=4):
+        best: Table | Grouped = t
+        if grouped:
+            if _fits(console, t, console.width):
+                return t, left
+            best = _grouped(kc, kr, **table_kw)
+        if not ranks or _fits(console, _layout(best), console.width):
+            if not _fits(console, _layout(best), console.width, text_min=4):
                 # nothing more to leave out, and text folded to 4 characters is not enough:
                 # every column may wrap (at spaces, or folded), rather than text columns
                 # squeezed to nothing or numbers cut
-                t = _table(kc, kr, all_wrap=True, **table_kw)
-            return t, left
+                best = (
+                    _grouped(kc, kr, all_wrap=True, **table_kw)
+                    if grouped
+                    else _table(kc, kr, all_wrap=True, **table_kw)
+                )
+            return best, left
         top = ranks.pop(0)
         keep = [i for i in keep if cols[i].drop != top]
+
+
+#: The first cell of the row that stands in a `Grouped` table's layout for a group's name.
+_MARK = "\ue000"
+
+
+@dataclass
+class Grouped:
+    """A table whose group column (`Column.group`) did not fit with its names whole: each
+    group's name is a line of its own (bold) above the group's rows, which are indented
+    under it; every row is laid out in one table, so the columns line up across groups.
+    A rich renderable: ``console.print`` prints it."""
+
+    table: Table  # the other columns; before each group a row whose first cell is _MARK
+    names: list[str]  # the groups' names (rich markup), in order
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        from rich.segment import Segment
+        from rich.text import Text
+
+        names = iter(self.names)
+        for line in console.render_lines(self.table, options, pad=False, new_lines=False):
+            if any(_MARK in seg.text for seg in line):
+                heading = Text.from_markup(" " + next(names, ""), style="bold")
+                heading.overflow = "fold"
+                yield from console.render(heading, options)
+            else:
+                yield from line
+                yield Segment.line()
+
+
+def _layout(t: Table | Grouped) -> Table:
+    return t.table if isinstance(t, Grouped) else t
+
+
+def _grouped(
+    cols: Sequence[Column],
+    rows: Sequence[Sequence[RenderableType]],
+    all_wrap: bool = False,
+    **kw: Any,
+) -> Grouped:
+    """``rows`` as a `Grouped` table: the group column (the first) out, its names as
+    heading lines, the next column's cells indented by two spaces under them."""
+    rest = list(cols[1:])
+    c = rest[0]
+    rest[0] = Column(f"{cols[0].head}\n  {c.head}", c.justify, c.drop, c.wrap, c.style)
+    out: list[list[RenderableType]] = []
+    names: list[str] = []
+    for r in rows:
+        if r[0]:
+            names.append(str(r[0]))
+            out.append([_MARK] + [""] * (len(rest) - 1))
+        first = r[1]
+        out.append(["  " + first if isinstance(first, str) else first, *r[2:]])
+    return Grouped(_table(rest, out, all_wrap=all_wrap, **kw), names)
 
 
 def _plain(cell: str) -> str:

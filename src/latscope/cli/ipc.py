@@ -115,12 +115,20 @@ def cmd_runtime(args: argparse.Namespace) -> int:
         console.print("Python side: " + shown("; ".join(ran)))
     if not any("free-threaded" in x for x in ran):
         console.print(f"[dim]{shown(free_threaded_note())}[/dim]")
-    items: dict[str, tuple[str, dict[str, Any]]] = {}
+    # Python rows by mechanism and mode (their CPUs in the params, so a busy-wait on one CPU
+    # gets its note too); C rows only where a note depends on them: spinning on one CPU.
+    items: list[tuple[str, str, dict[str, Any]]] = []
     for p in pairs:
-        items.setdefault(f"{p.py.mechanism} {p.py.mode}", (p.py.mechanism, {"mode": p.py.mode}))
+        items.append(
+            (
+                f"{p.py.mechanism} {p.py.mode}",
+                p.py.mechanism,
+                {"mode": p.py.mode, "cpus": p.py.cpus},
+            )
+        )
         if p.c is not None and p.c.cpus == "0,0":
-            items.setdefault(f"{p.c.mechanism} cpus=0,0", (p.c.mechanism, {"cpus": "0,0"}))
-    _print_notes([(k, b, prm) for k, (b, prm) in items.items()])
+            items.append((f"{p.c.mechanism} cpus=0,0", p.c.mechanism, {"cpus": "0,0"}))
+    _print_notes(items)
     console.print(
         "[dim]×: the Python median over the C median, the interpreter's share; between threads "
         "the Python parties share the GIL (docs/python-runtime.md). asyncio tasks stand beside "

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
     from ..runs import Run
     from ..stats.compare import Comparison
+    from ..tables import Grouped
 from .running import SuiteRun
 
 # ------------------------------------------------------------------------------- comparing
@@ -190,15 +191,16 @@ def row_text(r: Row, baselines: set[str | None]) -> RowText:
 
 def comparison_table(
     console: Console, rows: list[Row], title: str | None = None, wide: bool = False
-) -> tuple[Table, list[str]]:
+) -> tuple[Table | Grouped, list[str]]:
     """The suite's comparison as a rich table that fits ``console`` (columns explained by
-    `print_comparison`), and the headings it left out for width (`tables.fit`)."""
-    from ..tables import Column, fit
+    `print_comparison`), and the headings it left out for width (`tables.fit`): where the
+    scenarios' names do not fit whole in a column, each is a line above its rows."""
+    from ..tables import Column, Long, fit
 
     reps = any(r.between.r > 1 for r in rows)  # between-run columns only when there are reps
     baselines = {r.baseline for r in rows if r.baseline}
     cols = [
-        Column("scenario", wrap=True, breaks="-_./"),
+        Column("scenario", group=True),
         Column("column"),
         Column("R", justify="right", drop=2),
         Column("median of\nmedians" if reps else "median", justify="right", style="bold"),
@@ -225,7 +227,9 @@ def comparison_table(
             cells += [x.ratio, f"[{style}]{verdict}[/{style}]" if style else verdict]
         out.append(cells)
         last = r.scenario
-    return fit(console, cols, out, wide=wide, title=title)
+    t, left = fit(console, cols, out, wide=wide, title=title)
+    assert not isinstance(t, Long)  # a group column is never laid out as a Long
+    return t, left
 
 
 def baselines_line(rows: list[Row]) -> str:
