@@ -33,6 +33,34 @@ def test_list(cli) -> None:
     assert r.returncode == 0, r.stderr
     for name in ("syscall", "file", "pipe", "cache=warm", "clocks:"):
         assert name in r.stdout
+    # the choices are shown (rich once took "[warm|drop|...]" for markup and dropped it), and
+    # the modes of a mechanism, the Python engine's tasks among them
+    params = _cells(r.stdout, 2)
+    assert "cache=warm [warm, drop, fadvise, direct]" in params["file"]
+    assert "mode=tasks [tasks, processes]" in params["py_asyncio_tcp"]
+
+
+def _cells(table: str, column: int) -> dict[str, str]:
+    """A boxed rich table's ``column`` (0-based), its lines joined, by the first column."""
+    out: dict[str, list[str]] = {}
+    name = ""
+    for ln in table.splitlines():
+        if not ln.startswith("│"):
+            continue
+        fields = [f.strip() for f in ln.split("│")[1:-1]]
+        name = fields[0] or name
+        out.setdefault(name, []).append(fields[column])
+    return {k: " ".join(x for x in v if x) for k, v in out.items()}
+
+
+def test_list_fits_80_columns_with_every_default_whole(cli) -> None:
+    r = cli("list", env={"COLUMNS": "80"})
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert max(map(len, lines)) <= 80 and "…" not in r.stdout
+    rows = [ln for ln in lines if ln.startswith(("┃", "│"))]
+    assert all(ln.rstrip()[-1] in "┃│" for ln in rows), r.stdout  # the right edge, not cropped
+    assert "switchinterval=0.005" in r.stdout  # one line, not folded
 
 
 def test_the_in_process_runner_gives_what_a_process_gives(cli) -> None:

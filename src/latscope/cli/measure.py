@@ -196,27 +196,38 @@ def cmd_list(args: argparse.Namespace) -> int:
         f"{cat['sample_format_version']}; ZeroMQ: "
         f"{'built in' if feats.get('zmq') else 'not built with ZeroMQ'}"
     )
-    t = Table(show_lines=True, title="benchmarks")
-    t.add_column("benchmark", style="bold")
-    t.add_column("what it measures")
-    t.add_column("parameters (default)")
-    t.add_column("columns")
+    t = Table(show_lines=True, title="benchmarks", expand=True)
+    # fold, never cut: a value such as switchinterval=0.005 is longer than its column at 80
+    t.add_column("benchmark", style="bold", overflow="fold")
+    t.add_column("what it measures", overflow="fold", ratio=3)
+    # the parameters column at least as wide as its longest name=default, so that a value
+    # such as switchinterval=0.005 stays on one line (the description column gives way)
+    longest = max(
+        (
+            len(f"{p['name']}={p['default'] or 'auto'}")
+            for b in cat["benchmarks"]
+            for p in b["params"]
+        ),
+        default=0,
+    )
+    t.add_column("parameters (default)", overflow="fold", width=max(min(longest, 24), 16))
+    t.add_column("columns", overflow="fold", ratio=2)
     for b in cat["benchmarks"]:
+        mech = b.get("mechanism") or {}
         ps = []
         for p in b["params"]:
             d = p["default"] if p["default"] != "" else "auto"
-            extra = f" [{'|'.join(p['choices'])}]" if p.get("choices") else ""
+            choices = p.get("choices") or []
+            if p["name"] == "mode" and not choices:  # the modes are the mechanism's
+                choices = [m for m in ("threads", "processes", "tasks") if mech.get(m)]
+            extra = f" \\[{', '.join(choices)}]" if len(choices) > 1 else ""
             unit = f" {p['unit']}" if p.get("unit") and p["type"] in ("int", "size") else ""
-            ps.append(f"{p['name']}={d}{unit}{extra}")
-        what = b["summary"]
+            ps.append(shown(f"{p['name']}={d}{unit}") + extra)
+        what = shown(b["summary"])
         if not b["available"]:
-            what += f"\n[red]unavailable: {b['unavailable_reason']}[/red]"
+            what += f"\n[red]unavailable: {shown(b['unavailable_reason'])}[/red]"
         if b.get("needs"):
-            what += f"\n[dim]needs {b['needs']}[/dim]"
-        mech = b.get("mechanism")
-        if mech:
-            modes = [m for m in ("threads", "processes") if mech.get(m)]
-            what += f"\n[dim]between {' or '.join(modes)}[/dim]"
+            what += f"\n[dim]needs {shown(b['needs'])}[/dim]"
         cols = ", ".join(
             c["name"] + (f" (if {c['when']})" if c.get("when") else "") for c in b["columns"]
         )
