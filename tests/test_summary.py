@@ -156,6 +156,25 @@ def _ru(minflt: int = 0, nvcsw: int = 0, nivcsw: int = 0) -> dict[str, int]:
     return {"minflt": minflt, "majflt": 0, "nvcsw": nvcsw, "nivcsw": nivcsw}
 
 
+def test_page_faults_under_emulation_are_named_the_emulators_without_advice() -> None:
+    from latscope.report.text import timed_usage
+
+    n = 1000
+    ru = {"initiator": _ru(minflt=2, nvcsw=n), "responder": _ru(nvcsw=n)}  # 2 switches each
+    header = _pingpong_header([ru], n)
+    plain = timed_usage(header)
+    assert plain is not None and "please report it" in plain.notes[0]
+    emulated = {"emulated": True, "emulator": "qemu-user", "evidence": "x", "built_for": "aarch64"}
+    header["env"] = {"schema": 2, "emulation": emulated}
+    u = timed_usage(header)
+    assert u is not None and len(u.notes) == 1
+    assert (
+        "initiator: 2 page faults inside the timed loop under emulation (qemu-user)" in u.notes[0]
+    )
+    assert "emulator's own" in u.notes[0]
+    assert "--warmup" not in u.notes[0] and "please report" not in u.notes[0]
+
+
 def test_timed_rusage_in_show_and_report(cli, store: Path, tmp_path: Path) -> None:
     from latscope.report.text import timed_usage
 

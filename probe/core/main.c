@@ -277,17 +277,17 @@ static void warn_timed_usage(const struct runctx *ctx) {
     if (faults > 0 && !ctx->faults_expected && !FAULTS_OWN_SANITIZER && emulated) {
         /* the emulator's own faults (its code cache, its shadow of the guest's memory) land
          * in the timed region: expected there, and not the target's */
-        warnmsg("the timed loop took %ld page faults under emulation (%s): the emulator's own, "
-                "not a real machine's", faults, em.emulator);
+        warnmsg("the timed loop took %ld page fault%s under emulation (%s): the emulator's own, "
+                "not a real machine's", faults, faults == 1 ? "" : "s", em.emulator);
     } else if (faults > 0 && !ctx->faults_expected && !FAULTS_OWN_SANITIZER) {
         char who[128] = "";
         for (int r = 0; r < 2; r++)
             if (names[r] && per_role[r])
                 snprintf(who + strlen(who), sizeof who - strlen(who), "%s%s: %ld",
                          *who ? ", " : "", names[r], per_role[r]);
-        warnmsg("the timed loop took %ld page faults (%s), each inside a timed region, so "
+        warnmsg("the timed loop took %ld page fault%s (%s), each inside a timed region, so "
                 "those samples are slow; rerun, and if it stays, look for memory pressure "
-                "(swap, a memory limit) on this machine", faults, who);
+                "(swap, a memory limit) on this machine", faults, faults == 1 ? "" : "s", who);
     }
     /* more than 1 preemption per 100 iterations (and over 50) where the benchmark needs none:
      * a busy machine, not the odd timer tick */

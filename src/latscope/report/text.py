@@ -224,12 +224,22 @@ def timed_usage(meta: dict[str, Any]) -> TimedUsage | None:
     notes: list[str] = []
     show = display(meta)
     measuring = set(show.get("roles") or [])
+    em = (of_header(meta) or {}).get("emulation") or {}
+    emulator = em.get("emulator") if em.get("emulated") is True else None
     if show and not probe.holds(show.get("faults_expected_when"), meta.get("params") or {}):
         for u in roles:
-            if u.faults and u.role in measuring:
+            if not (u.faults and u.role in measuring):
+                continue
+            pf = _many(u.faults, "page fault", "page faults")
+            if emulator:  # the probe says the same: nothing to do about them, nothing to report
                 notes.append(
-                    f"{u.role}: {_many(u.faults, 'page fault', 'page faults')} inside the "
-                    "timed loop, where this "
+                    f"{u.role}: {pf} inside the timed loop under emulation "
+                    f"({shown(str(emulator))}): the emulator's own (its translated code, its "
+                    "view of the guest's memory), not the target machine's."
+                )
+            else:
+                notes.append(
+                    f"{u.role}: {pf} inside the timed loop, where this "
                     "benchmark touches no new memory: the iterations that took them include "
                     "the kernel's fault handling. A longer --warmup should remove them; if not, "
                     "the probe timed a page it had not touched (please report it)."
@@ -238,17 +248,17 @@ def timed_usage(meta: dict[str, Any]) -> TimedUsage | None:
     if expected is not None and iterations > 0:
         own = min(expected, 2)
         got = sum(u.switches for u in roles if u.role in measuring) / iterations
-        shown = f"{got:.3g} context switches per round trip against {own}"
+        rate = f"{got:.3g} context switches per round trip against {own}"
         if got > own + max(0.05, 0.1 * own):
             notes.append(
-                f"{shown} that the mechanism needs: the measuring threads were switched out for "
+                f"{rate} that the mechanism needs: the measuring threads were switched out for "
                 "other work inside the timed loop (preempted, or the CPU shared), so the "
                 "latencies include other programs' time. Pin the parties (-p cpus=A,B) to "
                 "quiet CPUs."
             )
         elif got < 0.9 * own:
             notes.append(
-                f"{shown} that the latency names: some waits found the message already there "
+                f"{rate} that the latency names: some waits found the message already there "
                 "(the other side was faster), so not every round trip contains the switches "
                 "its label counts."
             )
