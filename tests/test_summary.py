@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import polars as pl
+import pytest
 from rich.console import Console
 
 from latscope.report.text import print_run
@@ -287,3 +288,21 @@ def test_a_runs_median_interval_stays_within_its_workers_when_they_sit_at_two_le
     assert min(meds) * 0.97 <= row[P50_CI_LOW] < row["p50_ns"] < row[P50_CI_HIGH]
     assert row[P50_CI_HIGH] <= max(meds) * 1.03
     assert "worker medians" in row["ci_method"]
+
+
+@pytest.mark.parametrize(
+    ("ns", "text"),
+    [
+        (999.98, "1.000 µs"),  # a clock step under qemu once read "1000.0 ns"
+        (999.4, "999.4 ns"),
+        (9.9996, "10.00 ns"),  # four figures after rounding, not "10.000"
+        (99.996, "100.0 ns"),
+        (999_999.0, "1.000 ms"),
+        (999_940.0, "999.9 µs"),
+        (123.45, "123.5 ns"),
+        (0.0, "0 ns"),
+    ],
+)
+def test_a_value_reads_in_four_figures_in_the_unit_its_rounding_reaches(ns, text) -> None:
+    assert fmt(ns) == text
+    assert pick_unit([ns])[0] == text.split()[1]

@@ -147,7 +147,7 @@ extern const struct derived_col pp_derived[]; /* rtt/2 */
 #define PP_DISPLAY                                                                            \
     {.roles = {"initiator", "responder"},                                                     \
      .switches_column = "rtt",                                                                \
-     .lines = {"placement: {bench.placement:words} (cpus {bench.cpus}), {bench.mode}, "      \
+     .lines = {"placement: {bench.placement:words} (cpus={params.cpus}), {bench.mode}, "      \
                "{bench.message_bytes} B messages; rtt/2 is an estimate of the one-way time"}}
 
 /* Defines bench_<ident>, the benchmark of mechanism mechvar; after the summary, designated

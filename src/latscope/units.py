@@ -15,7 +15,7 @@ def pick_unit(values_ns: Iterable[float | None]) -> tuple[str, float]:
     vals = sorted(abs(v) for v in values_ns if v is not None and math.isfinite(v) and v != 0)
     if not vals:
         return "ns", 1.0
-    ref = vals[len(vals) // 2]
+    ref = float(f"{vals[len(vals) // 2]:.4g}")  # as shown: 999.98 ns reads 1.000 µs
     unit = _UNITS[0]
     for u in _UNITS:
         if ref >= u[1]:
@@ -42,6 +42,8 @@ def _sig(v: float, digits: int) -> str:
     if v == 0:
         return "0"
     mag = math.floor(math.log10(abs(v)))
+    if abs(round(v, max(0, digits - 1 - mag))) >= 10 ** (mag + 1):
+        mag += 1  # rounding carries into the next power of ten: 9.9996 reads 10.00, not 10.000
     decimals = max(0, digits - 1 - mag)
     return f"{v:.{decimals}f}"
 

@@ -79,13 +79,6 @@ def test_windows_rule_and_short_runs():
     assert short.reason is not None and short.change_points == ()
 
 
-def test_timer_too_coarse():
-    w = timer_too_coarse(50.0, 10.0)
-    assert w is not None and w.code == "timer_too_coarse" and "batches" in w.message
-    assert timer_too_coarse(100.0, 10.0) is None
-    assert timer_too_coarse(50.0, None) is None
-
-
 def _false_alarms(make, reps, seed):
     """Runs (out of ``reps``) with a change point or a drift warning."""
     bad = 0
@@ -143,3 +136,14 @@ def test_changes_below_the_practical_threshold_are_not_reported():
     y = x.copy()
     y[50_000:] *= 1.06 / 1.03
     assert len(drift(y).change_points) == 1
+
+
+def test_a_median_of_few_clock_steps_is_called_quantised_with_what_to_do() -> None:
+    # qemu's ARM counter: 1 µs steps under a 426 ns system call
+    w = timer_too_coarse(426.0, 1000.0)
+    assert w is not None and w.code == "timer_too_coarse"
+    assert "0.4 steps of the clock (1.000 µs per step)" in w.message
+    assert "finer clock" in w.message and "at least 24 calls" in w.message
+    assert timer_too_coarse(10_000.0, 1000.0) is None  # ten steps: enough
+    assert timer_too_coarse(9_000.0, 1000.0) is not None
+    assert timer_too_coarse(426.0, None) is None and timer_too_coarse(426.0, 0.0) is None

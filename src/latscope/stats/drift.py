@@ -154,9 +154,10 @@ def timer_too_coarse(median_ns: float, step_ns: float | None) -> AnalysisWarning
     return AnalysisWarning(
         "timer_too_coarse",
         f"The median ({fmt(median_ns)}) is only {ticks:.1f} steps of the clock "
-        f"({fmt(step_ns)} per step); single timings are quantised and biased. Time "
-        f"batches of at least {math.ceil(TIMER_TICKS * step_ns / max(median_ns, 1e-9))} "
-        "calls per sample or use a finer clock.",
+        f"({fmt(step_ns)} per step); single timings are quantised and biased. Use a finer "
+        "clock ('latscope clocks' lists them), or time batches of at least "
+        f"{math.ceil(TIMER_TICKS * step_ns / max(median_ns, 1e-9))} calls (a benchmark's "
+        "batch figure, where it has one).",
     )
 
 
