@@ -306,3 +306,17 @@ def test_a_runs_median_interval_stays_within_its_workers_when_they_sit_at_two_le
 def test_a_value_reads_in_four_figures_in_the_unit_its_rounding_reaches(ns, text) -> None:
     assert fmt(ns) == text
     assert pick_unit([ns])[0] == text.split()[1]
+
+
+def test_withheld_figures_of_several_columns_are_one_line_per_reason() -> None:
+    from latscope.summary import withheld_notes
+
+    # four columns of 5,000 samples: p99.9 withheld for each, for the same reason
+    row = {"n": 5000, "p999_ns": None, "p999_n_beyond": 5, "p99_ns": 10.0, "p99_n_beyond": 50}
+    rows = [(c, row) for c in ("open", "write", "read", "close")]
+    notes = [n for n in withheld_notes(rows) if "p99.9" in n]
+    assert len(notes) == 1, notes
+    assert notes[0].startswith("open, write, read, close p99.9 — withheld: only 5 samples")
+    # a different count is a different reason: its own line
+    other = {**row, "p999_n_beyond": 3}
+    assert len([n for n in withheld_notes([*rows, ("rtt", other)]) if "p99.9" in n]) == 2

@@ -181,14 +181,18 @@ def withheld_reason(row: Mapping[str, Any], s: Stat) -> str | None:
 
 
 def withheld_notes(rows: list[tuple[str, Mapping[str, Any]]]) -> list[str]:
-    """One line per (label, row) and withheld tail figure: "call p99.9 — withheld: ..."."""
-    out = []
+    """One line per withheld tail figure and reason, with the labels of the rows it holds
+    for: "open, write, read, close p99.9 — withheld: only 5 samples lie above ..."."""
+    by: dict[tuple[str, str], list[str]] = {}
     for label, row in rows:
         for s in STATS:
             why = withheld_reason(row, s)
             if why:
-                out.append(f"{label} {s.key} — {why}".strip())
-    return out
+                by.setdefault((s.key, why), []).append(label)
+    return [
+        f"{', '.join(x for x in labels if x)} {key} — {why}".strip()
+        for (key, why), labels in by.items()
+    ]
 
 
 #: The short legend printed under tables that show "—" for a withheld figure.

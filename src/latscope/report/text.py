@@ -424,12 +424,18 @@ def print_run(console: Console, run: Any, details: bool = False) -> None:
     elif details:
         env = of_header(meta) or {}
         cpu = env.get("cpu") or {}
+        kernel = env.get("kernel") or {}
+        source = (env.get("clocksource") or {}).get("current")
+        facts = [
+            f"{cpu.get('model') or 'CPU not recorded'}",
+            f"{cpu.get('online_count') or '?'} CPUs",
+            f"{kernel.get('sysname') or 'kernel'} {kernel.get('release') or 'not recorded'}",
+        ]
+        if source is not None:  # Linux only: Windows has none to record
+            facts.append(f"clocksource {source}")
         line = (
-            f"measured {meta.get('started_utc')} on {env.get('hostname')}: "
-            f"{cpu.get('model')}, {cpu.get('online_count')} CPUs, kernel "
-            f"{(env.get('kernel') or {}).get('release')}, clocksource "
-            f"{(env.get('clocksource') or {}).get('current')}; probe "
-            f"{(meta.get('probe') or {}).get('version')}"
+            f"measured {meta.get('started_utc')} on {env.get('hostname') or 'a host not recorded'}"
+            f": {', '.join(facts)}; probe {(meta.get('probe') or {}).get('version')}"
         )
         console.print(f"[dim]{shown(line)}[/dim]")
 
