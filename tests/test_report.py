@@ -287,3 +287,20 @@ def test_a_comparison_report_opens_with_the_verdict(store: Path) -> None:
     verdict = blocks[first + 1]
     assert isinstance(verdict, Text) and "slower" in verdict.text and "CI" in verdict.text
     assert next(b for b in blocks if isinstance(b, Image)).key == "comparison-scenarios"
+
+
+@pytest.mark.parametrize(
+    ("ns_per_tick", "text"),
+    [
+        (100, "100 (a 10 MHz counter)"),  # QueryPerformanceCounter
+        (52.083333, "52.0833 (a 19.2 MHz counter)"),  # a Raspberry Pi's generic timer
+        (0.37735849, "0.377358 (a 2.65 GHz counter)"),  # a TSC
+        (1, "1"),  # a clock in nanoseconds: no counter
+        (None, "not recorded"),
+        (0, "not recorded"),
+    ],
+)
+def test_the_clock_section_gives_a_counters_frequency(ns_per_tick, text) -> None:
+    from latscope.report.parts import _per_tick
+
+    assert _per_tick(ns_per_tick) == text

@@ -136,11 +136,27 @@ def _measurement(run: Run) -> list[Block]:
     return out
 
 
+def _per_tick(npt: Any) -> str:
+    """ns per tick, and for a counter (tsc, qpc, cntvct: anything but 1 ns per tick) the
+    frequency it counts at: '100 (a 10 MHz counter)'."""
+    if not isinstance(npt, (int, float)) or isinstance(npt, bool) or not npt > 0:
+        return "not recorded"
+    if npt == 1:
+        return "1"
+    hz = 1e9 / npt
+    unit, scale = next(
+        (u, k)
+        for u, k in (("GHz", 1e9), ("MHz", 1e6), ("kHz", 1e3), ("Hz", 1.0))
+        if hz >= k or k == 1.0
+    )
+    return f"{npt:.6g} (a {hz / scale:.6g} {unit} counter)"
+
+
 def _clock(run: Run) -> list[Block]:
     clk = run.clock
     rows: list[tuple[str, str | Cell]] = [
         ("clock", str(clk.get("name"))),
-        ("ns per tick", f"{clk.get('ns_per_tick'):.6g}"),
+        ("ns per tick", _per_tick(clk.get("ns_per_tick"))),
     ]
     if clk.get("overhead_ns") is None:
         rows.append(("overhead", Cell("unknown (imported)", "dim")))
