@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -215,3 +216,24 @@ def test_markup_in_a_parameter_is_text(cli, tmp_path: Path) -> None:
         out = cli(*args)
         assert out.returncode == 0 and "Traceback" not in out.stderr, (args, out.stderr)
         assert "q[/x]" in out.stdout, args
+
+
+def test_a_reader_that_leaves_early_ends_every_command_quietly_with_status_0(cli) -> None:
+    """`latscope list | head -1`, and the same of both engines: no traceback, no error line,
+    status 0 (rich's own choice was 1, and the Python engine printed 'error: Broken pipe')."""
+    import os
+
+    from latscope import probe as lab_probe
+
+    engines = [
+        [os.environ.get("LATSCOPE_PROBE") or lab_probe.probe_path(), "--list"],
+        [sys.executable, str(lab_probe.PYPROBE_DIR), "--list"],
+    ]
+    for kind, argv in [("lab", None), *(("engine", a) for a in engines)]:
+        kw: dict = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
+        p = cli.popen("list", **kw) if argv is None else subprocess.Popen(argv, text=True, **kw)
+        assert p.stdout is not None and p.stdout.read(20)
+        p.stdout.close()  # the reader leaves while the writer has more to say
+        _, err = p.communicate(timeout=60)
+        assert p.returncode == 0, (kind, argv, err)
+        assert err == "", (kind, argv, err)

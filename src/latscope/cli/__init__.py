@@ -106,5 +106,5 @@ def main(argv: Sequence[str] | None = None) -> int:
                 markup=False,
             )
             return e.exit_code
-        except BrokenPipeError:
+        except BrokenPipeError:  # the reader of the output left (| head): end quietly
             return 0

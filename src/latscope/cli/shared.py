@@ -6,6 +6,7 @@ layers below the CLI, never on each other."""
 from __future__ import annotations
 
 import argparse
+import os
 import textwrap
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NoReturn, TypeVar
@@ -19,11 +20,20 @@ if TYPE_CHECKING:
     from ..runner import LabStore
 
 
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        """The reader of the output left (``| head``): nothing more is written, and `main`
+        ends with status 0, as the probe does (rich's own choice is SystemExit(1))."""
+        self.quiet = True
+        os.dup2(os.open(os.devnull, os.O_WRONLY), self.file.fileno())
+        raise BrokenPipeError
+
+
 def _console(stderr: bool = False) -> Console:
-    c = Console(stderr=stderr, highlight=False)
+    c = _Console(stderr=stderr, highlight=False)
     if not c.is_terminal and c.width < 132:
         # logs and pipes: wide enough for the summary table without wrapping numbers
-        c = Console(stderr=stderr, highlight=False, width=132)
+        c = _Console(stderr=stderr, highlight=False, width=132)
     return c
 
 

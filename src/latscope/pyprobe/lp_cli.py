@@ -364,6 +364,10 @@ def main(argv):
         lp_driver.cleanup()
         sys.stderr.write(f"{cat.ENGINE}: error: interrupted; nothing was written\n")
         code = 130
+    except BrokenPipeError:  # the reader of the output left (| head): end quietly, exit 0, as
+        lp_driver.cleanup()  # the C probe and the lab do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        code = 0
     except OSError as e:
         lp_driver.cleanup()
         sys.stderr.write(f"{cat.ENGINE}: error: {e.strerror or e}\n")
