@@ -163,7 +163,7 @@ def test_report_001s_experiment_is_imported_and_shown_with_its_caveat(
     assert "clock qpc" in out
     assert "caveat: measured under Wine (wine " in out
     # the machine line: Windows's version, and no clock source (Windows has none to record)
-    assert re.search(r"on \S+: .*, Windows \d", out), out
+    assert re.search(r"on \S+: .*, kernel Windows \d", out), out
     assert "None" not in out and "clocksource" not in out
 
 

@@ -429,7 +429,11 @@ def print_run(console: Console, run: Any, details: bool = False) -> None:
         facts = [
             f"{cpu.get('model') or 'CPU not recorded'}",
             f"{cpu.get('online_count') or '?'} CPUs",
-            f"{kernel.get('sysname') or 'kernel'} {kernel.get('release') or 'not recorded'}",
+            "kernel "
+            + (
+                " ".join(str(x) for x in (kernel.get("sysname"), kernel.get("release")) if x)
+                or "not recorded"
+            ),
         ]
         if source is not None:  # Linux only: Windows has none to record
             facts.append(f"clocksource {source}")
