@@ -128,6 +128,7 @@ def test_the_lab_lists_and_checks_the_engines_benchmarks(probe: str, monkeypatch
         (["py_pipe", "-p", "python=/nonexistent/python", "--check"], 2, "no such interpreter"),
         (["py_zmq_pair", "-p", "mode=processes", "-p", "transport=inproc", "--check"], 2,
          "inproc"),
+        (["py_asyncio_queue", "-p", "cpus=0,1", "--check"], 2, "one thread, on one CPU"),
     ],
 )  # fmt: skip
 def test_bad_input_gets_one_line_and_exit_2_or_3(args: list[str], code: int, words: str) -> None:
@@ -305,6 +306,16 @@ def test_runtime_matrix_sets_each_python_cell_beside_its_c_counterpart(
     impl = "pypy" if "pypy" in python else "cpython"
     side = [ln for ln in r.stdout.splitlines() if ln.startswith("Python side: ")]
     assert len(side) == 1 and side[0].startswith(f"Python side: {impl} ") and "GIL on" in side[0]
+
+
+def test_tasks_of_one_loop_get_one_cell_on_one_cpu_in_the_runtime_matrix() -> None:
+    from latscope.runtime_matrix import runtime_plan
+
+    plan = [(b["name"], mode, cpus) for b, mode, cpus in runtime_plan()]
+    tasks = [(b, cpus) for b, mode, cpus in plan if mode == "tasks"]
+    assert sorted(tasks) == [("py_asyncio_queue", "0,0"), ("py_asyncio_tcp", "0,0")]
+    if (os.cpu_count() or 1) >= 2:  # threads and processes on one CPU and on two
+        assert ("py_pipe", "threads", "0,1") in plan and ("py_pipe", "processes", "0,1") in plan
 
 
 def _python_with_zmq() -> str:

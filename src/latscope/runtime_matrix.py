@@ -77,7 +77,7 @@ def runtime_plan(
             if not b["mechanism"].get(mode):
                 continue
             plan.append((b, mode, "0,0"))
-            if two:
+            if two and mode != "tasks":  # tasks share one thread: one CPU only
                 plan.append((b, mode, "0,1"))
     return plan
 

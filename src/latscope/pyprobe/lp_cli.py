@@ -190,6 +190,12 @@ def resolve(o):
             v = _cpus(v)
         params[k] = v
     mode = params["mode"]
+    if mode == "tasks" and _placement(params.get("cpus", "none")) == "different_cpus":
+        raise Fail(
+            f"cpus={params['cpus']}: mode=tasks runs both tasks in one thread, on one CPU: "
+            "give cpus=A,A or none",
+            2,
+        )
     if params.get("transport") == "inproc" and mode != "threads":
         raise Fail("transport=inproc: needs mode=threads (inproc joins sockets of one process)", 2)
     if not e["available"]:
