@@ -153,6 +153,9 @@ def test_display_templates_fill_from_header_paths() -> None:
         "different cpus (cpus 0,1), threads"
     )
     assert fill("{bench.message_bytes} B", meta) is None  # an older run: the line is left out
+    gil = {"interpreter": {"gil": True}}
+    assert fill("GIL {interpreter.gil:onoff}", gil) == "GIL on"  # not "GIL true"
+    assert fill("GIL {interpreter.gil}", gil) == "GIL true"
 
 
 def test_scenario_values_are_checked_by_the_probe(fake: dict[str, Any], tmp_path: Path) -> None:

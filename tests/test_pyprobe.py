@@ -87,6 +87,15 @@ def test_every_mechanism_writes_a_sample_file_the_lab_reads(
     assert (s.ticks["rtt"] > 0).all() and (s.ticks["oneway"] > 0).all()
     assert (s.ticks["oneway"] <= s.ticks["rtt"]).all()  # one clock: the answer follows it
     assert list(tmp_path.iterdir()) == [out]  # no temporary file left
+    # the context switches each latency contains, as the C probe records them: the round trip
+    # holds both ways (it once said 1 for a blocking round trip)
+    per_way = entry["mechanism"]["context_switches_per_way"]
+    switches = {c["name"]: c.get("context_switches") for c in h["columns"] if c["kind"] != "time"}
+    assert switches == (
+        {"rtt": None, "oneway": None}
+        if per_way is None
+        else {"rtt": 2 * per_way, "oneway": per_way}
+    )
 
 
 def test_the_catalogue_has_the_probes_shape(probe: str) -> None:

@@ -414,7 +414,7 @@ def entry(m):
                 {
                     "template": "{interpreter.implementation} {interpreter.version} "
                     "({interpreter.executable}), {bench.mode}, switch interval "
-                    "{interpreter.switchinterval} s, GIL {interpreter.gil}",
+                    "{interpreter.switchinterval} s, GIL {interpreter.gil:onoff}",
                     "style": None,
                 },
                 {"template": "{bench.timed_region}", "style": "dim"},

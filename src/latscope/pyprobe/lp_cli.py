@@ -145,6 +145,15 @@ def _cpus(v):
     return f"{a},{b}"
 
 
+def _switches(column, e):
+    """The context switches a column's latency contains, as the C probe records them: one
+    per way for a blocking hand-off, so two in a round trip (None where the parties spin)."""
+    per_way = e["mechanism"]["context_switches_per_way"]
+    if per_way is None:
+        return None
+    return 2 * per_way if column == "rtt" else per_way
+
+
 def _placement(v):
     if v in (None, "none"):
         return "unpinned"
@@ -293,7 +302,7 @@ def run(o):
                     "unit": "ticks",
                     "kind": "duration",
                     "latency": c["latency"],
-                    "context_switches": e["mechanism"]["context_switches_per_way"],
+                    "context_switches": _switches(c["name"], e),
                     "description": c["description"],
                 }
                 for c in cols

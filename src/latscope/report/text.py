@@ -41,7 +41,7 @@ def latency_label(col: dict[str, Any]) -> str:
 
 #: The resource-usage counters the probe records per measuring thread over the timed loop.
 RUSAGE_FIELDS = ("minflt", "majflt", "nvcsw", "nivcsw")
-_FIELD = re.compile(r"\{([A-Za-z0-9_.]+)(?::(words))?\}")
+_FIELD = re.compile(r"\{([A-Za-z0-9_.]+)(?::(words|onoff))?\}")
 
 
 def header_field(meta: dict[str, Any], path: str) -> Any:
@@ -58,8 +58,8 @@ def header_field(meta: dict[str, Any], path: str) -> Any:
 def fill(template: str, meta: dict[str, Any]) -> str | None:
     """A catalogue display template filled from a run's header: ``{path}`` is the field's
     value (a list joined with commas, a float to six significant figures), ``{path:words}``
-    the same with underscores as spaces; None where the run does not record a field the
-    template names (an older run)."""
+    the same with underscores as spaces, ``{path:onoff}`` a true/false as on/off; None where
+    the run does not record a field the template names (an older run)."""
     missing = False
 
     def one(m: re.Match[str]) -> str:
@@ -71,7 +71,7 @@ def fill(template: str, meta: dict[str, Any]) -> str | None:
         if isinstance(v, (list, tuple)):
             text = ",".join(str(x) for x in v)
         elif isinstance(v, bool):
-            text = "true" if v else "false"
+            text = ("on" if v else "off") if m.group(2) == "onoff" else ("true" if v else "false")
         elif isinstance(v, float):
             text = f"{v:.6g}"  # 0.0001, not 9.999999999999999e-05
         else:
