@@ -320,3 +320,12 @@ def test_withheld_figures_of_several_columns_are_one_line_per_reason() -> None:
     # a different count is a different reason: its own line
     other = {**row, "p999_n_beyond": 3}
     assert len([n for n in withheld_notes([*rows, ("rtt", other)]) if "p99.9" in n]) == 2
+
+
+def test_the_interval_line_names_the_between_worker_method_in_words() -> None:
+    from latscope.report.text import _family_words
+
+    # it read "95% CI of p50 by between runs: t interval over 10 worker medians: rtt (...)"
+    got = _family_words("between runs: t interval over 10 worker medians")
+    assert got == "a t interval over the 10 worker medians"
+    assert _family_words("batch shares") == "batch shares"

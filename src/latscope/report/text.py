@@ -387,12 +387,13 @@ def print_run(console: Console, run: Any, details: bool = False) -> None:
             ess_txt = f"{shown(r['column'])} (ESS {r['ess']:,.0f} of {r['n']:,})"
             families.setdefault(fam, []).append(ess_txt)
     if families:
-        parts = [f"{fam}: {', '.join(cols)}" for fam, cols in families.items()]
+        parts = [f"{_family_words(fam)}: {', '.join(cols)}" for fam, cols in families.items()]
         console.print(
             "[dim]95% CI of p50 by "
             + "; ".join(parts)
             + " — ESS: effective sample size after autocorrelation; batch shares where "
-            "samples are autocorrelated, exact order statistics where independent[/dim]"
+            "samples are dependent, exact order statistics where independent, a t interval "
+            "over worker medians where the run has several workers[/dim]"
         )
     show = display(meta)
     check = show.get("check_figure")
@@ -442,6 +443,15 @@ def print_run(console: Console, run: Any, details: bool = False) -> None:
             f": {', '.join(facts)}; probe {(meta.get('probe') or {}).get('version')}"
         )
         console.print(f"[dim]{shown(line)}[/dim]")
+
+
+def _family_words(family: str) -> str:
+    """An interval method's family (the start of ``ci_method``) as the 'CI of p50 by …' line
+    says it: 'between runs: t interval over 10 worker medians' reads 'a t interval over the
+    10 worker medians'."""
+    if family.startswith("between runs: t interval over "):
+        return "a t interval over the " + family.removeprefix("between runs: t interval over ")
+    return family
 
 
 def _check_figure(run: Any, summ: Any, check: dict[str, Any]) -> str | None:
