@@ -329,3 +329,12 @@ def test_the_interval_line_names_the_between_worker_method_in_words() -> None:
     got = _family_words("between runs: t interval over 10 worker medians")
     assert got == "a t interval over the 10 worker medians"
     assert _family_words("batch shares") == "batch shares"
+
+
+def test_a_rare_count_per_iteration_reads_as_one_per_so_many() -> None:
+    from latscope.report.text import _per_iter
+
+    assert _per_iter(1, 20_000) == "1 per 20,000 iterations"  # it read "5e-05 per iteration"
+    assert _per_iter(16, 10_000) == "0.0016 per iteration"
+    assert _per_iter(10_000, 10_000) == "1 per iteration"
+    assert _per_iter(0, 100) == "0 per iteration" and _per_iter(3, 0) == ""

@@ -151,7 +151,12 @@ def _many(k: int, one: str, many: str) -> str:
 
 
 def _per_iter(k: int, n: int) -> str:
-    return f"{k / n:.3g} per iteration" if n > 0 else ""
+    """'0.0016 per iteration', '1 per iteration', '1 per 20,000 iterations' (never 5e-05)."""
+    if n <= 0:
+        return ""
+    if k and k / n < 0.001:
+        return f"1 per {n / k:,.0f} iterations"
+    return f"{k / n:.3g} per iteration"
 
 
 def _expected_switches(meta: dict[str, Any], column: str | None) -> int | None:
@@ -388,12 +393,20 @@ def print_run(console: Console, run: Any, details: bool = False) -> None:
             families.setdefault(fam, []).append(ess_txt)
     if families:
         parts = [f"{_family_words(fam)}: {', '.join(cols)}" for fam, cols in families.items()]
+        why = [
+            w
+            for fam, w in (
+                ("batch shares", "batch shares where samples are dependent"),
+                ("order statistics", "exact order statistics where independent"),
+            )
+            if fam in families
+        ]
         console.print(
             "[dim]95% CI of p50 by "
             + "; ".join(parts)
-            + " — ESS: effective sample size after autocorrelation; batch shares where "
-            "samples are dependent, exact order statistics where independent, a t interval "
-            "over worker medians where the run has several workers[/dim]"
+            + " — ESS: effective sample size after autocorrelation"
+            + "".join(f"; {w}" for w in why)
+            + "[/dim]"
         )
     show = display(meta)
     check = show.get("check_figure")
