@@ -217,7 +217,11 @@ def _grouped(
     **kw: Any,
 ) -> Grouped:
     """``rows`` as a `Grouped` table: the group column (the first) out, its names as
-    heading lines, the next column's cells indented by two spaces under them."""
+    heading lines, the next column's cells indented by two spaces under them (every line of
+    a cell that wraps)."""
+    from rich.padding import Padding
+    from rich.text import Text
+
     rest = list(cols[1:])
     c = rest[0]
     rest[0] = Column(f"{cols[0].head}\n  {c.head}", c.justify, c.drop, c.wrap, c.style)
@@ -228,7 +232,8 @@ def _grouped(
             names.append(str(r[0]))
             out.append([_MARK] + [""] * (len(rest) - 1))
         first = r[1]
-        out.append(["  " + first if isinstance(first, str) else first, *r[2:]])
+        text = Text.from_markup(first) if isinstance(first, str) else first
+        out.append([Padding(text, (0, 0, 0, 2)), *r[2:]])
     return Grouped(_table(rest, out, all_wrap=all_wrap, **kw), names)
 
 

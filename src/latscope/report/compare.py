@@ -318,6 +318,7 @@ def comparison_blocks(
             align="llrrrrrl",
             note=note,
             drop={6: 2, 2: 1},
+            group=True,
         )
     )
     out.extend(Text(explain(r, labels)) for r in rows)

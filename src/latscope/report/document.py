@@ -80,6 +80,9 @@ class Table:
     # out first (tables.fit); pages and files keep every column. A header may hold "\n" to
     # break in a terminal (a space elsewhere).
     drop: dict[int, int] = field(default_factory=dict)
+    # the first column names groups of consecutive rows (a comparison's columns): a terminal
+    # shows each name once, and one too narrow for it in a column as a line above its rows
+    group: bool = False
 
 
 @dataclass
@@ -408,10 +411,15 @@ def render_rich(doc: Document | Sequence[Block], console: Console) -> None:
                     wrap=not (i < len(b.align) and b.align[i] == "r")
                     and any(" " in _text(r[i]).strip() for r in b.rows if i < len(r)),
                     style="dim" if i in b.small else None,
+                    group=b.group and i == 0,
                 )
                 for i, h in enumerate(b.headers)
             ]
             rows = [[_rich_cell(c) for c in row] for row in b.rows]
+            if b.group:  # a group's name on its first row only
+                for k in range(len(rows) - 1, 0, -1):
+                    if rows[k][0] == rows[k - 1][0]:
+                        rows[k][0] = ""
             t, left_out = fit(console, cols, rows, title=b.title or None)
             console.print(t)
             if left_out:
