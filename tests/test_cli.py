@@ -39,6 +39,8 @@ def test_list(cli) -> None:
     params = _cells(r.stdout, 2)
     assert "cache=warm [warm, drop, fadvise, direct]" in params["file"]
     assert "mode=tasks [tasks, processes]" in params["py_asyncio_tcp"]
+    # inproc joins sockets of one process: threads only, no choice to offer
+    assert params["zmq_inproc"].startswith("mode=threads cpus=")
 
 
 def _cells(table: str, column: int) -> dict[str, str]:

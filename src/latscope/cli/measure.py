@@ -218,8 +218,10 @@ def cmd_list(args: argparse.Namespace) -> int:
         for p in b["params"]:
             d = p["default"] if p["default"] != "" else "auto"
             choices = p.get("choices") or []
-            if p["name"] == "mode" and not choices:  # the modes are the mechanism's
-                choices = [m for m in ("threads", "processes", "tasks") if mech.get(m)]
+            if p["name"] == "mode" and mech:  # the modes are the mechanism's (inproc: threads)
+                choices = [
+                    m for m in choices or ("threads", "processes", "tasks") if mech.get(m) is True
+                ]
             extra = f" \\[{', '.join(choices)}]" if len(choices) > 1 else ""
             unit = f" {p['unit']}" if p.get("unit") and p["type"] in ("int", "size") else ""
             ps.append(shown(f"{p['name']}={d}{unit}") + extra)
