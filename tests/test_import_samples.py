@@ -238,3 +238,30 @@ def test_import_keeps_a_run_under_the_host_it_is_given(
     csv.write_text("call_ns\n1\n2\n3\n")
     r = cli("import", str(csv), "--host", "pi-2")
     assert r.returncode == 2 and "--host is for sample files" in r.stderr
+
+
+def test_runs_measured_elsewhere_are_never_to_be_measured_again_here(
+    cli: Any, store: Path, tmp_path: Path
+) -> None:
+    """compare of two imported single-process runs (a Pi's, an emulator's) names what settles
+    it there; 'latscope run' or 'trust' here would measure this machine's probe instead."""
+    a = sample_file(tmp_path / "a.lss", seed=1)
+    b = sample_file(tmp_path / "b.lss", seed=2)
+    ids = cli("import", str(a), str(b), "--quiet").stdout.split()
+    runs = [Run(Store(store).resolve(i)) for i in ids]
+    assert [r.measured_here for r in runs] == [False, False]
+    r = cli("compare", *ids)
+    assert r.returncode == 0, r.stderr
+    out = " ".join(r.stdout.split())
+    if "inconclusive" in out:  # two draws of one distribution: most likely
+        assert "measured elsewhere: measure both again there" in out
+    assert "latscope run" not in out and "latscope trust" not in out
+
+
+def test_a_run_measured_here_is_one_latscope_run_repeats(store: Path) -> None:
+    from synth import make_run
+
+    run = make_run(store, {"call": np.full(100, 1000.0)})
+    assert run.measured_here
+    run.meta["env"] = {"schema": 2, "emulation": EMULATED}  # a run under qemu-user
+    assert not run.measured_here

@@ -163,8 +163,9 @@ def compare_runs(
 
 
 def _run_command(run: Run, workers: int | None = None) -> str | None:
-    """The `latscope run` command that measures the run's scenario again."""
-    if run.imported:
+    """The `latscope run` command that measures the run's scenario again (None for a run
+    measured elsewhere: `Run.measured_here`)."""
+    if not run.measured_here:
         return None
     given = (run.meta.get("run") or {}).get("params_given") or {}
     parts = ["latscope run", run.benchmark]
@@ -180,6 +181,14 @@ def settle_command(base: Run, other: Run, c: Comparison) -> str:
     from .. import probe
 
     w = max(len(base.segments), len(other.segments))
+    if c.settle == "between-run variation unknown" and not (
+        base.measured_here and other.measured_here
+    ):
+        return (
+            "a side ran in a single process and was measured elsewhere: measure both again "
+            "there with several worker processes (the probe's --workers N, where its system "
+            "has them: the Windows probe runs in one process) and import those runs"
+        )
     if c.settle == "between-run variation unknown":
         cmd = _run_command(base)
         trust = (
