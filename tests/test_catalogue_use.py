@@ -158,6 +158,21 @@ def test_display_templates_fill_from_header_paths() -> None:
     assert fill("GIL {interpreter.gil}", gil) == "GIL true"
 
 
+def test_a_ping_pong_runs_placement_line_gives_its_cpus_parameter(real: dict[str, Any]) -> None:
+    from latscope.report.text import display_lines
+
+    # the probe records unpinned parties as cpus [-1, -1]; the line gives the parameter
+    meta = {
+        "benchmark": "pipe",
+        "params": {"mode": "processes", "cpus": "none", "size": 8},
+        "bench": {"placement": "unpinned", "cpus": [-1, -1], "mode": "processes",
+                  "message_bytes": 8},
+    }  # fmt: skip
+    [(line, _)] = display_lines(meta)
+    assert line.startswith("placement: unpinned (cpus=none), processes, 8 B messages"), line
+    assert "-1" not in line
+
+
 def test_scenario_values_are_checked_by_the_probe(fake: dict[str, Any], tmp_path: Path) -> None:
     """A value the catalogue's types allow but the probe refuses is refused: the rules are
     the probe's, not a copy (one probe call per scenario)."""

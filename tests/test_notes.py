@@ -137,3 +137,18 @@ def test_run_show_and_report_print_the_notes(tmp_path, monkeypatch, probe, bench
 def test_the_tmpfs_note_reads_the_filesystem_in_either_header(header: dict) -> None:
     meta = {"benchmark": "file", "params": {"cache": "drop", "order": "rw"}, **header}
     assert "file-tmpfs" in [n.key for n in run_notes(meta)]
+
+
+def test_the_runtime_matrix_asks_for_the_notes_of_its_rows_with_their_cpus() -> None:
+    from latscope.ipc_matrix import Cell
+    from latscope.runtime_matrix import Pair, runtime_note_items
+
+    pairs = [
+        Pair(Cell("py_spin", mode, cpus), Cell("spin", mode, cpus))
+        for mode in ("threads", "processes")
+        for cpus in ("0,0", "0,1")
+    ]
+    got = {n.key: names for names, n in grouped_notes(runtime_note_items(pairs))}
+    # py_spin processes on one CPU is the scheduler's tick, as C spin is: both named
+    assert got["spin-one-cpu"] == "py_spin threads, spin cpus=0,0, py_spin processes"
+    assert got["python-gil"] == "py_spin threads"

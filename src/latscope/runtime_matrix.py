@@ -206,6 +206,21 @@ def runtime_table(console: Console, pairs: list[Pair]) -> tuple[Table, list[str]
 FREE_THREADED_NAMES = ("python3.13t", "python3.14t", "python3.15t", "python3t")
 
 
+def runtime_note_items(pairs: list[Pair]) -> list[tuple[str, str, dict[str, Any]]]:
+    """The (name, benchmark, params) the notes of the table are asked for (notes.grouped_notes):
+    each Python row under its mechanism and mode, its CPUs in the params (a busy-wait on one CPU
+    gets the spin note too), and a C row only where a note depends on it: on one CPU."""
+    items: list[tuple[str, str, dict[str, Any]]] = []
+    for p in pairs:
+        py = p.py
+        items.append(
+            (f"{py.mechanism} {py.mode}", py.mechanism, {"mode": py.mode, "cpus": py.cpus})
+        )
+        if p.c is not None and p.c.cpus == "0,0":
+            items.append((f"{p.c.mechanism} cpus=0,0", p.c.mechanism, {"cpus": "0,0"}))
+    return items
+
+
 def free_threaded_interpreters() -> list[str]:
     """The free-threaded CPython builds on PATH (none on a stock Debian 12)."""
     import shutil

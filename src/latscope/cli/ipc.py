@@ -89,7 +89,13 @@ def _print_notes(items: list[tuple[str, str, dict[str, Any]]]) -> None:
 
 def cmd_runtime(args: argparse.Namespace) -> int:
     from ..errors import BadInput
-    from ..runtime_matrix import free_threaded_note, run_runtime, runtime_plan, runtime_table
+    from ..runtime_matrix import (
+        free_threaded_note,
+        run_runtime,
+        runtime_note_items,
+        runtime_plan,
+        runtime_table,
+    )
 
     python = None
     if args.python:
@@ -115,20 +121,7 @@ def cmd_runtime(args: argparse.Namespace) -> int:
         console.print("Python side: " + shown("; ".join(ran)))
     if not any("free-threaded" in x for x in ran):
         console.print(f"[dim]{shown(free_threaded_note())}[/dim]")
-    # Python rows by mechanism and mode (their CPUs in the params, so a busy-wait on one CPU
-    # gets its note too); C rows only where a note depends on them: spinning on one CPU.
-    items: list[tuple[str, str, dict[str, Any]]] = []
-    for p in pairs:
-        items.append(
-            (
-                f"{p.py.mechanism} {p.py.mode}",
-                p.py.mechanism,
-                {"mode": p.py.mode, "cpus": p.py.cpus},
-            )
-        )
-        if p.c is not None and p.c.cpus == "0,0":
-            items.append((f"{p.c.mechanism} cpus=0,0", p.c.mechanism, {"cpus": "0,0"}))
-    _print_notes(items)
+    _print_notes(runtime_note_items(pairs))
     console.print(
         "[dim]×: the Python median over the C median, the interpreter's share; between threads "
         "the Python parties share the GIL (docs/python-runtime.md). asyncio tasks stand beside "
