@@ -301,7 +301,7 @@ static void run_file(struct runctx *ctx) {
     touch_stack();
     struct thread_usage u0 = {0};
     for (uint64_t i = 0; i < total; i++) {
-        if (g_stop) die(EXIT_INTERRUPTED, "interrupted; nothing was written");
+        stop_if_asked();
         if (i == warm) plat_thread_usage(&u0);
         /* untimed preparation */
         if (drop) drop_caches(dropfd);

@@ -57,7 +57,7 @@ static void nullcall_measure(struct runctx *ctx, int op, struct nullcall_state *
     touch_stack();
     struct thread_usage u0 = {0};
     for (uint64_t i = 0; i < total; i++) {
-        if (g_stop) die(EXIT_INTERRUPTED, "interrupted; nothing was written");
+        stop_if_asked();
         if (i == warm) plat_thread_usage(&u0);
         uint64_t a = clk_start();
         inject_delay();
@@ -73,7 +73,7 @@ static void nullcall_measure(struct runctx *ctx, int op, struct nullcall_state *
     }
     timed_loop_end(ctx, t0, 1, "main", &u0);
     for (long long k = 0; k < batches; k++) {
-        if (g_stop) die(EXIT_INTERRUPTED, "interrupted; nothing was written");
+        stop_if_asked();
         int bad = 0;
         uint64_t a = clk_start();
         for (long long m = 0; m < batch; m++) bad |= !op_ok(op, do_op(op, st));

@@ -373,7 +373,7 @@ int main(int argc, char **argv) {
         supervisor_start(&sv);
         b->run(ctx);
         supervisor_stop();
-        if (g_stop) die(EXIT_INTERRUPTED, "interrupted; nothing was written");
+        stop_if_asked();
         worker_record_self(ctx);
     } else {
         run_workers(ctx, (int)r.workers);

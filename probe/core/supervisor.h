@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "core/probe.h"
+
 /* Supervisor thread: owns SIGINT/SIGTERM/SIGHUP (blocked in every other thread), reports
  * progress on a file descriptor at most 4 times a second, and watches peers for death and
  * stalls.  Nothing it does runs inside a timed region of the measuring thread. */
@@ -33,5 +35,11 @@ void supervisor_stop(void);
 /* Where a peer reports its own failure (a flag and a message, e.g. in shared memory). */
 void supervisor_peer_error(volatile int *failed, char *errmsg);
 extern volatile sig_atomic_t g_stop; /* set when the user asked us to stop */
+
+/* Between iterations, never inside a timed region: a stop the user asked for (a signal)
+ * ends the run there, with nothing written. */
+static inline void stop_if_asked(void) {
+    if (g_stop) die(EXIT_INTERRUPTED, "interrupted; nothing was written");
+}
 
 #endif

@@ -52,7 +52,7 @@ __attribute__((noreturn)) static void worker_main(struct runctx *ctx, int fd, lo
     supervisor_start(&sv);
     ctx->b->run(ctx);
     supervisor_stop();
-    if (g_stop) die(EXIT_INTERRUPTED, "interrupted; nothing was written");
+    stop_if_asked();
     struct worker_msg m;
     memset(&m, 0, sizeof m);
     m.n = ctx->n;

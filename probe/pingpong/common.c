@@ -262,12 +262,12 @@ static void pp_measure(struct pp_ctx *pp) {
     uint64_t n = (uint64_t)ctx->n, warm = (uint64_t)ctx->warmup;
     int64_t *rt = ctx->cols[0].data, *ts = ctx->t_start;
     for (int i = 0; i < pp->m->prime_round_trips; i++) {
-        if (g_stop) die(EXIT_INTERRUPTED, "interrupted; nothing was written");
+        stop_if_asked();
         untimed_round_trip(pp);
     }
     uint64_t a;
     for (uint64_t i = 0; i < warm; i++) {
-        if (g_stop) die(EXIT_INTERRUPTED, "interrupted; nothing was written");
+        stop_if_asked();
         rt[0] = timed_round_trip(pp, &a);
         progress_set(ctx, i + 1);
     }
@@ -275,7 +275,7 @@ static void pp_measure(struct pp_ctx *pp) {
     plat_thread_usage(&u0);
     uint64_t t0 = 0;
     for (uint64_t i = 0; i < n; i++) {
-        if (g_stop) die(EXIT_INTERRUPTED, "interrupted; nothing was written");
+        stop_if_asked();
         rt[i] = timed_round_trip(pp, &a);
         if (i == 0) t0 = a;
         ts[i] = (int64_t)(a - t0);

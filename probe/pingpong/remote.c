@@ -175,7 +175,7 @@ __attribute__((noreturn, format(printf, 2, 3))) static void fail(struct remote *
 /* Wait until fd can be read (events POLLIN) or written (POLLOUT), up to the deadline. */
 static int wait_fd(int fd, short events, double deadline) {
     for (;;) {
-        if (g_stop) die(EXIT_INTERRUPTED, "interrupted; nothing was written");
+        stop_if_asked();
         double left = deadline - serve_now();
         if (left <= 0) return -1;
         struct pollfd p = {.fd = fd, .events = events};
@@ -394,7 +394,7 @@ static void remote_measure(struct remote *r) {
     supervisor_watch_peer(0, ctx->peer_timeout);
     uint64_t a, b, t0 = 0;
     for (uint64_t i = 0; i < warm; i++) {
-        if (g_stop) die(EXIT_INTERRUPTED, "interrupted; nothing was written");
+        stop_if_asked();
         a = clk_start();
         inject_delay();
         if (pp->m->send(pp, 0) || pp->m->recv(pp, 0))
@@ -406,7 +406,7 @@ static void remote_measure(struct remote *r) {
     struct thread_usage u0;
     plat_thread_usage(&u0);
     for (uint64_t i = 0; i < n; i++) {
-        if (g_stop) die(EXIT_INTERRUPTED, "interrupted; nothing was written");
+        stop_if_asked();
         a = clk_start();
         inject_delay();
         if (pp->m->send(pp, 0) || pp->m->recv(pp, 0))

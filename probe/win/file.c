@@ -214,8 +214,10 @@ static void run_file(struct runctx *ctx) {
 
     uint64_t total = (uint64_t)(ctx->n + ctx->warmup), warm = (uint64_t)ctx->warmup, t0 = 0;
     touch_stack();
+    struct thread_usage u0 = {0};
     for (uint64_t i = 0; i < total; i++) {
-        if (g_stop) die(EXIT_INTERRUPTED, "interrupted; nothing was written");
+        stop_if_asked();
+        if (i == warm) plat_thread_usage(&u0);
         int64_t d_open, d_write, d_flush = 0, d_read = 0, d_close;
         uint64_t a = clk_start();
         inject_delay();
@@ -273,9 +275,7 @@ static void run_file(struct runctx *ctx) {
         }
         progress_set(ctx, i + 1);
     }
-    ctx->t0 = t0;
-    ctx->nroles = 1;
-    ctx->roles[0].role = "main";
+    timed_loop_end(ctx, t0, 1, "main", &u0);
     cleanup_now(file_h);
     _aligned_free(wbuf);
     _aligned_free(rbuf);
