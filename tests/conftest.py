@@ -79,6 +79,18 @@ def _module_consoles() -> list[Any]:
 
 
 @contextlib.contextmanager
+def reaped(p: subprocess.Popen[Any]) -> Iterator[subprocess.Popen[Any]]:
+    """``p``, killed and waited for at the end if it is still running (an assertion failed
+    or a wait timed out first), so that no test leaves a process behind."""
+    try:
+        yield p
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
+@contextlib.contextmanager
 def _consoles_on(out: io.StringIO, err: io.StringIO, width: int) -> Iterator[None]:
     """Module-level consoles write to the captured streams, `width` columns wide, without
     colour, as they would in a fresh `latscope` process with COLUMNS=width and pipes; their

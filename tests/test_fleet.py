@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 import latscope
-from conftest import CLI, procs_mentioning
+from conftest import CLI, procs_mentioning, reaped
 from latscope.errors import Unsupported
 
 
@@ -160,12 +160,8 @@ def _interrupted(p: subprocess.Popen) -> str:
     """SIGINT to a running `latscope fleet`: it ends with 130, says it was interrupted and
     that every host was cleaned up; its stderr."""
     p.send_signal(signal.SIGINT)
-    try:
+    with reaped(p):
         out, err = p.communicate(timeout=300)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
     assert p.returncode == 130, out + err
     assert "interrupted by SIGINT" in err and "every host was cleaned up" in err
     return err
@@ -194,7 +190,7 @@ def test_a_host_that_drops_out_during_the_run(
     p = cli.popen(
         *args, "--remote-tmp", str(remote), stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
-    try:
+    with reaped(p):
         # the kill comes while h2 runs a probe after an earlier run ended (whose samples are
         # fetched before the next step starts): on Ansible's progress, not on the store's,
         # which imports behind it; runs only (-o), not the set-up's check (--list)
@@ -210,10 +206,6 @@ def test_a_host_that_drops_out_during_the_run(
             time.sleep(0.02)
         fleet.host("h2").kill_sshd()
         out, err = p.communicate(timeout=600)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
     assert p.returncode == 1, out + err
     assert re.search(r"^h2: unreachable: .*; the other hosts go on$", out, re.M), out
     hosts = Counter(m["tags"]["host"] for m in _runs(store))

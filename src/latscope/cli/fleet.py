@@ -10,7 +10,7 @@ from typing import Any
 
 from ..errors import BadInput, Interrupted, LatscopeError
 from ..units import shown
-from .shared import RAW, console, open_store, parse_params, store_arg, wrap
+from .shared import RAW, console, open_store, params_arg, parse_params, store_arg, wrap
 
 #: The port the servers of --pairs listen on unless --port says otherwise.
 DEFAULT_PORT = 7300
@@ -66,13 +66,7 @@ def add_parsers(sub: Any) -> None:
         help="round trips between every ordered pair of hosts instead of a suite "
         "(tcp_remote, the default, or udp_remote)",
     )
-    p.add_argument(
-        "-p",
-        dest="params",
-        action="append",
-        metavar="KEY=VALUE",
-        help="with --pairs: a parameter of the benchmark (size=, cpu=)",
-    )
+    params_arg(p, "with --pairs: a parameter of the benchmark (size=, cpu=)")
     p.add_argument("-n", type=int, metavar="N", help="with --pairs: iterations per run")
     p.add_argument(
         "--port",

@@ -18,6 +18,7 @@ from .shared import (
     console,
     err_console,
     open_store,
+    params_arg,
     parse_params,
     store_arg,
     wrap,
@@ -83,13 +84,7 @@ def add_parsers(sub: Any) -> None:
         "kept, exit 130, 143, 129\n",
     )
     r.add_argument("bench", metavar="BENCH", help="benchmark name (see 'latscope list')")
-    r.add_argument(
-        "-p",
-        dest="params",
-        action="append",
-        metavar="KEY=VALUE",
-        help="a benchmark parameter; repeatable",
-    )
+    params_arg(r)
     r.add_argument("-n", type=int, metavar="N", help="recorded iterations (default: per benchmark)")
     r.add_argument(
         "--warmup",
@@ -143,9 +138,7 @@ def add_parsers(sub: Any) -> None:
         "  latscope trust syscall --pairs 20 --inject 5%,10%,25%\n",
     )
     tr.add_argument("bench", metavar="BENCH", help="benchmark name (see 'latscope list')")
-    tr.add_argument(
-        "-p", dest="params", action="append", metavar="KEY=VALUE", help="a benchmark parameter"
-    )
+    params_arg(tr)
     tr.add_argument(
         "--pairs", type=int, default=10, metavar="N", help="rounds of A/A and A/B pairs (10)"
     )

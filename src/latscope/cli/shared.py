@@ -149,6 +149,11 @@ def store_arg(p: argparse.ArgumentParser) -> None:
     )
 
 
+def params_arg(p: argparse.ArgumentParser, what: str = "a benchmark parameter; repeatable") -> None:
+    """`-p KEY=VALUE`, repeatable, into ``params`` (parsed by `parse_params`)."""
+    p.add_argument("-p", dest="params", action="append", metavar="KEY=VALUE", help=what)
+
+
 def host_arg(p: argparse.ArgumentParser, what: str = "only runs of host NAME") -> None:
     """`--host NAME`: runs of one host (the host tag a run was added with, else the name of
     the host that measured it; docs/store.md)."""

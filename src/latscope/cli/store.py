@@ -23,6 +23,7 @@ from .shared import (
     force_arg,
     host_arg,
     open_store,
+    params_arg,
     parse_params,
     store_arg,
     wrap,
@@ -106,13 +107,7 @@ def add_parsers(sub: Any) -> None:
         help="a figure of the run table: p50 (default), p99, p99.9, mean, ess, ...; "
         "an unknown name lists them all",
     )
-    p.add_argument(
-        "-p",
-        dest="params",
-        action="append",
-        metavar="KEY=VALUE",
-        help="only runs with this parameter value; repeatable",
-    )
+    params_arg(p, "only runs with this parameter value; repeatable")
     host_arg(p)
     p.add_argument("--plot", metavar="FILE", help="also write a plot (.png, .svg, .pdf)")
     p.add_argument(
