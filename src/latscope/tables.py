@@ -118,6 +118,12 @@ def _widest(rows: Sequence[Sequence[Any]]) -> list[int]:
     return sorted(picked)
 
 
+def _heading(c: Column) -> str:
+    """A column's heading on one line, as the 'left out' line names it: "within-\nrun CI"
+    reads "within-run CI"."""
+    return c.head.replace("-\n", "-").replace("\n", " ")
+
+
 def fit(
     console: Console,
     cols: Sequence[Column],
@@ -137,11 +143,7 @@ def fit(
         sample = [rows[i] for i in _widest(rows)]
         t, left = fit(console, cols, sample, wide, **table_kw)
         assert isinstance(t, Table)
-        keep = [
-            i
-            for i, c in enumerate(cols)
-            if c.head.replace("-\n", "-").replace("\n", " ") not in left
-        ]
+        keep = [i for i, c in enumerate(cols) if _heading(c) not in left]
         title = table_kw.get("title")
         return Long(t, keep, rows, str(title) if title is not None else None), left
     keep = list(range(len(cols)))
@@ -149,11 +151,7 @@ def fit(
     while True:
         kc = [cols[i] for i in keep]
         kr = [[r[i] for i in keep] for r in rows]
-        left = [
-            cols[i].head.replace("-\n", "-").replace("\n", " ")
-            for i in range(len(cols))
-            if i not in keep
-        ]
+        left = [_heading(cols[i]) for i in range(len(cols)) if i not in keep]
         t = _table(kc, kr, **table_kw)
         if wide:
             return t, left

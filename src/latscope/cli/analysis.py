@@ -345,6 +345,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    from ..env import emulator
     from ..runner import import_samples, is_sample_file
 
     csv_only = [o for o, v in (("--unit", args.unit), ("--time-column", args.time_column)) if v]
@@ -370,13 +371,13 @@ def cmd_import(args: argparse.Namespace) -> int:
             console.print(shown(run.id))
             continue
         env = run.env or {}
-        em = env.get("emulation") or {}
         machine = (env.get("kernel") or {}).get("machine") or "machine unknown"
         where = f"on {env.get('hostname') or 'a host it does not name'} ({machine})"
         if host:
             where += f", kept as host {host}"
-        if em.get("emulated"):
-            where += f" under emulation ({em.get('emulator')})"
+        under = emulator(env)
+        if under is not None:
+            where += f" under emulation ({under})"
         store = f" --store {args.store}" if getattr(args, "store", None) else ""
         console.print(f"imported {shown(f)} as run [bold]{shown(run.id)}[/bold]")
         console.print(

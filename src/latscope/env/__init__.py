@@ -18,7 +18,7 @@ from .checks import Finding, check, costly_mitigations, frequency_control
 from .compat import compatible
 from .display import render, summary_rows
 from .readers import Env, format_cpulist, parse_cpulist, parse_mountinfo
-from .schema import PROBE_FACTS, SCHEMA, emulation_caveat, merge, of_header, of_run
+from .schema import PROBE_FACTS, SCHEMA, emulation_caveat, emulator, merge, of_header, of_run
 from .snapshot import capture, cpu_busy, load_now
 
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "costly_mitigations",
     "cpu_busy",
     "emulation_caveat",
+    "emulator",
     "load_now",
     "merge",
     "of_header",

@@ -105,13 +105,23 @@ def of_header(header: Any) -> Env | None:
     return out
 
 
-def emulation_caveat(env: Env | None) -> str | None:
-    """The one line every view of a run prints when its probe found itself under a user-mode
-    emulator (the record's ``emulation``); None otherwise."""
+def emulator(env: Env | None) -> str | None:
+    """The emulator the run's probe found itself under (the record's ``emulation``:
+    "qemu-user", "wine 8.0", or "an emulator" where it did not name it); None when it ran on
+    the machine itself or did not say. The one test of "emulated" every view uses."""
     em = (env or {}).get("emulation")
     if not isinstance(em, dict) or em.get("emulated") is not True:
         return None
-    who = em.get("emulator") if isinstance(em.get("emulator"), str) else "an emulator"
+    return em.get("emulator") if isinstance(em.get("emulator"), str) else "an emulator"
+
+
+def emulation_caveat(env: Env | None) -> str | None:
+    """The one line every view of a run prints when its probe found itself under a user-mode
+    emulator (the record's ``emulation``); None otherwise."""
+    who = emulator(env)
+    if who is None:
+        return None
+    em = (env or {}).get("emulation") or {}
     arch = em.get("built_for") if isinstance(em.get("built_for"), str) else "target"
     if who.startswith("wine"):  # a Windows probe under Wine: Linux's kernel, not Windows'
         return f"measured under Wine ({who}): not the figures of Windows on a real machine"

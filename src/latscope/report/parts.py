@@ -231,9 +231,9 @@ def _environment(run: Run) -> list[Block]:
     ]
     if p.get("uid") is not None or p.get("euid") is not None:
         rows.append(("user", f"uid {v(p.get('uid'))}, euid {v(p.get('euid'))}"))
-    em = e.get("emulation") or {}
-    if em.get("emulated") is True:
-        rows.append(("emulation", f"{em.get('emulator')}: {em.get('evidence')}"))
+    who = envmod.emulator(e)
+    if who is not None:
+        rows.append(("emulation", f"{who}: {(e.get('emulation') or {}).get('evidence')}"))
     out.append(KeyValues("Environment (as recorded by the probe)", rows))
     return out
 

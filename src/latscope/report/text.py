@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .. import probe
-from ..env import emulation_caveat, of_header
+from ..env import emulation_caveat, emulator, of_header
 from ..notes import run_notes
 from ..summary import (
     P50_CI_HIGH,
@@ -229,17 +229,16 @@ def timed_usage(meta: dict[str, Any]) -> TimedUsage | None:
     notes: list[str] = []
     show = display(meta)
     measuring = set(show.get("roles") or [])
-    em = (of_header(meta) or {}).get("emulation") or {}
-    emulator = em.get("emulator") if em.get("emulated") is True else None
+    under = emulator(of_header(meta))
     if show and not probe.holds(show.get("faults_expected_when"), meta.get("params") or {}):
         for u in roles:
             if not (u.faults and u.role in measuring):
                 continue
             pf = _many(u.faults, "page fault", "page faults")
-            if emulator:  # the probe says the same: nothing to do about them, nothing to report
+            if under:  # the probe says the same: nothing to do about them, nothing to report
                 notes.append(
                     f"{u.role}: {pf} inside the timed loop under emulation "
-                    f"({shown(str(emulator))}): the emulator's own (its translated code, its "
+                    f"({shown(under)}): the emulator's own (its translated code, its "
                     "view of the guest's memory), not the target machine's."
                 )
             else:
