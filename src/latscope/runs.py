@@ -170,11 +170,11 @@ class Run:
         """Whether `latscope run` on this machine measures this run's scenario again: not a
         CSV import, not a sample file brought in by `latscope import` or the fleet (another
         machine, another probe), not a run under an emulator or Wine."""
-        from .env import emulation_caveat
+        from .env import emulator
 
         if self.imported or self.meta["run"].get("imported_from"):
             return False
-        return emulation_caveat(self.env) is None
+        return emulator(self.env) is None
 
     def times_s(self) -> np.ndarray:
         """Start of each iteration, seconds since the first recorded one (all zero when
