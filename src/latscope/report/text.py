@@ -500,7 +500,9 @@ def run_label(run: Any) -> str:
     if meta.get("benchmark") == "imported":
         return str(meta.get("name") or (meta.get("params") or {}).get("file") or run.id)
     given = (meta.get("run") or {}).get("params_given")
-    params = given if given else meta.get("params") or {}
+    # the parameters the user gave ({}: none, the benchmark's defaults); a run that does not
+    # record them (kept by an older latscope) by all of its parameters
+    params = given if isinstance(given, dict) else meta.get("params") or {}
     return f"{meta['benchmark']} {probe.params_text(str(meta['benchmark']), params)}".strip()
 
 
