@@ -338,3 +338,19 @@ def test_a_rare_count_per_iteration_reads_as_one_per_so_many() -> None:
     assert _per_iter(16, 10_000) == "0.0016 per iteration"
     assert _per_iter(10_000, 10_000) == "1 per iteration"
     assert _per_iter(0, 100) == "0 per iteration" and _per_iter(3, 0) == ""
+
+
+def test_a_run_with_an_injected_delay_says_so_in_show_and_the_report(
+    cli, store: Path, tmp_path: Path
+) -> None:
+    # before, only 'latscope run' said it: show and the report read as the benchmark's figures
+    run = make_run(store, {"call": lognormal(500, 1000.0)}, header={"inject_ns": 50})
+    assert run.inject_ns == 50
+    out = " ".join(cli("show", run.id).stdout.split())
+    assert "injected: a known delay of 50 ns was added to every timed region" in out
+    md = tmp_path / "md"
+    assert cli("report", run.id, "--md", str(md), "--no-figures", "--quiet").returncode == 0
+    text = (md / "report.md").read_text()
+    assert "| injected delay | a known delay of 50 ns was added to every timed region" in text
+    plain = make_run(store, {"call": lognormal(500, 1000.0)})
+    assert "injected" not in cli("show", plain.id).stdout

@@ -311,10 +311,6 @@ def run_and_print(
         )
     else:
         console.print(f"[yellow]{SINGLE_PROCESS}[/yellow]")
-    if run.inject_ns:
-        console.print(
-            f"[dim]a known delay of {run.inject_ns:g} ns was injected into every timed region[/dim]"
-        )
     console.print(f"[dim]run {shown(run.id)} kept in {shown(st.root)}[/dim]")
     return run
 

@@ -19,7 +19,7 @@ from .document import (
     Table,
     Text,
 )
-from .text import latency_label, timed_usage
+from .text import injected_line, latency_label, timed_usage
 
 if TYPE_CHECKING:
     from ..runs import Run
@@ -80,6 +80,8 @@ def _measurement(run: Run) -> list[Block]:
             else "unknown",
         ),
     ]
+    if run.inject_ns:
+        rows.append(("injected delay", Cell(injected_line(run.inject_ns), "warn")))
     if meta.get("started_utc"):
         rows.append(("measured (UTC)", f"{meta.get('started_utc')} – {meta.get('finished_utc')}"))
     if rmeta.get("created_utc"):

@@ -289,6 +289,14 @@ def clock_line(clk: dict[str, Any]) -> str:
     return f"{over}, step {fmt(step)}{guess}"
 
 
+def injected_line(ns: float) -> str:
+    """What a run made with --inject-ns is, in every view of it."""
+    return (
+        f"a known delay of {ns:g} ns was added to every timed region (--inject-ns, a "
+        "validation aid): the figures are the benchmark's plus that delay"
+    )
+
+
 def print_run(console: Console, run: Any, details: bool = False) -> None:
     meta = run.meta
     clk = meta["clock"]
@@ -305,6 +313,8 @@ def print_run(console: Console, run: Any, details: bool = False) -> None:
     caveat = emulation_caveat(run.env)
     if caveat:
         console.print(f"[yellow]caveat:[/yellow] {shown(caveat)}")
+    if getattr(run, "inject_ns", 0):
+        console.print(f"[yellow]injected:[/yellow] {injected_line(run.inject_ns)}")
     if not getattr(run, "header_checksummed", True):
         console.print(
             "[dim]sample file format 1: its checksum covers the samples, not this header "
