@@ -352,5 +352,7 @@ def test_a_run_with_an_injected_delay_says_so_in_show_and_the_report(
     assert cli("report", run.id, "--md", str(md), "--no-figures", "--quiet").returncode == 0
     text = (md / "report.md").read_text()
     assert "| injected delay | a known delay of 50 ns was added to every timed region" in text
+    glance = text.split("## At a glance", 1)[1].split("\n## ", 1)[0]
+    assert "(`injected`): a known delay of 50 ns" in glance
     plain = make_run(store, {"call": lognormal(500, 1000.0)})
     assert "injected" not in cli("show", plain.id).stdout

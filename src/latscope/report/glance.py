@@ -17,7 +17,7 @@ from ..env import emulation_caveat
 from ..summary import P50_CI_HIGH, P50_CI_LOW, stat, value, withheld_reason
 from ..units import fmt, pick_unit
 from .document import Alert, Block, Heading, Image, Text
-from .text import latency_label
+from .text import injected_line, latency_label
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -99,6 +99,8 @@ def glance_blocks(
         caveat = emulation_caveat(ra.run.env)
         if caveat:  # first: every figure below is the emulator's
             out.append(Alert(f"{head}{caveat}", code="emulated"))
+        if ra.run.inject_ns:  # and every figure below holds the injected delay
+            out.append(Alert(f"{head}{injected_line(ra.run.inject_ns)}", code="injected"))
         for c in cols:
             out.append(Text(head + column_sentence(ra, c, rows[c]) + "."))
         more = len(ra.run.all_columns) - len(cols)
