@@ -97,7 +97,7 @@ def _renameat2() -> Any:
     return fn
 
 
-def _rename_noreplace(dfd: int, src: str, dst: str) -> None:
+def rename_noreplace(dfd: int, src: str, dst: str) -> None:
     """Rename ``src`` to ``dst`` (both in the directory ``dfd``) unless ``dst`` exists, in one
     step: FileExistsError where it does (a file, a directory or a link, never followed)."""
     fn = _renameat2()
@@ -109,6 +109,15 @@ def _rename_noreplace(dfd: int, src: str, dst: str) -> None:
         err = ctypes.get_errno()
         if err not in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP):
             raise OSError(err, os.strerror(err), dst)
+    if stat.S_ISDIR(os.stat(src, dir_fd=dfd, follow_symlinks=False).st_mode):
+        # no RENAME_NOREPLACE, and a directory has no hard link: rename it unless dst exists
+        # (a race then is one of writers of this directory: the caller's own)
+        try:
+            os.stat(dst, dir_fd=dfd, follow_symlinks=False)
+        except FileNotFoundError:
+            os.rename(src, dst, src_dir_fd=dfd, dst_dir_fd=dfd)
+            return
+        raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), dst)
     # where the filesystem has no RENAME_NOREPLACE: link() never replaces what exists either
     os.link(src, dst, src_dir_fd=dfd, dst_dir_fd=dfd, follow_symlinks=False)
     os.unlink(src, dir_fd=dfd)
@@ -152,7 +161,7 @@ def atomic_write(
                 os.rename(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
             else:
                 try:
-                    _rename_noreplace(dfd, tmp, name)
+                    rename_noreplace(dfd, tmp, name)
                 except FileExistsError:
                     raise BadInput(exists_message(p)) from None
         except BaseException:

@@ -13,7 +13,8 @@ recorded: a System V object with the recorded id, creator and change time; a fil
 directory with the recorded inode, in the directory with the recorded device and inode, looked
 at without following a link and removed relative to that directory. A record written by
 another user (its file's owner) removes only what that user owns. `latscope rm --partial`, the
-abandoning of a failed run and the start of every run (`sweep`) call it.
+abandoning of a failed run and the start of every run (`sweep`) call it, on directories
+held open (``/proc/self/fd/N``), so that a directory swapped meanwhile is not the one cleaned.
 """
 
 from __future__ import annotations
@@ -288,15 +289,25 @@ def makers_alive(d: Path) -> bool:
     return False
 
 
-def sweep(runs_dir: Path, prefix: str) -> list[str]:
-    """`clean_dir` for every directory in ``runs_dir`` whose name starts with ``prefix`` (the
-    store's partial runs): what killed probes left, whichever run they belonged to."""
+def sweep(runs_fd: int, prefix: str) -> list[str]:
+    """`clean_dir` for every directory in the directory held open as ``runs_fd`` (the store's
+    runs/) whose name starts with ``prefix`` (the store's partial runs): what killed probes
+    left, whichever run they belonged to.  Each is opened relative to ``runs_fd`` without
+    following a link and cleaned through that descriptor."""
     out: list[str] = []
     try:
-        dirs = [e.path for e in os.scandir(runs_dir) if e.name.startswith(prefix)]
+        names = [n for n in os.listdir(runs_fd) if n.startswith(prefix)]
     except OSError:
         return out
-    for d in dirs:
-        if os.path.isdir(d) and not os.path.islink(d):
-            out += clean_dir(Path(d))
+    for name in names:
+        try:
+            fd = os.open(
+                name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=runs_fd
+            )
+        except OSError:
+            continue  # gone, a link or not a directory: nothing of a probe's
+        try:
+            out += clean_dir(Path(f"/proc/self/fd/{fd}"))
+        finally:
+            os.close(fd)
     return out

@@ -42,6 +42,7 @@ from .errors import BadInput
 from .variation import (
     FORMAT,
     FORMAT_VERSION,
+    TRUST_DIR,
     _cv,
     aa_range,
     key_of_run,
@@ -125,6 +126,7 @@ def measure(
 
     if plan.pairs < 2:
         raise BadInput(f"--pairs {plan.pairs}: give at least 2 pairs")
+    store.ensure(TRUST_DIR)  # where the record goes: checked before the first run
     rng = random.Random(plan.seed)
     step = 0
 

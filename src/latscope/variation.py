@@ -32,7 +32,6 @@ import numpy as np
 from scipy import stats
 
 from .errors import BadInput
-from .files import write_text
 from .runs import Run
 from .store.meta import NULL, RUN_LIMIT, Field, Spec, read_json
 
@@ -95,8 +94,7 @@ def read_record(store: Store, key: str) -> dict[str, Any] | None:
 def write_record(store: Store, rec: dict[str, Any]) -> Path:
     p = record_path(store, rec["key"])
     try:
-        p.parent.mkdir(parents=True, exist_ok=True)
-        write_text(p, json.dumps(rec, indent=1))
+        store.write_text(TRUST_DIR, p.name, json.dumps(rec, indent=1))
     except OSError as e:
         raise BadInput(f"cannot write the trust record {p}: {e.strerror}") from None
     return p
@@ -150,14 +148,23 @@ def _num(v: Any) -> float | None:
 
 
 def known_variation(
-    store: Store | None, run: Run, column: str, exclude: Sequence[str] = ()
+    store: Store | None,
+    run: Run,
+    column: str,
+    exclude: Sequence[str] = (),
+    until: str | None = None,
 ) -> Variation | None:
     """The trust record's figures for the run's scenario, else its history (module docs),
-    leaving out the runs in ``exclude`` (those being compared) and ``run`` itself."""
+    leaving out the runs in ``exclude`` (those being compared) and ``run`` itself, and
+    injected runs. ``until``: a creation time (run.json's ``created_utc``); a trust record
+    made after it and runs kept after it are left out, so that a comparison of runs made by
+    then gives the same verdict whatever is kept later."""
     if store is None or run.imported:
         return None
     key = key_of_run(run)
     rec = read_record(store, key)
+    if rec is not None and until is not None and str(rec.get("created_utc") or "") > until:
+        rec = None  # made after the runs compared: not what was known of them
     col = (rec or {}).get("columns", {}).get(column)
     if isinstance(col, dict) and _num(col.get("process_cv")) is not None:
         return Variation(
@@ -165,10 +172,12 @@ def known_variation(
             _num(col.get("noise")),
             f"latscope trust of {(rec.get('created_utc') or '?')[:10]} ({rec.get('pairs')} pairs)",
         )
-    return _from_history(store, key, column, {*exclude, run.id})
+    return _from_history(store, key, column, {*exclude, run.id}, until)
 
 
-def _from_history(store: Store, key: str, column: str, exclude: set[str]) -> Variation | None:
+def _from_history(
+    store: Store, key: str, column: str, exclude: set[str], until: str | None = None
+) -> Variation | None:
     from .stats.between import segment_medians, typical_median
 
     try:
@@ -179,6 +188,8 @@ def _from_history(store: Store, key: str, column: str, exclude: set[str]) -> Var
         m
         for m in kept
         if m.get("id") not in exclude
+        and (until is None or str(m.get("created_utc") or "") <= until)
+        and not (m.get("tags") or {}).get("ab")
         and scenario_key(m.get("benchmark", "?"), m.get("params"), m.get("clock")) == key
     ][-HISTORY_RUNS:]
     cvs = []

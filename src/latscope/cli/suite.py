@@ -167,7 +167,7 @@ def _write_reports(sr: Any, rows: list[Any], args: argparse.Namespace, console: 
 
     html = Path(args.html) if args.html else sr.store.reports_dir / f"{sr.suite_run}.html"
     if not args.html:
-        html.parent.mkdir(parents=True, exist_ok=True)
+        sr.store.make_dir("reports")  # checked: no other user can redirect the report
     doc = document(sr, rows, figures=not args.no_figures)
     console.print(
         f"report: {shown(report.write_html(doc, html, force=args.force or not args.html))}"
@@ -212,6 +212,7 @@ def cmd_suite(args: argparse.Namespace) -> int:
         check_directory(args.md, ["report.md"], args.force)  # as report.write_markdown
     if args.latex:
         check_directory(args.latex, [], args.force)
+    st.ensure("suites", *(() if args.html else ("reports",)))  # checked before the first run
     for k in suite.skipped:
         console.print(f"[yellow]not run:[/yellow] {shown(k.name)}: {shown(k.why)}")
     sr = execute(suite, steps, seed, st, console, err_console, quiet=args.quiet)

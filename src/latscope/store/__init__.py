@@ -26,13 +26,16 @@ part-*.parquet` (Hive-partitioned Parquet that other tools read as it is), which
 `history` read (`catalog`), using a run's rows while its files are as they were when the rows
 were written.
 
-Modules: `layout` (names and what a scan finds), `core` (`Store`: adding, scanning, resolving,
-removing runs, and the query over the summaries), `index` (summary.parquet), `table` (the
-summary table), `catalog` (the runs with their rows, checked), `meta` (run.json and the store's
-other JSON files, read and checked), `history` (one figure of a benchmark over time).
+Modules: `layout` (names and what a scan finds), `core` (`Store`: scanning, resolving runs, and
+the query over the summaries), `writing` (its writing half: adding and removing runs, the
+store's own files), `safe` (the directories latscope writes into, checked so that no other user
+can redirect a write: docs/store.md, "A store other users can write to"), `index`
+(summary.parquet), `table` (the summary table), `catalog` (the runs with their rows, checked),
+`meta` (run.json and the store's other JSON files, read and checked), `history` (one figure of
+a benchmark over time).
 """
 
-from .core import Store, Transaction
+from .core import Store
 from .index import SUMMARY_COLUMNS, SUMMARY_SCHEMA_VERSION, summary_frame
 from .layout import (
     OWNER_FILE,
@@ -48,6 +51,7 @@ from .layout import (
     bench_of_id,
     default_location,
 )
+from .writing import Transaction
 
 __all__ = [
     "OWNER_FILE",

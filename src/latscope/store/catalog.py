@@ -9,8 +9,8 @@ sample file's END line and length, summary.parquet, rebuilt from the samples whe
 and its rows are written to the table, so the next read finds them: a store in the layout of
 an older latscope is indexed once, by its first `ls` or `history`, which says so in one line.
 Rows of runs that are gone are never shown; a damaged part file is one line, and its runs are
-indexed again from their directories.  A read-only store is read the same way, its table left
-as it is.
+indexed again from their directories.  A read-only store, or one another user could redirect
+a write into (safe.py, `Store.writable`), is read the same way, its table left as it is.
 """
 
 from __future__ import annotations
@@ -110,9 +110,10 @@ def catalog(
             fresh.append(_host_rows(store, d, meta))
         except (LatscopeError, OSError, ValueError) as e:
             out.skipped.append(Skipped(d, f"no summary and none can be computed ({_reason(e)})"))
+    write = write and bool(fresh or t.mend or set(known) - present) and store.writable()
     if fresh and write:
         out.indexed = _index(store, pl.concat(fresh, how="vertical"), t.partitions)
-    if t.mend and write and os.access(store.runs_dir, os.W_OK):
+    if t.mend and write:
         for names in t.mend:  # a damaged part file goes: its runs were indexed again above
             try:
                 table.compact(store.root, names)
@@ -173,8 +174,6 @@ def _index(store: Store, rows: pl.DataFrame, where: dict[str, list[tuple[str, st
     """Write rows found without current ones to the table; the partitions that held older
     rows of these runs are compacted (one set per run).  The number of runs written (0 when
     the store cannot be written: it is read the same way next time)."""
-    if not os.access(store.runs_dir, os.W_OK):
-        return 0
     ids = rows["run_id"].unique().to_list()
     try:
         written = table.append(store.root, rows)
@@ -192,7 +191,7 @@ def _forget(store: Store, gone: set[str], where: dict[str, list[tuple[str, str]]
     latscope) from the partitions that hold them.  A run that appeared meanwhile (committed
     after the listing) is kept; if its rows are dropped in a race, it is indexed again."""
     gone = {rid for rid in gone if not os.path.lexists(store.runs_dir / rid)}
-    if not gone or not os.access(store.runs_dir, os.W_OK):
+    if not gone:
         return
     for names in {p for rid in gone for p in where.get(rid, [])}:
         try:

@@ -1,36 +1,29 @@
 """The store's directories: one per run, made visible by an atomic rename once everything in
 it is written, so two processes can add runs to one store at the same time and a run killed
 half-way never looks complete; `scan()`, the health check; summaries read across runs.  The
-layout is in layout.py, summary.parquet in index.py, the checked reading of run.json and the
-other JSON files in meta.py."""
+layout is in layout.py, adding and removing runs in writing.py (through directories checked by
+safe.py), summary.parquet in index.py, the checked reading of run.json and the other JSON files
+in meta.py."""
 
 from __future__ import annotations
 
-import json
 import os
-import secrets
-import shutil
 import socket
 import stat
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import leftovers, samples
+from .. import samples
 from ..errors import BadInput, LatscopeError
-from ..files import write_text
 from ..leftovers import proc_start_ticks as _proc_start_ticks
-from . import index, table
+from . import index
 from .layout import (
     OWNER_FILE,
     PARTIAL_PREFIX,
     REMOVING_PREFIX,
     RUN_FILE,
-    RUN_FILES,
     SAMPLES_FILE,
     SUMMARY_FILE,
     Partial,
@@ -46,6 +39,7 @@ from .layout import (
     host_of,
 )
 from .meta import OWNER_LIMIT, OWNER_SPEC, BadFile, read_json, read_run
+from .writing import Writer
 
 if TYPE_CHECKING:
     import polars as pl
@@ -54,191 +48,18 @@ if TYPE_CHECKING:
 _OWNERLESS_GRACE_S = 60.0
 
 
-# ------------------------------------------------------------------------------- helpers
-
-
-def delete(p: Path) -> None:
-    """Remove a store entry: a directory with what it holds, anything else (a symbolic link, a
-    file) by unlinking it; a link is never followed.  Errors are left for the caller to see
-    (the entry still exists)."""
-    try:
-        st = p.lstat()
-    except OSError:
-        return
-    if stat.S_ISDIR(st.st_mode):
-        shutil.rmtree(p, ignore_errors=True)
-    else:
-        try:
-            p.unlink()
-        except OSError:
-            pass
-
-
-# ------------------------------------------------------------------------------- the store
-
-
-class Store:
+class Store(Writer):
     """The runs under ``root`` (default: `default_location()`): adding them (`transaction`),
     finding them (`scan`, `resolve`), removing them, and their summaries across runs
     (`summaries`).  The store keeps files and indexes; it computes no summary: a run's
     summary.parquet is written with the rows the runner computed when the run was made, and
     one missing or outdated (runs kept by an older latscope) is rebuilt by `summarize`, which
-    the runner's store (`runner.LabStore`) provides."""
+    the runner's store (`runner.LabStore`) provides.  Every write goes through directories
+    opened from the root without following a link and checked (safe.py): a store another
+    user could redirect is refused for writing (one line), and read without writing."""
 
     def __init__(self, root: str | os.PathLike[str] | None = None) -> None:
-        self.root = Path(root).expanduser() if root else default_location()
-
-    @property
-    def runs_dir(self) -> Path:
-        return self.root / "runs"
-
-    @property
-    def reports_dir(self) -> Path:
-        return self.root / "reports"
-
-    def ensure(self) -> None:
-        try:
-            self.runs_dir.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise BadInput(f"cannot create the store {self.root}: {e.strerror}") from None
-        if not os.access(self.runs_dir, os.W_OK):
-            raise BadInput(f"the store {self.root} is not writable; use --store DIR")
-
-    # ---------------------------------------------------------------- writing
-
-    def new_run_id(self, bench: str) -> str:
-        stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
-        return f"{stamp}-{bench}-{secrets.token_hex(2)}"
-
-    def begin(self, bench: str) -> tuple[str, Path]:
-        """A fresh partial directory for a run being measured, with an owner file naming this
-        process (pid, its start time, boot id, host), so that `scan()` can tell a run still
-        being measured from one that was killed."""
-        self.ensure()
-        leftovers.sweep(self.runs_dir, PARTIAL_PREFIX)  # what killed probes left (dead owners)
-        for _ in range(100):
-            run_id = self.new_run_id(bench)
-            if (self.runs_dir / run_id).exists():
-                continue
-            partial = self.runs_dir / f"{PARTIAL_PREFIX}{run_id}"
-            try:
-                partial.mkdir()
-            except FileExistsError:
-                continue
-            owner = {
-                "pid": os.getpid(),
-                "start_ticks": _proc_start_ticks(os.getpid()),
-                "boot_id": _boot_id(),
-                "host": socket.gethostname(),
-                "started_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            }
-            write_text(partial / OWNER_FILE, json.dumps(owner))
-            return run_id, partial
-        raise BadInput(f"cannot allocate a run directory in {self.runs_dir}")
-
-    def commit(
-        self,
-        run_id: str,
-        partial: Path,
-        meta: dict[str, Any],
-        summary: pl.DataFrame | None = None,
-        *,
-        host: str | None = None,
-    ) -> Path:
-        """Write summary.parquet (rows from `index.summary_frame`) and run.json, then make the
-        run visible with one atomic rename, and add its rows to the summary table (table.py;
-        a failure there is left for the next read to mend: the run is committed).  ``host``:
-        the host the run belongs to (an import's or a fleet's host tag), kept in run.json as
-        ``host``; without it, the run's own environment says (`layout.host_of`)."""
-        if host is not None:
-            meta = {**meta, "host": host}
-        if summary is not None:
-            index.write(summary, partial / SUMMARY_FILE)
-        write_text(partial / RUN_FILE, json.dumps(meta, indent=1, sort_keys=False))
-        (partial / OWNER_FILE).unlink(missing_ok=True)
-        final = self.runs_dir / run_id
-        try:
-            os.rename(partial, final)
-        except OSError as e:
-            raise BadInput(f"cannot commit run {run_id} in {self.runs_dir}: {e.strerror}") from None
-        if summary is not None:
-            self._index(final, meta, summary)
-        return final
-
-    def _index(self, final: Path, meta: dict[str, Any], summary: pl.DataFrame) -> None:
-        try:
-            rows = table.rows_of(
-                meta, index.normal(summary), host_of(meta), table.fingerprint(final, RUN_FILES)
-            )
-            table.append(self.root, rows)
-        except (OSError, LatscopeError, ValueError):
-            pass  # the next `ls` or `history` finds the run without rows and adds them
-
-    def abandon(self, partial: Path) -> None:
-        leftovers.clean_dir(partial)  # a killed probe's System V objects and test files
-        shutil.rmtree(partial, ignore_errors=True)
-
-    @contextmanager
-    def transaction(self, bench: str, *, host: str | None = None) -> Iterator[Transaction]:
-        """A run being added: a partial directory (`begin`) to write its files into, made a
-        run by `Transaction.commit` (one atomic rename), removed when the block fails or ends
-        without a commit.  The one way runs enter the store (measured or imported).
-        ``host``: the host tag the run is kept with (`commit`)."""
-        run_id, partial = self.begin(bench)
-        t = Transaction(self, run_id, partial, host=host)
-        try:
-            yield t
-        finally:
-            if t.final is None:
-                self.abandon(partial)
-
-    def remove(self, d: Path) -> None:
-        """Remove a run: first renamed out of sight (atomic), then deleted, so a half-deleted
-        run never looks like a run; a leftover is cleaned by `remove_partials`.  A run that is
-        a symbolic link is removed as the link (never followed)."""
-        gone = self.runs_dir / f"{REMOVING_PREFIX}{d.name}-{secrets.token_hex(2)}"
-        try:
-            os.rename(d, gone)
-        except FileNotFoundError:
-            return
-        except OSError as e:
-            raise BadInput(f"cannot remove {d}: {e.strerror}") from None
-        delete(gone)
-        self._forget(d.name)
-
-    def _forget(self, run_id: str) -> None:
-        """Drop a removed run's rows from the summary table: the partitions of its benchmark
-        (named in its id) are compacted without it."""
-        bench = bench_of_id(run_id)
-        top = self.root / table.TABLE_DIR / f"benchmark={table.encode(bench or '')}"
-        try:
-            months = [m for m in os.listdir(top) if m.startswith("month=")]
-        except OSError:
-            return
-        for m in months:
-            try:
-                table.compact(self.root, (top.name, m), drop={run_id})
-            except (OSError, LatscopeError):
-                pass
-
-    def remove_partials(self) -> tuple[list[Partial], list[Partial]]:
-        """Remove what killed runs and interrupted removals left; runs still being measured
-        (their owner process is alive) are kept.  Returns (removed, kept)."""
-        removed, kept = [], []
-        for p in self.scan(check=False).partials:
-            if p.state in ("killed", "removing"):
-                leftovers.clean_dir(p.path)
-                if leftovers.makers_alive(p.path):
-                    kept.append(p)  # a maker still runs: its record stays, and so the run
-                    continue
-                delete(p.path)
-                if not os.path.lexists(p.path):
-                    removed.append(p)
-                    continue
-            kept.append(p)
-        return removed, kept
-
-    # ---------------------------------------------------------------- reading
+        super().__init__(Path(root).expanduser() if root else default_location())
 
     def exists(self) -> bool:
         """Whether the store exists (False: not yet, nothing to read); BadInput (one line) when
@@ -422,8 +243,9 @@ class Store:
         `index.SUMMARY_COLUMNS`, e.g. the counts of samples above the tail percentiles) is
         rebuilt too, and where that fails (samples damaged, store read-only) the old rows are
         used as they are, and their tail percentiles, whose rule cannot be checked, are
-        withheld by every view (`summary.value`).  BadInput (or OSError) when there is no
-        summary and none can be made."""
+        withheld by every view (`summary.value`).  A store another user could redirect a
+        write into (safe.py) is never written: the rebuilt rows are used as they are.
+        BadInput (or OSError) when there is no summary and none can be made."""
         target = run.dir / SUMMARY_FILE
         try:
             rows, complete = index.read(target, run.id)
@@ -433,7 +255,10 @@ class Store:
             return rows
         try:
             fresh = self.summarize(run)
-            index.write(fresh, target)
+            try:
+                self._keep_summary(run.dir, fresh)
+            except BadInput:  # a store another user could redirect: read, never written
+                return rows if rows is not None else index.normal(fresh)
             return index.read(target, run.id)[0]
         except (LatscopeError, OSError, ValueError):
             if rows is not None:
@@ -561,28 +386,3 @@ class Store:
             raise BadInput(f"no run '{ref}' of host {host} in the store {self.root}")
         names = ", ".join(d.name for d in matches[:5])
         raise BadInput(f"'{ref}' matches {len(matches)} runs of host {host} ({names}...)")
-
-
-@dataclass
-class Transaction:
-    """A run being added to a store (`Store.transaction`): ``dir`` is its partial directory,
-    ``final`` its run directory once committed."""
-
-    store: Store
-    id: str
-    dir: Path
-    final: Path | None = None
-    host: str | None = None  # the host tag the run is kept with
-
-    @property
-    def samples_path(self) -> Path:
-        return self.dir / SAMPLES_FILE
-
-    def commit(
-        self, meta: dict[str, Any], summary: pl.DataFrame | None = None, *, host: str | None = None
-    ) -> Path:
-        """run.json (and summary.parquet), then the rename that makes the run visible.
-        ``host``: the host tag (default: the transaction's)."""
-        host = host if host is not None else self.host
-        self.final = self.store.commit(self.id, self.dir, meta, summary, host=host)
-        return self.final

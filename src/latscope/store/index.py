@@ -125,9 +125,10 @@ def normal(df: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def write(df: pl.DataFrame, target: Path) -> None:
-    """Write summary rows to ``target`` atomically (files.atomic_write)."""
-    with atomic_write(target) as f:
+def write(df: pl.DataFrame, target: Path, dir_fd: int | None = None) -> None:
+    """Write summary rows to ``target`` atomically (files.atomic_write); ``dir_fd``: its
+    directory, held open (the name of ``target`` is taken in it)."""
+    with atomic_write(target, dir_fd=dir_fd) as f:
         df.write_parquet(f)
 
 

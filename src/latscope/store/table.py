@@ -19,8 +19,9 @@ never shown and is dropped by the next compaction; rows written twice for one ru
 two writers) are read once: the latest `indexed_utc`.
 
 Every directory is opened without following a symbolic link (O_NOFOLLOW, relative to the one
-above), every file written through `files.atomic_write` into such a directory and read through
-the guarded reader.
+above), every file read through the guarded reader; a write goes into directories opened from
+the store's root and checked (safe.py: a table another user could redirect is not written),
+each file through `files.atomic_write` into the directory held open.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from urllib.parse import quote, unquote
 
 from ..errors import BadInput
 from ..files import atomic_write, read_bytes
+from . import safe
 from .index import SUMMARY_COLUMNS, dtypes, fits
 from .layout import Skipped
 
@@ -98,27 +100,10 @@ def partition(benchmark: str, created: datetime | None) -> tuple[str, str]:
 # ------------------------------------------------------------------------------- directories
 
 
-def _open_dir(parent: int, name: str, create: bool) -> int:
-    """A directory ``name`` in the open directory ``parent``, opened without following a link
-    (made first when ``create``); OSError when it is missing, a link or not a directory."""
-    if create:
-        with contextlib.suppress(FileExistsError):
-            os.mkdir(name, 0o777, dir_fd=parent)
-    return os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent)
-
-
-@contextlib.contextmanager
-def _dirs(root: Path, names: tuple[str, ...], create: bool) -> Iterator[int]:
-    """The directory root/names[0]/names[1]/..., each level opened without following a link;
-    yields its descriptor."""
-    fds = [os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)]
-    try:
-        for name in names:
-            fds.append(_open_dir(fds[-1], name, create))
-        yield fds[-1]
-    finally:
-        for fd in fds:
-            os.close(fd)
+def _open_dir(parent: int, name: str) -> int:
+    """A directory ``name`` in the open directory ``parent``, opened for reading without
+    following a link; OSError when it is missing, a link or not a directory."""
+    return os.open(name, safe.DIR_FLAGS, dir_fd=parent)
 
 
 def _part_name() -> str:
@@ -156,13 +141,14 @@ def append(root: Path, df: pl.DataFrame) -> list[tuple[str, str]]:
     """Add rows (`ROW_COLUMNS`) to the table under ``root`` (the store): one new part file in
     each partition they belong to, written atomically; a partition that has grown beyond
     `COMPACT_AT` files is compacted.  Returns the partitions written.  OSError or BadInput
-    when the table cannot be written (a link planted in its path, a read-only store)."""
+    when the table cannot be written (a link planted in its path, a directory another user
+    could redirect: safe.py, a read-only store)."""
     import polars as pl
 
     done = []
     for (bench, month), part in df.group_by(["benchmark", "month"], maintain_order=True):
         names = (TABLE_DIR, f"benchmark={encode(str(bench))}", f"month={month}")
-        with _dirs(root, names, create=True) as dfd:
+        with safe.held(root, names, create=True) as dfd:
             now = datetime.now(timezone.utc).replace(tzinfo=None)
             _write(dfd, part.with_columns(pl.lit(now, pl.Datetime("us")).alias("indexed_utc")))
             many = sum(1 for n in os.listdir(dfd) if _is_part(n)) > COMPACT_AT
@@ -214,7 +200,7 @@ def compact(
     twice at worst, never not at all.  False when another writer is compacting it."""
     import polars as pl
 
-    with _dirs(root, (TABLE_DIR, *names), create=False) as dfd, _claim(dfd) as mine:
+    with safe.held(root, (TABLE_DIR, *names)) as dfd, _claim(dfd) as mine:
         if not mine:
             return False
         files = sorted(n for n in os.listdir(dfd) if _is_part(n))
@@ -345,12 +331,17 @@ def read(root: Path, benchmark: str | None = None) -> Table:
     where: dict[str, list[tuple[str, str]]] = {}
     top = root / TABLE_DIR
     try:
-        cm = _dirs(root, (TABLE_DIR,), create=False)
-        tfd = cm.__enter__()
+        rfd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return Table(frame([]), {}, damaged)
+    try:
+        tfd = _open_dir(rfd, TABLE_DIR)
     except OSError as e:
         if e.errno not in (errno.ENOENT,):
             damaged.append(Skipped(top, _why(e, top)))
         return Table(frame([]), {}, damaged)
+    finally:
+        os.close(rfd)
     try:
         want = f"benchmark={encode(benchmark)}" if benchmark is not None else None
         for bname, bmode in _listdir(tfd):
@@ -361,7 +352,7 @@ def read(root: Path, benchmark: str | None = None) -> Table:
                 continue
             bench = unquote(bname.split("=", 1)[1])
             try:
-                bfd = _open_dir(tfd, bname, create=False)
+                bfd = _open_dir(tfd, bname)
             except OSError as e:
                 damaged.append(Skipped(top / bname, _why(e, top / bname)))
                 continue
@@ -381,7 +372,7 @@ def read(root: Path, benchmark: str | None = None) -> Table:
             finally:
                 os.close(bfd)
     finally:
-        cm.__exit__(None, None, None)
+        os.close(tfd)
     if not frames:
         return Table(frame([]), where, damaged, mend)
     return Table(_latest(pl.concat(frames, how="vertical")), where, damaged, mend)
@@ -401,7 +392,7 @@ def _read_partition(
     month = names[1].split("=", 1)[1]
     for attempt in range(3):
         try:
-            mfd = _open_dir(bfd, names[1], create=False)
+            mfd = _open_dir(bfd, names[1])
         except OSError as e:
             damaged.append(Skipped(path, _why(e, path)))
             return

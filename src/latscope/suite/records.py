@@ -7,8 +7,6 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..files import write_text
-
 if TYPE_CHECKING:
     from .comparison import Row  # scipy: not for the record of a suite stopped at once
     from .running import SuiteRun
@@ -66,8 +64,5 @@ def record(sr: SuiteRun, rows: list[Row]) -> dict[str, Any]:
 
 
 def write_record(sr: SuiteRun, rows: list[Row]) -> Path:
-    d = sr.store.root / "suites"
-    d.mkdir(parents=True, exist_ok=True)
-    target = d / f"{sr.suite_run}.json"
-    write_text(target, json.dumps(record(sr, rows), indent=1, default=str))
-    return target
+    text = json.dumps(record(sr, rows), indent=1, default=str)
+    return sr.store.write_text("suites", f"{sr.suite_run}.json", text)
