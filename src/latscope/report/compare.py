@@ -130,10 +130,13 @@ def compare_runs(
     for col in common:
         a = base.values(col)
         compared = [r.id for r in runs]
-        kv = known_variation(store, base, col, compared)
+        # what was known when the later of the runs compared was made: the verdict never
+        # depends on runs kept (or a trust record made) after it
+        until = max(str((r.meta.get("run") or {}).get("created_utc") or "") for r in runs) or None
+        kv = known_variation(store, base, col, compared, until)
         for j in range(1, len(runs)):
             other = runs[j]
-            kvo = known_variation(store, other, col, compared) if store is not None else None
+            kvo = known_variation(store, other, col, compared, until) if store is not None else None
             cvs = [v.process_cv for v in (kv, kvo) if v is not None and v.process_cv is not None]
             noises = [v.noise for v in (kv, kvo) if v is not None and v.noise is not None]
             run_noise = min(max(noises), 0.99) if noises else 0.0
@@ -261,12 +264,21 @@ def explain(row: Row, labels: Sequence[str]) -> str:
     return f"{row.column}: {text}"
 
 
+#: What a comparison of kept runs is, said with it: runs made one after the other saw
+#: different states of the machine; `latscope ab` pairs them in time.
+UNPAIRED = (
+    "unpaired: made at different times; on a machine whose speed varies between runs only a "
+    "large difference shows; 'latscope ab' measures scenarios interleaved and resolves a few "
+    "percent"
+)
+
+
 def comparison_blocks(
     runs: Sequence[Run], rows: Sequence[Row], labels: Sequence[str] | None = None
 ) -> list[Block]:
     """The comparison as document blocks: environment warnings, the table, the sentences."""
     labels = list(labels) if labels is not None else unique_labels(list(runs))
-    out: list[Block] = []
+    out: list[Block] = [Text(UNPAIRED)]
     for j in range(1, len(runs)):
         for d in env_differences(runs[0], runs[j]):
             out.append(Alert(f"{labels[j]} vs {labels[0]}: {d}", code="environment"))
