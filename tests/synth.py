@@ -234,3 +234,140 @@ def regimes_median() -> float:
         )
 
     return float(optimize.brentq(cdf, 500.0, 3000.0, xtol=1e-10))
+
+
+# ------------------------------------------------------------ interleaved arms (latscope ab)
+
+
+def _sign_lrv_factor(phi: float, lags: int = 200) -> float:
+    """Long-run variance factor of the signs of a Gaussian AR(1) around its median: the
+    variance of a block median of ``n`` such samples is ``(pi / 2) sigma^2 / n`` times this
+    (the signs' autocorrelation at lag k is ``(2 / pi) arcsin(phi^k)``)."""
+    k = np.arange(1, lags + 1)
+    return float(1.0 + 2.0 * np.sum(2.0 / np.pi * np.arcsin(phi**k)))
+
+
+def interleaved(
+    ratios: tuple[float, ...] | list[float] = (1.0, 1.02),
+    *,
+    seconds: float = 5.0,
+    workers: int = 3,
+    median_ns: float = 5000.0,
+    block_ms: float = 5.0,
+    sigma: float = 0.2,
+    phi: float = 0.5,
+    levels: tuple[float, float] = (1.0, 1.33),
+    dwell_s: float = 3.0,
+    fast_share: float = 0.3,
+    fast_dwell_s: float = 0.05,
+    spike_share: float = 0.001,
+    spike_factor: float = 20.0,
+    layout_sd: float = 0.005,
+    carry_over: float = 0.0,
+    per_sample: bool = True,
+    seed: int = 0,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """What ``latscope ab`` records: arms with true cost ratios ``ratios`` (arm 0 is the
+    baseline, ratio 1 its cost of ``median_ns``) alternating in blocks of ``block_ms`` of
+    simulated time, in rounds of every arm once in a freshly shuffled order, in ``workers``
+    processes one after another that share ``seconds`` of simulated time. Returns per-sample
+    arrays ``(values ns, arm, block, round, worker)``; block and round numbers count from 0 in
+    each worker, and the time running out leaves the last round of a worker incomplete.
+
+    The truth that pairing must see through:
+
+    - the host: a two-state Markov process between the speed ``levels`` (every latency times
+      the level), dwelling an exponential time of mean ``dwell_s``, or with probability
+      ``fast_share`` of mean ``fast_dwell_s`` (fast switches), global over the workers; a block
+      during which the level switches holds samples of both;
+    - within a block: log-normal latencies whose log scale is an AR(1) (``phi``, sd ``sigma``,
+      running on over the whole worker), with ``spike_share`` of samples ``spike_factor`` x;
+    - layout: every (worker, arm) has its own log-normal cost offset (sd ``layout_sd``), so the
+      ratio one process sees is off the truth by a random amount that only more processes
+      average out;
+    - ``carry_over``: an arm that does not run first in its round costs ``1 + carry_over``
+      times more (the arm before it left something behind);
+    - a block holds ``block_ms`` worth of its arm's samples at the level its block starts at.
+
+    ``per_sample=False`` draws each block's median directly (one value per block, from the
+    median's large-sample law: the mixture median of the levels in the block, plus a normal
+    error of variance ``(pi / 2) sigma^2 / n`` times the AR(1) signs' long-run factor), which
+    is a thousand times cheaper; ``tests/test_paired.py`` checks that both routes agree."""
+    from scipy import special
+
+    rng = np.random.default_rng(seed)
+    ratios = np.asarray(ratios, dtype=np.float64)
+    k = ratios.size
+    block_s = block_ms * 1e-3
+    # the host's level: switch times over the whole run
+    m = 16
+    while True:
+        fast = rng.random(m) < fast_share
+        dwell = np.where(fast, rng.exponential(fast_dwell_s, m), rng.exponential(dwell_s, m))
+        if dwell.sum() > seconds + 1.0:
+            break
+        m *= 2
+    switches = np.cumsum(dwell)
+    state0 = int(rng.integers(0, 2))
+    lv = np.log(np.asarray(levels, dtype=np.float64))
+
+    def log_level(t: np.ndarray) -> np.ndarray:
+        return lv[(state0 + np.searchsorted(switches, t, side="right")) % 2]
+
+    layout = layout_sd * rng.standard_normal((workers, k))
+    per_worker = seconds / workers
+    n_blocks = int(per_worker / block_s)
+    n_rounds = -(-n_blocks // k)
+    parts: list[tuple[np.ndarray, ...]] = []
+    for w in range(workers):
+        order = np.argsort(rng.random((n_rounds, k)), axis=1)
+        arm = order.ravel()[:n_blocks].astype(np.int64)
+        pos = np.tile(np.arange(k), n_rounds)[:n_blocks]
+        rnd = np.repeat(np.arange(n_rounds), k)[:n_blocks].astype(np.int64)
+        blk = np.arange(n_blocks, dtype=np.int64)
+        start = w * per_worker + blk * block_s
+        end = start + block_s
+        base = (
+            np.log(median_ns * ratios[arm])
+            + layout[w, arm]
+            + np.where(pos > 0, np.log1p(carry_over), 0.0)
+        )
+        lvl0 = log_level(start)
+        count = np.maximum(1, np.rint(block_s * 1e9 / np.exp(base + lvl0))).astype(np.int64)
+        if per_sample:
+            n = int(count.sum())
+            idx = np.repeat(np.arange(n_blocks), count)
+            within = np.arange(n) - np.repeat(np.cumsum(count) - count, count)
+            t = start[idx] + (within + 0.5) / count[idx] * block_s
+            x = np.exp(base[idx] + log_level(t) + sigma * ar1(n, phi, rng))
+            spikes = rng.random(n) < spike_share
+            x[spikes] *= spike_factor
+            parts.append((x, arm[idx], blk[idx], rnd[idx], np.full(n, w, dtype=np.int64)))
+            continue
+        # one value per block: the median's large-sample law
+        lvl1 = log_level(end - 1e-12)
+        first = np.searchsorted(switches, start, side="right")
+        cut = switches[np.minimum(first, switches.size - 1)]
+        t1 = np.clip(cut - start, 0.0, block_s)
+        # share of the block's samples at the first level (faster level: more samples/s)
+        q = np.where(
+            lvl0 == lvl1,
+            1.0,
+            (t1 / np.exp(lvl0)) / (t1 / np.exp(lvl0) + (block_s - t1) / np.exp(lvl1)),
+        )
+        target = 0.5 / (1.0 - spike_share)  # spikes sit far above every median
+        lo = np.minimum(lvl0, lvl1) - 5.0 * sigma
+        hi = np.maximum(lvl0, lvl1) + 5.0 * sigma
+        for _ in range(50):
+            mid = 0.5 * (lo + hi)
+            cdf = q * special.ndtr((mid - lvl0) / sigma) + (1.0 - q) * special.ndtr(
+                (mid - lvl1) / sigma
+            )
+            below = cdf < target
+            lo = np.where(below, mid, lo)
+            hi = np.where(below, hi, mid)
+        err = sigma * np.sqrt(np.pi / 2.0 * _sign_lrv_factor(phi) / count)
+        x = np.exp(base + 0.5 * (lo + hi) + err * rng.standard_normal(n_blocks))
+        parts.append((x, arm, blk, rnd, np.full(n_blocks, w, dtype=np.int64)))
+    values, arm_a, blk_a, rnd_a, wrk_a = (np.concatenate(c) for c in zip(*parts, strict=True))
+    return values, arm_a, blk_a, rnd_a, wrk_a

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats
+from scipy import special, stats
 
 from ._common import Result, as_float_array, quantile_sorted
 
@@ -186,3 +186,56 @@ def typical_median(
     if sm.r >= MIN_SEGMENTS and (med > 0).all():
         return float(np.exp(np.log(med).mean()))
     return quantile_sorted(np.sort(as_float_array(x, "x")), 0.5, step)
+
+
+#: Points of the grid over the between-worker spread ``tau`` (`combine_workers`).
+_TAU_GRID = 160
+
+
+def combine_workers(
+    y: npt.ArrayLike, v: npt.ArrayLike, scale: float, level: float
+) -> tuple[float, float, float, float]:
+    """Bayesian random-effects combination of worker estimates ``y`` (log scale) with
+    within-worker variances ``v``: flat prior on the mean, half-normal prior of ``scale`` on
+    the between-worker sd ``tau`` (0: fixed effect). Returns ``(median, low, high,
+    layout_share)`` of the posterior of the mean, the central ``level`` interval, and the
+    posterior mean share of the mean's variance that comes from ``tau``."""
+    ya = np.asarray(y, dtype=np.float64)
+    va = np.maximum(np.asarray(v, dtype=np.float64), 1e-18)
+    if scale > 0.0:
+        spread = float(ya.max() - ya.min()) if ya.size > 1 else 0.0
+        top = max(6.0 * scale, 3.0 * spread, 4.0 * math.sqrt(float(va.max())))
+        tau = np.linspace(0.0, top, _TAU_GRID)
+        logprior = -0.5 * (tau / scale) ** 2
+    else:
+        tau = np.zeros(1)
+        logprior = np.zeros(1)
+    tot = va[None, :] + tau[:, None] ** 2  # (grid, W)
+    w = 1.0 / tot
+    sw = w.sum(axis=1)
+    mu = (w * ya[None, :]).sum(axis=1) / sw
+    var = 1.0 / sw
+    loglik = (
+        -0.5 * np.log(tot).sum(axis=1)
+        - 0.5 * np.log(sw)
+        - 0.5 * (w * (ya[None, :] - mu[:, None]) ** 2).sum(axis=1)
+    )
+    lp = loglik + logprior
+    p = np.exp(lp - lp.max())
+    p /= p.sum()
+    sd = np.sqrt(var)
+    alpha = 1.0 - level
+    probs = np.array([0.5, alpha / 2.0, 1.0 - alpha / 2.0])
+    lo = np.full(3, float((mu - 10.0 * sd).min()))
+    hi = np.full(3, float((mu + 10.0 * sd).max()))
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        cdf = (p[None, :] * special.ndtr((mid[:, None] - mu[None, :]) / sd[None, :])).sum(axis=1)
+        below = cdf < probs
+        lo = np.where(below, mid, lo)
+        hi = np.where(below, hi, mid)
+    q = 0.5 * (lo + hi)
+    # the layout's share: posterior mean of tau^2 / (tau^2 + mean within variance)
+    vbar = float(np.mean(va))
+    share = float(np.sum(p * tau**2 / (tau**2 + vbar)))
+    return float(q[0]), float(q[1]), float(q[2]), share
