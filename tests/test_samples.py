@@ -487,10 +487,11 @@ def test_the_limits_are_the_documented_ones_and_the_probes() -> None:
     assert samples.FILE_LIMIT == 8 * 2**30 and "**8 GiB**" in doc
     assert samples.MAX_ROWS == 10**8 and "**10⁸**" in doc
     assert f"**{samples.MAX_COLUMNS}**" in doc
-    assert f"# The sample file format (version {samples.FORMAT_VERSION})" in doc
+    assert f"# The sample file format (version {samples.ARMS_FORMAT_VERSION})" in doc
     h = (root / "probe" / "core" / "probe.h").read_text()
     defs = dict(re.findall(r"#define (SAMPLE_\w+) (\S+)", h))
     assert defs["SAMPLE_FORMAT_VERSION"] == str(samples.FORMAT_VERSION)
+    assert defs["SAMPLE_FORMAT_VERSION_ARMS"] == str(samples.ARMS_FORMAT_VERSION)
     assert defs["SAMPLE_MAX_HEADER"] == "(1u" and "(1u << 20)" in h
     assert defs["SAMPLE_MAX_COLUMNS"] == str(samples.MAX_COLUMNS)
     assert defs["SAMPLE_MAX_ROWS"] == f"{samples.MAX_ROWS}ull"

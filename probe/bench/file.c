@@ -129,7 +129,6 @@ struct file_dir {
     int parent;         /* the private directory's parent ($TMPDIR or /tmp), else -1 */
     char name[64];      /* the private directory's name in it */
 };
-static struct file_dir g_dir = {.fd = -1, .parent = -1};
 
 /* Remove an entry of a held directory if it is still the one made (device and inode): never
  * through a link, never someone else's file put in its place.  Its record is released. */
@@ -166,37 +165,38 @@ static struct made_entry *made(int dirfd, const char *dirpath, const char *name,
 
 /* Open dir= (a link given there is followed, once, now); without dir=, make a private
  * directory of an unpredictable name in $TMPDIR or /tmp, removed by the clean-up list. */
-static void file_dir_open(const char *dir) {
+static void file_dir_open(struct file_dir *g_dir, const char *dir) {
+    g_dir->fd = g_dir->parent = -1;
     if (*dir) {
-        snprintf(g_dir.path, sizeof g_dir.path, "%s", dir);
-        g_dir.fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (g_dir.fd < 0)
+        snprintf(g_dir->path, sizeof g_dir->path, "%s", dir);
+        g_dir->fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (g_dir->fd < 0)
             die(errno == ENOENT || errno == ENOTDIR ? EXIT_BADINPUT : EXIT_UNSUPPORTED,
                 "dir=%s: %s", dir, strerror(errno));
         return;
     }
     const char *t = getenv("TMPDIR");
     const char *base = t && *t ? t : "/tmp";
-    g_dir.parent = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    g_dir->parent = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     int e = errno;
-    for (int attempt = 0; g_dir.parent >= 0 && attempt < 5; attempt++) {
+    for (int attempt = 0; g_dir->parent >= 0 && attempt < 5; attempt++) {
         char rnd[RANDOM_HEX_LEN + 1];
         random_hex(rnd);
-        snprintf(g_dir.name, sizeof g_dir.name, "latscope-%d-%s", (int)getpid(), rnd);
-        if (mkdirat(g_dir.parent, g_dir.name, 0700) == 0) break;
+        snprintf(g_dir->name, sizeof g_dir->name, "latscope-%d-%s", (int)getpid(), rnd);
+        if (mkdirat(g_dir->parent, g_dir->name, 0700) == 0) break;
         e = errno;
-        g_dir.name[0] = 0;
+        g_dir->name[0] = 0;
         if (e != EEXIST) break;
     }
-    if (g_dir.parent < 0 || !g_dir.name[0])
+    if (g_dir->parent < 0 || !g_dir->name[0])
         die(EXIT_UNSUPPORTED, "cannot create a temporary directory in %s: %s", base,
             strerror(e));
     int h;
-    made(g_dir.parent, base, g_dir.name, 1, &h);
-    snprintf(g_dir.path, sizeof g_dir.path, "%.3000s/%s", base, g_dir.name);
-    g_dir.fd = openat(g_dir.parent, g_dir.name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (g_dir.fd < 0)
-        die(EXIT_FAIL, "cannot open the temporary directory %s: %s", g_dir.path,
+    made(g_dir->parent, base, g_dir->name, 1, &h);
+    snprintf(g_dir->path, sizeof g_dir->path, "%.3000s/%s", base, g_dir->name);
+    g_dir->fd = openat(g_dir->parent, g_dir->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (g_dir->fd < 0)
+        die(EXIT_FAIL, "cannot open the temporary directory %s: %s", g_dir->path,
             strerror(errno));
 }
 
@@ -212,53 +212,147 @@ static inline int64_t timed_read(int fd, char *rbuf, long long size) {
     return (int64_t)(b - a);
 }
 
-static void run_file(struct runctx *ctx) {
-    const char *fname = param(ctx, "file")->s;
-    const char *cache = param(ctx, "cache")->s;
-    long long size = param(ctx, "size")->i;
-    int existing = !strcmp(param(ctx, "open")->s, "existing");
-    int do_fsync = (int)param(ctx, "fsync")->i;
-    int rw = !strcmp(param(ctx, "order")->s, "rw");
-    int cpu = (int)param(ctx, "cpu")->i;
-    int drop = !strcmp(cache, "drop"), fadv = !strcmp(cache, "fadvise");
-    int direct = !strcmp(cache, "direct");
-    char path[PATH_MAX + NAME_MAX + 2], err[256];
-    pin_or_die(cpu);
+/* The columns in the order the calls are made (indices into file_columns): open, then read
+ * first with order=rw, write, fsync with fsync=true, read (order=wr), close. */
+enum { FC_OPEN, FC_WRITE, FC_FSYNC, FC_READ, FC_CLOSE };
+static int file_columns_of(const struct bench *b, const struct pval *pv, int idx[MAX_COLS]) {
+    int rw = !strcmp(param_of(b, pv, "order")->s, "rw"), n = 0;
+    idx[n++] = FC_OPEN;
+    if (rw) idx[n++] = FC_READ;
+    idx[n++] = FC_WRITE;
+    if (param_of(b, pv, "fsync")->i) idx[n++] = FC_FSYNC;
+    if (!rw) idx[n++] = FC_READ;
+    idx[n++] = FC_CLOSE;
+    return n;
+}
 
-    int dropfd = -1, code = 0;
-    if (drop && (dropfd = drop_open(err, sizeof err, &code)) < 0) die(code, "%s", err);
-    file_dir_open(param(ctx, "dir")->s);
-    const char *dir = g_dir.path;
-    int dfd = g_dir.fd;
-    /* the default name has a part nobody can guess, so nobody can put anything there first */
+/* A run: the parameters, the directory held open, the test file made, the buffers. */
+struct file_run {
+    struct runctx *ctx;
+    struct file_dir dir;
+    const char *fname, *cache;
     char defname[64];
-    if (!*fname) {
+    char path[PATH_MAX + NAME_MAX + 2];
+    long long size;
+    int existing, do_fsync, rw, cpu, drop, fadv, direct, flags, dropfd, file_h;
+    struct made_entry *tf;
+    void *wbuf, *rbuf;
+    struct column *col[5]; /* by FC_*: NULL for fsync without fsync=true */
+    int64_t sink[5];        /* where warm-up and discarded iterations go */
+};
+
+/* One iteration: the untimed preparation (drop_caches, fadvise), then each call between two
+ * clock reads, into d[FC_*]; *start: the open's start read (the iteration's start). */
+static inline void file_iteration(struct file_run *r, int64_t *d, uint64_t *start) {
+    int dfd = r->dir.fd, fd;
+    long long size = r->size;
+    if (r->drop) drop_caches(r->dropfd);
+    if (r->fadv) {
+        int f2 = openat(dfd, r->fname, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+        if (f2 < 0 || fdatasync(f2) != 0 || posix_fadvise(f2, 0, 0, POSIX_FADV_DONTNEED))
+            die(EXIT_FAIL, "fadvise preparation failed: %s", strerror(errno));
+        close(f2);
+    }
+    uint64_t a = clk_start();
+    inject_delay();
+    fd = openat(dfd, r->fname, r->flags, 0600);
+    uint64_t b = clk_end();
+    if (fd < 0) die(EXIT_FAIL, "the timed open() of %s failed: %s", r->path, strerror(errno));
+    d[FC_OPEN] = (int64_t)(b - a);
+    /* untimed: still the file made (someone with write access to dir= could swap in
+     * another; no byte is written to it) */
+    struct stat fst;
+    if (fstat(fd, &fst) != 0 || fst.st_dev != r->tf->dev || fst.st_ino != r->tf->ino)
+        die(EXIT_FAIL, "the test file %s was replaced during the run; nothing was written "
+            "to the replacement", r->path);
+    *start = a;
+    ssize_t w;
+    if (r->rw) {
+        d[FC_READ] = timed_read(fd, r->rbuf, size);
+        if (lseek(fd, 0, SEEK_SET) != 0) die(EXIT_FAIL, "lseek failed: %s", strerror(errno));
+    }
+    a = clk_start();
+    inject_delay();
+    w = write(fd, r->wbuf, (size_t)size);
+    b = clk_end();
+    if (w != (ssize_t)size)
+        die(EXIT_FAIL, "the timed write() returned %zd of %lld bytes: %s", w, size,
+            w < 0 ? strerror(errno) : "short write (disk full?)");
+    d[FC_WRITE] = (int64_t)(b - a);
+    if (r->do_fsync) {
+        a = clk_start();
+        inject_delay();
+        int fr = fsync(fd);
+        b = clk_end();
+        if (fr != 0) die(EXIT_FAIL, "the timed fsync() failed: %s", strerror(errno));
+        d[FC_FSYNC] = (int64_t)(b - a);
+    }
+    if (!r->rw) {
+        if (lseek(fd, 0, SEEK_SET) != 0) die(EXIT_FAIL, "lseek failed: %s", strerror(errno));
+        d[FC_READ] = timed_read(fd, r->rbuf, size);
+    }
+    a = clk_start();
+    inject_delay();
+    int cr = close(fd);
+    b = clk_end();
+    if (cr != 0) die(EXIT_FAIL, "the timed close() failed: %s", strerror(errno));
+    d[FC_CLOSE] = (int64_t)(b - a);
+}
+
+/* begin: pinned, the directory held open, the test file made (recorded as a leftover until it
+ * is removed), the buffers aligned and touched, the columns, the warm-up. */
+static void *file_begin(struct runctx *ctx) {
+    struct file_run *r = xcalloc(1, sizeof *r);
+    r->ctx = ctx;
+    r->fname = param(ctx, "file")->s;
+    r->cache = param(ctx, "cache")->s;
+    r->size = param(ctx, "size")->i;
+    r->existing = !strcmp(param(ctx, "open")->s, "existing");
+    r->do_fsync = (int)param(ctx, "fsync")->i;
+    r->rw = !strcmp(param(ctx, "order")->s, "rw");
+    r->cpu = (int)param(ctx, "cpu")->i;
+    r->drop = !strcmp(r->cache, "drop");
+    r->fadv = !strcmp(r->cache, "fadvise");
+    r->direct = !strcmp(r->cache, "direct");
+    long long size = r->size;
+    char err[256];
+    pin_or_die(r->cpu);
+    ctx->cpu = r->cpu;
+
+    int code = 0;
+    r->dropfd = -1;
+    if (r->drop && (r->dropfd = drop_open(err, sizeof err, &code)) < 0) die(code, "%s", err);
+    file_dir_open(&r->dir, param(ctx, "dir")->s);
+    const char *dir = r->dir.path;
+    int dfd = r->dir.fd;
+    /* the default name has a part nobody can guess, so nobody can put anything there first */
+    if (!*r->fname) {
         char rnd[RANDOM_HEX_LEN + 1];
         random_hex(rnd);
-        snprintf(defname, sizeof defname, "latscope-%d-%s.dat", (int)getpid(), rnd);
-        fname = defname;
+        snprintf(r->defname, sizeof r->defname, "latscope-%d-%s.dat", (int)getpid(), rnd);
+        r->fname = r->defname;
     }
+    const char *fname = r->fname;
     if (strlen(fname) > NAME_MAX) die(EXIT_BADINPUT, "file=%s: the name is too long", fname);
-    snprintf(path, sizeof path, "%s/%s", dir, fname);
+    snprintf(r->path, sizeof r->path, "%s/%s", dir, fname);
     struct stat lst;
     if (fstatat(dfd, fname, &lst, AT_SYMLINK_NOFOLLOW) == 0) {
         if (S_ISLNK(lst.st_mode))
             die(EXIT_BADINPUT, "%s is a symbolic link; latscope never follows links to its test "
-                "file: remove it or choose another file=", path);
+                "file: remove it or choose another file=", r->path);
         die(EXIT_BADINPUT, "%s exists; latscope will not overwrite it: remove it or choose "
-            "another file=", path);
+            "another file=", r->path);
     }
     /* the file system of dir=, as opened (the environment's "filesystem") */
     plat_fsinfo(dir, &ctx->fs);
     ctx->have_fs = 1;
 
     /* Aligned, touched buffers. */
-    void *wbuf, *rbuf;
     size_t alloc = ((size_t)size + 4095) & ~(size_t)4095;
-    if (posix_memalign(&wbuf, 4096, alloc) || posix_memalign(&rbuf, 4096, alloc))
+    if (posix_memalign(&r->wbuf, 4096, alloc) || posix_memalign(&r->rbuf, 4096, alloc))
         die(EXIT_FAIL, "out of memory for %lld-byte buffers", size);
-    for (size_t i = 0; i < alloc; i++) ((unsigned char *)wbuf)[i] = (unsigned char)(i * 31 + 7);
-    memset(rbuf, 0, alloc);
+    for (size_t i = 0; i < alloc; i++) ((unsigned char *)r->wbuf)[i] = (unsigned char)(i * 31 + 7);
+    memset(r->rbuf, 0, alloc);
 
     /* Create the file ourselves (never through a link, never over a file), recorded as a
      * leftover until it is removed. */
@@ -266,19 +360,18 @@ static void run_file(struct runctx *ctx) {
     if (fd < 0) {
         int e = errno;
         die(e == EROFS || e == EACCES || e == EPERM ? EXIT_UNSUPPORTED : EXIT_BADINPUT,
-            "cannot create %s: %s", path, strerror(e));
+            "cannot create %s: %s", r->path, strerror(e));
     }
-    int file_h;
-    struct made_entry *tf = made(dfd, dir, fname, 0, &file_h);
-    if (write(fd, wbuf, (size_t)size) != (ssize_t)size)
-        die(EXIT_FAIL, "cannot write %lld bytes to %s: %s", size, path, strerror(errno));
+    r->tf = made(dfd, dir, fname, 0, &r->file_h);
+    if (write(fd, r->wbuf, (size_t)size) != (ssize_t)size)
+        die(EXIT_FAIL, "cannot write %lld bytes to %s: %s", size, r->path, strerror(errno));
     if (fsync(fd) != 0 && errno != EINVAL)
-        die(EXIT_FAIL, "fsync of %s failed: %s", path, strerror(errno));
+        die(EXIT_FAIL, "fsync of %s failed: %s", r->path, strerror(errno));
     close(fd);
-    int flags = O_RDWR | O_NOFOLLOW | O_CLOEXEC | (existing ? 0 : O_CREAT | O_TRUNC);
-    if (direct) {
-        flags |= O_DIRECT;
-        fd = openat(dfd, fname, flags, 0600);
+    r->flags = O_RDWR | O_NOFOLLOW | O_CLOEXEC | (r->existing ? 0 : O_CREAT | O_TRUNC);
+    if (r->direct) {
+        r->flags |= O_DIRECT;
+        fd = openat(dfd, fname, r->flags, 0600);
         if (fd < 0) {
             die(EXIT_UNSUPPORTED, "the %s filesystem at %s does not support O_DIRECT "
                 "(cache=direct): %s; use cache=fadvise or cache=drop",
@@ -288,116 +381,89 @@ static void run_file(struct runctx *ctx) {
     }
 
     /* Columns in the order the calls are made. */
-    struct column *c_open = add_column(ctx, "open", file_columns[0].desc, "call", 0);
-    struct column *c_write = NULL, *c_fsync = NULL, *c_read = NULL;
-    if (rw) c_read = add_column(ctx, "read", file_columns[3].desc, "call", 0);
-    c_write = add_column(ctx, "write", file_columns[1].desc, "call", 0);
-    if (do_fsync) c_fsync = add_column(ctx, "fsync", file_columns[2].desc, "call", 0);
-    if (!rw) c_read = add_column(ctx, "read", file_columns[3].desc, "call", 0);
-    struct column *c_close = add_column(ctx, "close", file_columns[4].desc, "call", 0);
-    ctx->t_start = alloc_samples((size_t)ctx->n);
+    int idx[MAX_COLS], nc = file_columns_of(ctx->b, ctx->pv, idx);
+    for (int k = 0; k < nc; k++)
+        r->col[idx[k]] = add_column(ctx, file_columns[idx[k]].name, file_columns[idx[k]].desc,
+                                    "call", 0);
+    add_t_start(ctx);
 
-    uint64_t total = (uint64_t)(ctx->n + ctx->warmup), warm = (uint64_t)ctx->warmup, t0 = 0;
     touch_stack();
-    struct thread_usage u0 = {0};
-    for (uint64_t i = 0; i < total; i++) {
+    uint64_t warm = (uint64_t)ctx->warmup, a;
+    for (uint64_t i = 0; i < warm; i++) {
         stop_if_asked();
-        if (i == warm) plat_thread_usage(&u0);
-        /* untimed preparation */
-        if (drop) drop_caches(dropfd);
-        if (fadv) {
-            int f2 = openat(dfd, fname, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
-            if (f2 < 0 || fdatasync(f2) != 0 || posix_fadvise(f2, 0, 0, POSIX_FADV_DONTNEED))
-                die(EXIT_FAIL, "fadvise preparation failed: %s", strerror(errno));
-            close(f2);
-        }
-        int64_t d_open, d_write, d_fsync = 0, d_read = 0, d_close;
-        uint64_t a = clk_start();
-        inject_delay();
-        fd = openat(dfd, fname, flags, 0600);
-        uint64_t b = clk_end();
-        if (fd < 0) die(EXIT_FAIL, "the timed open() of %s failed: %s", path, strerror(errno));
-        d_open = (int64_t)(b - a);
-        /* untimed: still the file made (someone with write access to dir= could swap in
-         * another; no byte is written to it) */
-        struct stat fst;
-        if (fstat(fd, &fst) != 0 || fst.st_dev != tf->dev || fst.st_ino != tf->ino)
-            die(EXIT_FAIL, "the test file %s was replaced during the run; nothing was written "
-                "to the replacement", path);
-        uint64_t it_start = a;
-        ssize_t r;
-        if (rw) {
-            d_read = timed_read(fd, rbuf, size);
-            if (lseek(fd, 0, SEEK_SET) != 0) die(EXIT_FAIL, "lseek failed: %s", strerror(errno));
-        }
-        a = clk_start();
-        inject_delay();
-        r = write(fd, wbuf, (size_t)size);
-        b = clk_end();
-        if (r != (ssize_t)size)
-            die(EXIT_FAIL, "the timed write() returned %zd of %lld bytes: %s", r, size,
-                r < 0 ? strerror(errno) : "short write (disk full?)");
-        d_write = (int64_t)(b - a);
-        if (do_fsync) {
-            a = clk_start();
-            inject_delay();
-            int fr = fsync(fd);
-            b = clk_end();
-            if (fr != 0) die(EXIT_FAIL, "the timed fsync() failed: %s", strerror(errno));
-            d_fsync = (int64_t)(b - a);
-        }
-        if (!rw) {
-            if (lseek(fd, 0, SEEK_SET) != 0) die(EXIT_FAIL, "lseek failed: %s", strerror(errno));
-            d_read = timed_read(fd, rbuf, size);
-        }
-        a = clk_start();
-        inject_delay();
-        int cr = close(fd);
-        b = clk_end();
-        if (cr != 0) die(EXIT_FAIL, "the timed close() failed: %s", strerror(errno));
-        d_close = (int64_t)(b - a);
-        if (i >= warm) {
-            uint64_t k = i - warm;
-            if (i == warm) t0 = it_start;
-            ctx->t_start[k] = (int64_t)(it_start - t0);
-            c_open->data[k] = d_open;
-            c_write->data[k] = d_write;
-            if (c_fsync) c_fsync->data[k] = d_fsync;
-            c_read->data[k] = d_read;
-            c_close->data[k] = d_close;
-        }
+        file_iteration(r, r->sink, &a);
         progress_set(ctx, i + 1);
     }
+    return r;
+}
+
+/* A block: `discard` iterations run and dropped, then the recorded ones. */
+static void file_block(void *state, uint64_t from, uint64_t count, uint64_t discard) {
+    struct file_run *r = state;
+    struct runctx *ctx = r->ctx;
+    uint64_t done = ctx->progress, a;
+    for (uint64_t i = 0; i < discard; i++) {
+        stop_if_asked();
+        file_iteration(r, r->sink, &a);
+        progress_set(ctx, done + i + 1);
+    }
+    if (!count) return;
+    done += discard;
+    struct thread_usage u0;
+    plat_thread_usage(&u0);
+    uint64_t t0 = ctx->t0;
+    int need_t0 = !ctx->t0_set;
+    int64_t d[5] = {0, 0, 0, 0, 0};
+    for (uint64_t i = 0; i < count; i++) {
+        stop_if_asked();
+        file_iteration(r, d, &a);
+        uint64_t k = from + i;
+        if (need_t0) {
+            t0 = a;
+            need_t0 = 0;
+        }
+        ctx->t_start[k] = (int64_t)(a - t0);
+        for (int c = 0; c < 5; c++)
+            if (r->col[c]) r->col[c]->data[k] = d[c];
+        progress_set(ctx, done + i + 1);
+    }
     timed_loop_end(ctx, t0, 1, "main", &u0);
-    if (dropfd >= 0) close(dropfd);
-    cleanup_now(file_h); /* the test file, removed from the held directory */
-    free(wbuf);
-    free(rbuf);
+}
+
+/* end: the test file removed from the held directory, the header's "bench" object; the
+ * private directory is removed by the clean-up list at exit, the held descriptors close
+ * with the process. */
+static void file_end(void *state) {
+    struct file_run *r = state;
+    struct runctx *ctx = r->ctx;
+    if (r->dropfd >= 0) close(r->dropfd);
+    cleanup_now(r->file_h);
+    free(r->wbuf);
+    free(r->rbuf);
 
     struct jbuf *j = &ctx->meta;
     jb_init(j);
     jb_obj(j, NULL);
-    jb_str(j, "dir", dir);
+    jb_str(j, "dir", r->dir.path);
     jb_bool(j, "dir_is_private_temporary", !*param(ctx, "dir")->s);
-    jb_str(j, "path", path);
-    jb_int(j, "size_bytes", size);
-    jb_str(j, "cache", cache);
-    jb_int(j, "open_flags", flags);
+    jb_str(j, "path", r->path);
+    jb_int(j, "size_bytes", r->size);
+    jb_str(j, "cache", r->cache);
+    jb_int(j, "open_flags", r->flags);
     {
         /* the flags as a person writes them (the number differs between architectures) */
         char names[160];
         snprintf(names, sizeof names, "O_RDWR|O_NOFOLLOW|O_CLOEXEC%s%s",
-                 existing ? "" : "|O_CREAT|O_TRUNC", direct ? "|O_DIRECT" : "");
+                 r->existing ? "" : "|O_CREAT|O_TRUNC", r->direct ? "|O_DIRECT" : "");
         jb_str(j, "open_flags_names", names);
     }
     jb_str(j, "timed_region", "each system call alone, between two clock reads; the "
                               "preparation (sync, drop_caches, fadvise) and lseek are not timed");
-    jb_str(j, "note", rw ? "read comes first, so it sees the cache state the preparation left"
-                         : "write then read: the read is served from the page cache that the "
-                           "write just filled, unless cache=direct");
+    jb_str(j, "note", r->rw ? "read comes first, so it sees the cache state the preparation left"
+                            : "write then read: the read is served from the page cache that the "
+                              "write just filled, unless cache=direct");
     jb_end_obj(j);
-    /* the private directory is removed by the clean-up list at exit; the held descriptors
-     * close with the process */
+    free(r);
 }
 
 static const struct nrule file_n_rules[] = {{{"cache", "drop", NULL, NULL}, 200}};
@@ -418,7 +484,11 @@ const struct bench bench_file = {
     .ncolumns = COUNT(file_columns),
     .needs = "root for cache=drop",
     .check = file_check,
-    .run = run_file,
+    .run = bench_run_phases,
+    .begin = file_begin,
+    .block = file_block,
+    .end = file_end,
+    .columns_of = file_columns_of,
     .default_n = 10000,
     .n_rules = file_n_rules,
     .n_nrules = COUNT(file_n_rules),

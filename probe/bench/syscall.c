@@ -39,22 +39,26 @@ static const struct pdef syscall_params[] = {
     NULLCALL_PARAMS,
 };
 
-static void run_syscall(struct runctx *ctx) {
-    int op = !strcmp(param(ctx, "op")->s, "read0");
-    int cpu = (int)param(ctx, "cpu")->i;
-    pin_or_die(cpu);
-    struct nullcall_state st = {.fd = -1};
-    if (op == 1) {
+/* The calls of op=, ready: read0's file is made, and unlinked at once (nothing to clean up,
+ * whatever happens). */
+static void nullcall_open(struct nullcall_run *r) {
+    r->op = !strcmp(param(r->ctx, "op")->s, "read0");
+    r->st.fd = -1;
+    if (r->op == 1) {
         char tmpl[] = "/tmp/latscope-read0-XXXXXX";
-        st.fd = mkstemp(tmpl);
-        if (st.fd < 0) die(EXIT_UNSUPPORTED, "cannot create a file in /tmp: %s", strerror(errno));
-        unlink(tmpl); /* nothing to clean up, whatever happens */
+        r->st.fd = mkstemp(tmpl);
+        if (r->st.fd < 0)
+            die(EXIT_UNSUPPORTED, "cannot create a file in /tmp: %s", strerror(errno));
+        unlink(tmpl);
     }
-    nullcall_measure(ctx, op, &st, op ? "read0" : "getppid",
-                     op ? "read(fd, buf, 0) on an open, unlinked file in /tmp"
-                        : "syscall(SYS_getppid)",
-                     cpu);
-    if (st.fd >= 0) close(st.fd);
+    r->opname = r->op ? "read0" : "getppid";
+    r->timed = r->op ? "read(fd, buf, 0) on an open, unlinked file in /tmp"
+                     : "syscall(SYS_getppid)";
+}
+
+static void nullcall_close(struct nullcall_run *r) {
+    if (r->st.fd >= 0) close(r->st.fd);
+    r->st.fd = -1;
 }
 
 static const struct scenario syscall_scenarios[] = {

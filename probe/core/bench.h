@@ -84,6 +84,9 @@ struct column {
     const char *latency;
     int context_switches; /* -1 unknown / not applicable */
     int64_t *data;
+    /* NULL: a duration in ticks; "index": a whole number that is no time (an arms run's arm,
+     * block and round columns, docs/sample-format.md) */
+    const char *kind;
 };
 
 /* ---------------------------------------------------------------- what the lab runs and shows */
@@ -153,6 +156,17 @@ struct runctx {
     int nworkers;
     struct worker_rec *workers;
     double inject_ns;
+    /* A run in blocks (struct bench's begin, block, end): */
+    int t0_set;           /* t0 holds the origin of t_start (the first recorded start read, or
+                           * an arms run's common origin, set before its first block) */
+    int cpu;              /* the measuring thread's CPU, -1 unpinned (set by begin) */
+    /* An arm of an arms run (core/arms.c): n is 0 at begin, the samples are sized once the
+     * blocks are calibrated (the driver sets the columns' data and t_start, shared by every
+     * arm of the worker); block_cap: the most iterations, recorded and discarded, one block
+     * may hold (the responder's stamp array is sized for it). */
+    int is_arm;
+    uint64_t block_cap;
+    struct arms *arms;    /* an arms run: its plan, and what its workers hand over */
 };
 
 /* ---------------------------------------------------------------- a benchmark */
@@ -177,6 +191,27 @@ struct bench {
      * err.  NULL: nothing more. */
     int (*check)(const struct bench *b, const struct pval *pv, char *err, size_t errlen);
     void (*run)(struct runctx *ctx);
+    /* A run in phases, which an arms run interleaves (core/arms.c): begin sets everything up
+     * (fixtures, peers, the pinned measuring thread), declares the columns, runs the warm-up
+     * and returns the run's state; block runs `discard` iterations exactly as timed ones and
+     * keeps none (an arms run's switch iterations), then `count` recorded ones into samples
+     * from .. from + count - 1 of the columns and t_start, the measuring thread's usage over
+     * those added to its role's; end closes (the closing round trip, peers joined), completes
+     * what is computed from the samples (oneway), writes the "bench" object and tears down.
+     * Its run is then bench_run_phases: begin, block(0, n, 0), end — one code path.  NULL:
+     * run only, and no arm (arm_refusal says why).  ready (NULL: none) is the rest of begin
+     * that must follow every fork of the run: an arms run begins every arm (their peers
+     * started, the forked ones first) before it makes any ready (the measuring side's own
+     * start, its pages touched, its warm-up), so that no fork makes a touched page or a
+     * library's thread of an arm copy-on-write again. */
+    void *(*begin)(struct runctx *ctx);
+    void (*ready)(void *state);
+    void (*block)(void *state, uint64_t from, uint64_t count, uint64_t discard);
+    void (*end)(void *state);
+    const char *arm_refusal;
+    /* The columns a run with these parameters records, in order, as indices into columns[]
+     * (returns how many); NULL: every one of columns[]. */
+    int (*columns_of)(const struct bench *b, const struct pval *pv, int idx[MAX_COLS]);
     long long default_n;                  /* -n when not given */
     const struct nrule *n_rules;          /* ... unless one of these holds */
     int n_nrules;
@@ -208,14 +243,22 @@ const char *param_type_name(enum ptype t);
  * booleans, the rest as text (--check prints the same object). */
 void params_json(struct jbuf *j, const char *key, const struct bench *b, const struct pval *pv);
 
-/* Add a column (allocates and touches n samples). */
-/* The end of a benchmark's timed loop, right after its last timed iteration: the measuring
- * thread's usage since u0 (read again now) kept as role 0's, named role, with t0 (the first
- * recorded start read of the clock) and the number of roles (a second role fills its own). */
+/* The end of a benchmark's timed loop (a block's recorded iterations), right after its last
+ * timed iteration: the measuring thread's usage since u0 (read again now) added to role 0's,
+ * named role, with t0 (the origin of t_start: the first recorded start read of the clock) and
+ * the number of roles (a second role fills its own). */
 void timed_loop_end(struct runctx *ctx, uint64_t t0, int nroles, const char *role,
                     const struct thread_usage *u0);
+/* Add a column (allocates and touches n samples; none for an arm, whose driver gives it its
+ * samples once they are sized). */
 struct column *add_column(struct runctx *ctx, const char *name, const char *desc,
                           const char *latency, int ctxsw);
+/* t_start: n samples, allocated and touched (none for an arm). */
+void add_t_start(struct runctx *ctx);
+/* The columns a benchmark records with these parameters (struct bench's columns_of). */
+int bench_columns(const struct bench *b, const struct pval *pv, int idx[MAX_COLS]);
+/* The run of a benchmark in phases: begin, ready, block(0, n, 0), end. */
+void bench_run_phases(struct runctx *ctx);
 /* Report progress: call between iterations (one store, no system call). */
 static inline void progress_set(struct runctx *ctx, uint64_t i) { ctx->progress = i; }
 
@@ -227,8 +270,11 @@ void print_clocks(void);
 
 /* Write the sample file to fd (the output's temporary: output_fd).  Returns or exits. */
 void sfile_write(struct runctx *ctx, int fd, int argc, char **argv, const char *started_utc);
-/* The file's bytes to fd; 0 or -1 (errno set). */
+/* The file's bytes to fd; 0 or -1 (errno set).  _v: of a format version other than
+ * SAMPLE_FORMAT_VERSION (an arms run's). */
 int sfile_write_fd(int fd, const char *header_json, int ncols, int64_t **cols, uint64_t nrows);
+int sfile_write_fd_v(int fd, int version, const char *header_json, int ncols, int64_t **cols,
+                     uint64_t nrows);
 /* For tests: write a new file at path (never over one), synced; 0 or -1 (errno set). */
 int sfile_write_raw(const char *path, const char *header_json, int ncols, int64_t **cols,
                     uint64_t nrows);
@@ -248,6 +294,8 @@ void iso_utc_now(char *buf, size_t len);
 /* The environment's schema version (docs/store.md), and its JSON under key (NULL: bare). */
 #define ENV_SCHEMA 2
 void env_json(struct jbuf *j, const char *key, const struct fsinfo *fs);
+/* The environment's "filesystem" object (a directory's file system) under key. */
+void fs_json(struct jbuf *j, const char *key, const struct fsinfo *fs);
 
 /* --workers auto: as many workers as give each at least AUTO_MIN_PER_WORKER iterations, at
  * most AUTO_WORKERS (the lab's default: between-run variation in every run) */
@@ -257,9 +305,71 @@ void env_json(struct jbuf *j, const char *key, const struct fsinfo *fs);
 #define AUTO_WORKERS 10LL
 #endif
 #define AUTO_MIN_PER_WORKER 200LL
+#define MAX_WORKERS 1000LL
+/* --inject-ns and an arm's inject_ns: at most 10 ms */
+#define MAX_INJECT_NS 10000000LL
 /* --workers W (core/workers.c): run the benchmark in nw worker processes, one after another,
- * and gather their samples into ctx. */
+ * and gather their samples into ctx (an arms run: ctx->arms, the interleaved rounds). */
 void run_workers(struct runctx *ctx, int nw);
+
+/* ---------------------------------------------------------------- arms (core/arms.c)
+ *
+ * An arms run (latscope-probe --arm 'BENCH k=v ...' --arm ... --time S): two to eight
+ * scenarios measured in one worker process, in short blocks of about block_ms each, in rounds
+ * that run every arm once in a freshly shuffled order, until the worker's share of the time
+ * is used (docs/probe-cli.md, "Arms").  Not on Windows. */
+#define ARMS_MIN 2
+#define ARMS_MAX 8
+#define ARMS_AUTO_WORKERS 2LL
+struct arm_spec {
+    const struct bench *b;
+    struct pval *pv;
+    const char *text;              /* the --arm word, as given */
+    long long inject_ns;
+    struct inject_setting inject;  /* its busy-wait, calibrated (main) */
+};
+/* One arm's part of one worker's run, as the worker hands it over. */
+struct arm_part {
+    long long n, block_iterations, discard, block_cap;
+    int nroles;
+    struct role_usage roles[2];
+    int ncols;
+    struct column cols[MAX_COLS]; /* its columns (no data: the samples are the worker's) */
+    int preempt_expected, have_fs;
+    struct fsinfo fs;
+    size_t metalen; /* its "bench" JSON, handed over after the record */
+};
+/* One worker's part of an arms run. */
+struct arms_worker {
+    long long rounds, max_rounds, blocks;
+    double elapsed_s;
+    struct arm_part arm[ARMS_MAX];
+};
+struct arms {
+    int narms;
+    struct arm_spec arm[ARMS_MAX];
+    double time_s, block_ms;
+    unsigned long long seed;
+    /* what the workers handed over (core/workers.c): */
+    struct arms_worker *w; /* one per worker */
+    unsigned char **order; /* per worker: the arm order, rounds x narms, round by round */
+    char *meta[ARMS_MAX];  /* each arm's "bench" object (the first worker's) */
+};
+/* One --arm word ('BENCH key=value ...', inject_ns=N among them) into a; 0, or an exit code
+ * with one line in err. */
+int arm_parse(const char *text, struct arm_spec *a, char *err, size_t errlen);
+/* Whether the arms can run together (each can be an arm, all record the same columns); 0, or
+ * an exit code with one line in err. */
+int arms_check(const struct arms *A, char *err, size_t errlen);
+/* In worker w of nw: every arm set up and warmed up, its blocks calibrated, the rounds run
+ * until the worker's share of the time is used, every arm ended; ctx then holds the worker's
+ * rows in time order (t_start, the columns, arm, block and round), A->w[w], A->order[w] and
+ * A->meta. */
+void arms_worker_run(struct runctx *ctx, int w, int nw);
+/* The probe has gathered worker w's rows at [off, off + n): its block numbers count on. */
+void arms_gathered(struct runctx *ctx, int w, long long off, long long n);
+/* The header's "arms" and "interleave" members. */
+void arms_header(struct jbuf *j, const struct runctx *ctx, int nw);
 /* Record this process's run as the only worker. */
 void worker_record_self(struct runctx *ctx);
 

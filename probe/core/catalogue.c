@@ -232,6 +232,12 @@ void print_catalogue(void) {
 #else
     jb_bool(&j, "zmq", 0);
 #endif
+    /* --arm: scenarios interleaved in one process (their file: sample format version 3) */
+#ifdef _WIN32
+    jb_bool(&j, "arms", 0);
+#else
+    jb_bool(&j, "arms", 1);
+#endif
     jb_end_obj(&j);
     /* --workers auto: what a run without an explicit worker count gets */
     jb_obj(&j, "workers_auto");

@@ -10,7 +10,7 @@
 
 /* ---------------------------------------------------------------- clean-up registry */
 
-#define MAX_CLEANUP 64
+#define MAX_CLEANUP 256 /* an arms run: up to 8 arms, each with its own entries */
 struct cleanup_entry {
     cleanup_fn fn;
     void *arg;

@@ -464,3 +464,15 @@ void inject_calibrate(const struct clock_info *ci, double ns) {
     }
     free(d);
 }
+
+void inject_get(struct inject_setting *s) {
+    s->on = g_inject_on;
+    s->iters = inject_iters;
+    s->ticks = inject_ticks;
+}
+
+void inject_set(const struct inject_setting *s) {
+    inject_iters = s->iters;
+    inject_ticks = s->ticks;
+    g_inject_on = s->on;
+}

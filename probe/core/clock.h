@@ -170,8 +170,17 @@ void inject_spin(void);
 static inline void inject_delay(void) {
     if (__builtin_expect(g_inject_on != 0, 0)) inject_spin();
 }
-/* Calibrate the busy-wait so that a timed region grows by ~ns; call after clock_setup. */
+/* Calibrate the busy-wait so that a timed region grows by ~ns; call after clock_setup.  It is
+ * then the active one. */
 void inject_calibrate(const struct clock_info *ci, double ns);
+/* A calibrated busy-wait, kept (inject_get: the active one) and made active again
+ * (inject_set), so that the arms of one run each have their own: calibrated once per distinct
+ * value, switched between blocks, never inside a timed region. */
+struct inject_setting {
+    uint64_t on, iters, ticks;
+};
+void inject_get(struct inject_setting *s);
+void inject_set(const struct inject_setting *s);
 
 /* Read the chosen clock as a mark inside someone else's timed region (tsc_stamp). */
 static inline uint64_t clk_stamp(void) {

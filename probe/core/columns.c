@@ -32,16 +32,42 @@ struct column *add_column(struct runctx *ctx, const char *name, const char *desc
     c->desc = desc;
     c->latency = latency;
     c->context_switches = ctxsw;
-    c->data = alloc_samples((size_t)ctx->n);
+    c->kind = NULL;
+    c->data = ctx->is_arm ? NULL : alloc_samples((size_t)ctx->n);
     return c;
 }
 
+void add_t_start(struct runctx *ctx) {
+    ctx->t_start = ctx->is_arm ? NULL : alloc_samples((size_t)ctx->n);
+}
+
+/* Added up: an arm's blocks each add their own recorded iterations' usage. */
 void timed_loop_end(struct runctx *ctx, uint64_t t0, int nroles, const char *role,
                     const struct thread_usage *u0) {
-    struct thread_usage u1;
+    struct thread_usage u1, d;
     plat_thread_usage(&u1);
     ctx->t0 = t0;
+    ctx->t0_set = 1;
     ctx->nroles = nroles;
     ctx->roles[0].role = role;
-    thread_usage_delta(&ctx->roles[0].u, u0, &u1);
+    thread_usage_delta(&d, u0, &u1);
+    ctx->roles[0].u.minflt += d.minflt;
+    ctx->roles[0].u.majflt += d.majflt;
+    ctx->roles[0].u.nvcsw += d.nvcsw;
+    ctx->roles[0].u.nivcsw += d.nivcsw;
+}
+
+int bench_columns(const struct bench *b, const struct pval *pv, int idx[MAX_COLS]) {
+    if (b->columns_of) return b->columns_of(b, pv, idx);
+    int n = b->ncolumns < MAX_COLS ? b->ncolumns : MAX_COLS;
+    for (int k = 0; k < n; k++) idx[k] = k;
+    return n;
+}
+
+void bench_run_phases(struct runctx *ctx) {
+    const struct bench *b = ctx->b;
+    void *st = b->begin(ctx);
+    if (b->ready) b->ready(st);
+    b->block(st, 0, (uint64_t)ctx->n, 0);
+    b->end(st);
 }

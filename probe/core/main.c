@@ -15,14 +15,14 @@
 
 #define MAX_N 100000000LL
 #define MAX_WARMUP 10000000LL
-#define MAX_WORKERS 1000LL
-#define MAX_INJECT_NS 10000000LL /* 10 ms */
 
 static void usage(FILE *f) {
     fprintf(f,
             "usage: latscope-probe BENCH [-p key=value ...] [-n N] [--warmup W] [--clock C]\n"
             "                      [--workers W] [--inject-ns N] -o FILE\n"
             "       latscope-probe BENCH --check [-p key=value ...] [-n N] [--workers W] ...\n"
+            "       latscope-probe --arm 'BENCH key=value ...' --arm ... [--time S] [--block-ms M]\n"
+            "                      [--seed N] [--workers W] [--warmup W] [--clock C] -o FILE\n"
             "       latscope-probe --env [DIR]\n"
             "       latscope-probe serve --bind ADDR:PORT ...  (see latscope-probe serve --help)\n"
             "       latscope-probe --list | --clocks | --version | --help\n"
@@ -44,6 +44,12 @@ static void usage(FILE *f) {
             "                    auto: up to 10, with at least 200 iterations each\n"
             "  --inject-ns N     validation aid: busy-wait N ns on the clock inside every timed\n"
             "                    region (default 0), so a known difference can be injected\n"
+            "  --arm 'BENCH k=v' an arms run: 2 to 8 scenarios (one benchmark, or ping-pong\n"
+            "                    mechanisms) measured in one process, alternating blocks of\n"
+            "                    --block-ms (default 5) in shuffled rounds for --time seconds\n"
+            "                    (default 5); inject_ns=N in a word is that arm's busy-wait;\n"
+            "                    --seed N the rounds' orders (default: random, recorded);\n"
+            "                    --workers auto: 2 (docs/probe-cli.md, \"Arms\")\n"
             "  --check           check the parameters as a run would, print them resolved (JSON)\n"
             "                    and exit 0, or exit 2 or 3 with one line; nothing is measured\n"
             "  --env [DIR]       print the environment a sample file records (JSON), with the\n"
@@ -57,7 +63,8 @@ static void usage(FILE *f) {
             "  latscope-probe syscall -p op=getppid -n 100000 -o getppid.lss\n"
             "  latscope-probe file -p cache=fadvise -p dir=/var/tmp -o file.lss\n"
             "  latscope-probe pipe -p cpus=0,1 -p mode=threads -o pipe.lss\n"
-            "  latscope-probe spin --check -p cpus=0,0\n");
+            "  latscope-probe spin --check -p cpus=0,0\n"
+            "  latscope-probe --arm 'pipe cpus=0,0' --arm 'eventfd cpus=0,0' --time 5 -o ab.lss\n");
 }
 
 /* A count as the lab writes one: digits only (no sign, space, leading zero or hex). */
@@ -172,6 +179,31 @@ struct resolved {
     long long n, warmup, workers;
 };
 
+/* What every run checks of -o, --progress-fd and --clock (an arms run too). */
+static void resolve_output_clock(const char *out, int check, int progress_fd, const char *clock,
+                                 enum clock_kind *ck) {
+    if (!out && !check) die(EXIT_BADINPUT, "no output file: give -o FILE");
+    if (out && check) output_check(out);
+    if (progress_fd >= 0 && !plat_fd_valid(progress_fd))
+        die(EXIT_BADINPUT, "--progress-fd %d is not an open file descriptor", progress_fd);
+    if (clock_parse(clock, ck)) {
+        char names[128] = ""; /* this system's clocks: tsc, mono_raw, mono (Windows: qpc too) */
+        for (int i = 0; i < clock_list_len; i++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+                     i ? ", " : "", clock_name(clock_list[i]));
+        die(EXIT_BADINPUT, "--clock %s: choose %s or auto", clock, names);
+    }
+    clock_check(*ck);
+}
+
+/* The warm-up of a run that does not give --warmup: the single-process one, n/10 in 10..1000,
+ * shared between the workers so that a run in W processes costs about what one did (at least
+ * 10 each; each worker still warms its own caches and predictors). */
+static long long default_warmup(long long n, long long workers) {
+    long long total = n / 10 < 10 ? 10 : (n / 10 > 1000 ? 1000 : n / 10);
+    return total / workers < 10 ? 10 : total / workers;
+}
+
 static void resolve(const struct options *o, struct resolved *r) {
     const struct bench *b = o->b;
     if (b->available) {
@@ -184,18 +216,7 @@ static void resolve(const struct options *o, struct resolved *r) {
         int code = b->check(b, r->pv, err, sizeof err);
         if (code) die(code, "%s", err);
     }
-    if (!o->out && !o->check) die(EXIT_BADINPUT, "no output file: give -o FILE");
-    if (o->out && o->check) output_check(o->out);
-    if (o->progress_fd >= 0 && !plat_fd_valid(o->progress_fd))
-        die(EXIT_BADINPUT, "--progress-fd %d is not an open file descriptor", o->progress_fd);
-    if (clock_parse(o->clock, &r->clock)) {
-        char names[128] = ""; /* this system's clocks: tsc, mono_raw, mono (Windows: qpc too) */
-        for (int i = 0; i < clock_list_len; i++)
-            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
-                     i ? ", " : "", clock_name(clock_list[i]));
-        die(EXIT_BADINPUT, "--clock %s: choose %s or auto", o->clock, names);
-    }
-    clock_check(r->clock);
+    resolve_output_clock(o->out, o->check, o->progress_fd, o->clock, &r->clock);
     long long n = o->n >= 0 ? o->n : bench_default_n(b, r->pv);
     long long workers = o->workers;
     if (workers < 0) {
@@ -203,13 +224,7 @@ static void resolve(const struct options *o, struct resolved *r) {
         if (workers > AUTO_WORKERS) workers = AUTO_WORKERS;
         if (workers < 1) workers = 1;
     }
-    /* the single-process warm-up, shared between the workers so that a run in W processes
-     * costs about what one did; each worker still warms its own caches and predictors */
-    long long warmup = o->warmup;
-    if (warmup < 0) {
-        long long total = n / 10 < 10 ? 10 : (n / 10 > 1000 ? 1000 : n / 10);
-        warmup = total / workers < 10 ? 10 : total / workers;
-    }
+    long long warmup = o->warmup >= 0 ? o->warmup : default_warmup(n, workers);
     if (workers > n)
         die(EXIT_BADINPUT, "--workers %lld: more workers than the %lld recorded iterations (-n); "
             "use at most %lld", workers, n, n);
@@ -298,6 +313,222 @@ static void warn_timed_usage(const struct runctx *ctx) {
                 "(cpu= or cpus=) and stop other load", preempt, iters);
 }
 
+/* ---------------------------------------------------------------- arms (docs/probe-cli.md) */
+
+#ifndef _WIN32
+/* An arms run's command line, as given. */
+struct arm_options {
+    const char *arm[ARMS_MAX + 1];
+    int narms;
+    long long workers, warmup, seed; /* -1: not given (workers -1: auto) */
+    double time_s, block_ms;
+    const char *clock, *out;
+    int progress_fd, check;
+    double peer_timeout;
+};
+
+static void parse_arm_options(int argc, char **argv, struct arm_options *o) {
+    memset(o, 0, sizeof *o);
+    o->workers = o->warmup = o->seed = -1;
+    o->time_s = 5;
+    o->block_ms = 5;
+    o->clock = "auto";
+    o->progress_fd = -1;
+    o->peer_timeout = 2.0;
+    int narms = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *opt = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(opt, "--check")) {
+            o->check = 1;
+            continue;
+        }
+        if (!strcmp(opt, "-p"))
+            die(EXIT_BADINPUT, "-p: an arm's parameters go in its --arm word, e.g. --arm "
+                "'pipe cpus=0,0'");
+        if (!strcmp(opt, "-n"))
+            die(EXIT_BADINPUT, "-n: an arms run is given a time (--time S), not a number of "
+                "iterations");
+        if (!strcmp(opt, "--inject-ns"))
+            die(EXIT_BADINPUT, "--inject-ns: in an arms run each arm has its own: give "
+                "inject_ns=N in its --arm word");
+        if (opt[0] != '-')
+            die(EXIT_BADINPUT, "'%s': in an arms run every benchmark goes in an --arm word "
+                "('BENCH key=value ...')", opt);
+        if (strcmp(opt, "--arm") && strcmp(opt, "--time") && strcmp(opt, "--block-ms") &&
+            strcmp(opt, "--seed") && strcmp(opt, "--workers") && strcmp(opt, "--warmup") &&
+            strcmp(opt, "--clock") && strcmp(opt, "-o") && strcmp(opt, "--progress-fd") &&
+            strcmp(opt, "--peer-timeout"))
+            die(EXIT_BADINPUT, "unknown option %s; see latscope-probe --help", opt);
+        if (!v) die(EXIT_BADINPUT, "option %s needs a value", opt);
+        i++;
+        if (!strcmp(opt, "--arm")) {
+            if (narms < ARMS_MAX + 1) o->arm[narms] = v;
+            narms++;
+        } else if (!strcmp(opt, "--time")) {
+            o->time_s = parse_seconds("--time", v, 0.2, 3600);
+        } else if (!strcmp(opt, "--block-ms")) {
+            o->block_ms = parse_seconds("--block-ms", v, 0.5, 1000);
+        } else if (!strcmp(opt, "--seed")) {
+            o->seed = parse_count("--seed", v, 0, LLONG_MAX);
+        } else if (!strcmp(opt, "--workers")) {
+            o->workers = !strcmp(v, "auto") ? -1 : parse_count("--workers", v, 1, MAX_WORKERS);
+        } else if (!strcmp(opt, "--warmup")) {
+            o->warmup = parse_count("--warmup", v, 0, MAX_WARMUP);
+        } else if (!strcmp(opt, "--clock")) {
+            o->clock = v;
+        } else if (!strcmp(opt, "-o")) {
+            o->out = v;
+        } else if (!strcmp(opt, "--progress-fd")) {
+            o->progress_fd = (int)parse_count("--progress-fd", v, 0, 65535);
+        } else {
+            o->peer_timeout = parse_seconds("--peer-timeout", v, 0.1, 3600);
+        }
+    }
+    if (narms < ARMS_MIN || narms > ARMS_MAX)
+        die(EXIT_BADINPUT, "an arms run takes %d to %d --arm words (%d given): one per "
+            "scenario to compare, e.g. --arm 'pipe cpus=0,0' --arm 'eventfd cpus=0,0'",
+            ARMS_MIN, ARMS_MAX, narms);
+    o->narms = narms;
+}
+
+/* What an arms run will do: every check it makes before it measures (the same for --check). */
+struct arms_resolved {
+    struct arms *A;
+    enum clock_kind clock;
+    long long workers, warmup;
+};
+
+static void resolve_arms(const struct arm_options *o, struct arms_resolved *r) {
+    struct arms *A = r->A = xcalloc(1, sizeof *A);
+    char err[1024];
+    A->narms = o->narms;
+    for (int k = 0; k < o->narms; k++) {
+        int code = arm_parse(o->arm[k], &A->arm[k], err, sizeof err);
+        if (code) die(code, "%s", err);
+    }
+    int code = arms_check(A, err, sizeof err);
+    if (code) die(code, "%s", err);
+    resolve_output_clock(o->out, o->check, o->progress_fd, o->clock, &r->clock);
+    long long workers = o->workers < 0 ? ARMS_AUTO_WORKERS : o->workers;
+    if (o->time_s / (double)workers < 0.1)
+        die(EXIT_BADINPUT, "--workers %lld: each worker's share of --time %g s would be under "
+            "0.1 s; use fewer workers or a longer --time", workers, o->time_s);
+    /* per arm and worker: a normal run's, the smallest of the arms' (the one of their default
+     * -n), so that no arm warms up longer than it would alone */
+    long long warmup = o->warmup;
+    for (int k = 0; k < A->narms && o->warmup < 0; k++) {
+        long long wk = default_warmup(bench_default_n(A->arm[k].b, A->arm[k].pv), workers);
+        if (warmup < 0 || wk < warmup) warmup = wk;
+    }
+    A->time_s = o->time_s;
+    A->block_ms = o->block_ms;
+    if (o->seed >= 0) {
+        A->seed = (unsigned long long)o->seed;
+    } else { /* a random one, recorded: 53 bits, exact in every JSON reader */
+        unsigned char b[8];
+        if (plat_random(b, sizeof b) != 0)
+            die(EXIT_FAIL, "no random bytes from the system: %s", strerror(errno));
+        for (int i = 0; i < 8; i++) A->seed = A->seed << 8 | b[i];
+        A->seed &= (1ull << 53) - 1;
+    }
+    r->workers = workers;
+    r->warmup = warmup;
+}
+
+/* --check with --arm: the run's settings, resolved, as JSON on stdout. */
+static void print_arms_check(const struct arm_options *o, const struct arms_resolved *r) {
+    struct jbuf j;
+    jb_init(&j);
+    jb_obj(&j, NULL);
+    jb_arr(&j, "arms");
+    for (int k = 0; k < r->A->narms; k++) {
+        const struct arm_spec *a = &r->A->arm[k];
+        jb_obj(&j, NULL);
+        jb_str(&j, "benchmark", a->b->name);
+        params_json(&j, "params", a->b, a->pv);
+        jb_arr(&j, "given");
+        for (int x = 0; x < a->b->nparams; x++)
+            if (a->pv[x].given) jb_str(&j, NULL, a->b->params[x].name);
+        jb_end_arr(&j);
+        jb_int(&j, "inject_ns", a->inject_ns);
+        jb_str(&j, "word", a->text);
+        jb_end_obj(&j);
+    }
+    jb_end_arr(&j);
+    jb_int(&j, "workers", r->workers);
+    jb_int(&j, "warmup", r->warmup);
+    jb_str(&j, "clock", clock_name(r->clock));
+    jb_num(&j, "time_s", r->A->time_s);
+    jb_num(&j, "block_ms", r->A->block_ms);
+    if (o->seed >= 0) jb_int(&j, "seed", o->seed);
+    else jb_null(&j, "seed"); /* a run draws one, and records it */
+    jb_end_obj(&j);
+    printf("%s\n", j.s);
+    jb_free(&j);
+}
+
+/* An arms run: resolved, each distinct inject_ns calibrated once, the workers' rounds (always
+ * in worker processes), one sample file of format version 3. */
+static int arms_main(int argc, char **argv) {
+    struct arm_options o;
+    struct arms_resolved r;
+    parse_arm_options(argc, argv, &o);
+    resolve_arms(&o, &r);
+    if (o.check) {
+        print_arms_check(&o, &r);
+        return EXIT_OK;
+    }
+    output_begin(o.out);
+    struct arms *A = r.A;
+    const struct arm_spec *a0 = &A->arm[0];
+    struct runctx *ctx = xcalloc(1, sizeof *ctx);
+    ctx->b = a0->b;
+    ctx->pv = a0->pv;
+    ctx->warmup = r.warmup;
+    ctx->total = (uint64_t)(A->time_s * 1000); /* progress: milliseconds of --time */
+    ctx->peer_timeout = o.peer_timeout;
+    ctx->progress_fd = o.progress_fd;
+    ctx->inject_ns = (double)a0->inject_ns;
+    ctx->arms = A;
+    for (int k = 0; k < A->narms; k++)
+        ctx->faults_expected |= pcond_holds(A->arm[k].b, A->arm[k].pv,
+                                            &A->arm[k].b->display.faults_expected);
+    clock_setup(r.clock, &ctx->clk);
+    for (int k = 0; k < A->narms; k++) {
+        int same = -1;
+        for (int i = 0; i < k && same < 0; i++)
+            if (A->arm[i].inject_ns == A->arm[k].inject_ns) same = i;
+        if (same >= 0) {
+            A->arm[k].inject = A->arm[same].inject;
+            continue;
+        }
+        inject_calibrate(&ctx->clk, (double)A->arm[k].inject_ns);
+        inject_get(&A->arm[k].inject);
+    }
+    inject_calibrate(&ctx->clk, 0);
+    A->w = xcalloc((size_t)r.workers, sizeof *A->w);
+    A->order = xcalloc((size_t)r.workers, sizeof *A->order);
+
+    char started[64];
+    iso_utc_now(started, sizeof started);
+    run_workers(ctx, (int)r.workers);
+    if (ctx->n < 1) die(EXIT_FAIL, "the arms recorded no sample; nothing was written");
+    for (int w = 0; w < r.workers; w++)
+        if (A->w[w].rounds >= A->w[w].max_rounds && A->w[w].elapsed_s < A->time_s / r.workers)
+            warnmsg("worker %d of %lld stopped after %lld rounds, %.2f s into its %.2f s: the "
+                    "most a sample file holds (its rows, and every round's order in its "
+                    "header); use a longer --block-ms or a shorter --time",
+                    w + 1, r.workers, A->w[w].rounds, A->w[w].elapsed_s,
+                    A->time_s / r.workers);
+    warn_timed_usage(ctx);
+    sfile_write(ctx, output_fd(), argc, argv, started);
+    output_commit();
+    cleanup_run();
+    return EXIT_OK;
+}
+#endif
+
 int main(int argc, char **argv) {
     signals_block_all();
     if (argc < 2) {
@@ -336,7 +567,21 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (!strcmp(a1, "serve")) return serve_main(argc, argv);
+    int arms = 0;
+    for (int i = 1; i < argc; i++) arms |= !strcmp(argv[i], "--arm");
+#ifdef _WIN32
+    if (arms)
+        die(EXIT_UNSUPPORTED, "--arm: the Windows probe runs no arms (docs/windows.md); run "
+            "each scenario alone and compare the runs");
+#else
+    if (arms && a1[0] != '-')
+        die(EXIT_BADINPUT, "%s and --arm: in an arms run every benchmark goes in an --arm word "
+            "(--arm '%s key=value ...')", a1, a1);
+#endif
     die_with_parent();
+#ifndef _WIN32
+    if (arms) return arms_main(argc, argv);
+#endif
     struct options o;
     struct resolved r;
     parse_options(argc, argv, &o);

@@ -16,6 +16,9 @@
 /* The sample file (docs/sample-format.md): version 2 checksums the whole file, header
  * included; the limits are what the lab's reader accepts. */
 #define SAMPLE_FORMAT_VERSION 2
+/* An arms run's file (several scenarios interleaved, with arm, block and round columns) is
+ * version 3; a run of one benchmark is written as version 2, as before. */
+#define SAMPLE_FORMAT_VERSION_ARMS 3
 #define SAMPLE_MAX_HEADER (1u << 20) /* bytes of the header line */
 #define SAMPLE_MAX_COLUMNS 64
 #define SAMPLE_MAX_ROWS 100000000ull

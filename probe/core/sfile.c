@@ -36,6 +36,11 @@ static int put(int fd, uint32_t *crc, const void *buf, size_t len) {
 
 int sfile_write_fd(int fd, const char *header_json, int ncols, int64_t **cols,
                    uint64_t nrows) {
+    return sfile_write_fd_v(fd, SAMPLE_FORMAT_VERSION, header_json, ncols, cols, nrows);
+}
+
+int sfile_write_fd_v(int fd, int version, const char *header_json, int ncols, int64_t **cols,
+                     uint64_t nrows) {
     size_t hlen = strlen(header_json);
     /* what a reader accepts (docs/sample-format.md, "Limits"): one line of at most
      * SAMPLE_MAX_HEADER bytes, 1..SAMPLE_MAX_COLUMNS columns, at most SAMPLE_MAX_ROWS rows */
@@ -47,7 +52,7 @@ int sfile_write_fd(int fd, const char *header_json, int ncols, int64_t **cols,
     char line[128];
     int len;
     uint32_t crc = 0;
-    len = snprintf(line, sizeof line, "LATSCOPE-SAMPLES %d\n", SAMPLE_FORMAT_VERSION);
+    len = snprintf(line, sizeof line, "LATSCOPE-SAMPLES %d\n", version);
     if (put(fd, &crc, line, (size_t)len)) goto fail;
     if (put(fd, &crc, header_json, hlen) || put(fd, &crc, "\n", 1)) goto fail;
     len = snprintf(line, sizeof line, "DATA %d %llu\n", ncols, (unsigned long long)nrows);
@@ -158,19 +163,21 @@ void env_json(struct jbuf *j, const char *key, const struct fsinfo *fs) {
     else
         jb_null(j, "euid");
     jb_end_obj(j);
-    if (fs) {
-        jb_obj(j, "filesystem");
-        jb_str(j, "path", fs->path);
-        jb_str(j, "fstype", or_null(fs->fstype));
-        jb_str(j, "source", or_null(fs->source));
-        jb_str(j, "mount_point", or_null(fs->mount_point));
-        jb_str(j, "mount_options", or_null(fs->mount_options));
-        jb_str(j, "super_options", or_null(fs->super_options));
-        char magic[32];
-        snprintf(magic, sizeof magic, "0x%llx", fs->magic);
-        jb_str(j, "statfs_magic", fs->magic ? magic : NULL);
-        jb_end_obj(j);
-    }
+    if (fs) fs_json(j, "filesystem", fs);
+    jb_end_obj(j);
+}
+
+void fs_json(struct jbuf *j, const char *key, const struct fsinfo *fs) {
+    jb_obj(j, key);
+    jb_str(j, "path", fs->path);
+    jb_str(j, "fstype", or_null(fs->fstype));
+    jb_str(j, "source", or_null(fs->source));
+    jb_str(j, "mount_point", or_null(fs->mount_point));
+    jb_str(j, "mount_options", or_null(fs->mount_options));
+    jb_str(j, "super_options", or_null(fs->super_options));
+    char magic[32];
+    snprintf(magic, sizeof magic, "0x%llx", fs->magic);
+    jb_str(j, "statfs_magic", fs->magic ? magic : NULL);
     jb_end_obj(j);
 }
 
@@ -179,9 +186,10 @@ void sfile_write(struct runctx *ctx, int fd, int argc, char **argv, const char *
     jb_init(&j);
     char finished[64];
     iso_utc(finished, sizeof finished);
+    int version = ctx->arms ? SAMPLE_FORMAT_VERSION_ARMS : SAMPLE_FORMAT_VERSION;
     jb_obj(&j, NULL);
     jb_str(&j, "format", "latscope-samples");
-    jb_int(&j, "format_version", SAMPLE_FORMAT_VERSION);
+    jb_int(&j, "format_version", version);
     jb_obj(&j, "probe");
     jb_str(&j, "version", PROBE_VERSION);
 #ifdef __VERSION__
@@ -242,6 +250,13 @@ void sfile_write(struct runctx *ctx, int fd, int argc, char **argv, const char *
     for (int c = 0; c < ctx->ncols; c++) {
         jb_obj(&j, NULL);
         jb_str(&j, "name", ctx->cols[c].name);
+        if (ctx->cols[c].kind) { /* an index column (arm, block, round): no time at all */
+            jb_str(&j, "unit", "index");
+            jb_str(&j, "kind", ctx->cols[c].kind);
+            jb_str(&j, "description", ctx->cols[c].desc);
+            jb_end_obj(&j);
+            continue;
+        }
         jb_str(&j, "unit", "ticks");
         jb_str(&j, "kind", "duration");
         jb_str(&j, "latency", ctx->cols[c].latency);
@@ -254,6 +269,7 @@ void sfile_write(struct runctx *ctx, int fd, int argc, char **argv, const char *
     }
     jb_end_arr(&j);
     jb_json(&j, "bench", ctx->meta.len ? ctx->meta.s : "{}");
+    if (ctx->arms) arms_header(&j, ctx, ctx->nworkers);
     env_json(&j, "env", ctx->have_fs ? &ctx->fs : NULL);
     jb_str(&j, "started_utc", started_utc);
     jb_str(&j, "finished_utc", finished);
@@ -267,7 +283,7 @@ void sfile_write(struct runctx *ctx, int fd, int argc, char **argv, const char *
     cols[0] = ctx->t_start;
     for (int c = 0; c < ctx->ncols; c++) cols[c + 1] = ctx->cols[c].data;
 
-    if (sfile_write_fd(fd, j.s, ctx->ncols + 1, cols, (uint64_t)ctx->n) != 0)
+    if (sfile_write_fd_v(fd, version, j.s, ctx->ncols + 1, cols, (uint64_t)ctx->n) != 0)
         die(EXIT_FAIL, "cannot write the sample file: %s", strerror(errno));
     jb_free(&j);
 }

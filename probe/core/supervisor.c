@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -12,8 +13,6 @@
 
 volatile sig_atomic_t g_stop = 0;
 
-static char *sv_peer_errmsg = NULL;
-static volatile int *sv_peer_failed = NULL;
 /* ---------------------------------------------------------------- supervisor */
 
 static struct supervisor *sv_cfg;
@@ -21,11 +20,25 @@ static pthread_t sv_thread;
 static int sv_running = 0;
 static volatile int sv_quit = 0;
 static pthread_mutex_t sv_lock = PTHREAD_MUTEX_INITIALIZER;
-static pid_t sv_peer = 0;
-static int sv_peer_reaped = 0;
-static int sv_peer_status = 0;
-static double sv_stall = 0;
+/* the watched peers (under sv_lock): a process (pid > 0) or a thread (pid 0) */
+struct sv_peer {
+    int used;
+    pid_t pid;
+    int reaped, status;
+    double stall;
+};
+static struct sv_peer sv_peers[SV_MAX_PEERS];
 static unsigned sv_watch_gen = 0; /* bumped when a peer starts being watched */
+/* where peers report their own failure (set before the peers start, read by the thread) */
+static struct {
+    volatile int *failed;
+    char *errmsg;
+} sv_errs[SV_MAX_PEERS];
+static int sv_nerrs = 0;
+/* counters whose change is progress to the stall watch (an arms run's arms) */
+#define SV_MAX_ACTIVITY 16
+static volatile uint64_t *sv_activity[SV_MAX_ACTIVITY];
+static int sv_nactivity = 0;
 
 /* supervisor_stop wakes the supervisor with it, instead of letting it sleep out its tick */
 #define SV_WAKE SIGUSR2
@@ -92,45 +105,54 @@ static void *sv_main(void *arg) {
         if (g_stop && now - stop_at > 1.0)
             die_async(EXIT_INTERRUPTED, "interrupted (signal %d); nothing was written", g_stop);
         uint64_t p = sv_cfg && sv_cfg->progress ? sv_cfg->progress_base + *sv_cfg->progress : 0;
+        const char *unit = sv_cfg && sv_cfg->progress_unit ? sv_cfg->progress_unit : "iterations";
+        /* the stall watch's progress: the reported one and every activity counter */
+        uint64_t act = p;
+        int nact = __atomic_load_n(&sv_nactivity, __ATOMIC_ACQUIRE);
+        for (int k = 0; k < nact; k++) act += *sv_activity[k];
         unsigned gen = __atomic_load_n(&sv_watch_gen, __ATOMIC_ACQUIRE);
-        if (p != last_progress || gen != watch_gen) {
+        if (act != last_progress || gen != watch_gen) {
             /* progress, or a peer newly watched: the stall clock starts again (set-up before
              * the first iteration is not a stall) */
-            last_progress = p;
+            last_progress = act;
             last_change = now;
             watch_gen = gen;
         }
-        if (sv_peer_failed && *sv_peer_failed)
-            die_async(EXIT_FAIL, "%s; nothing was written",
-                      sv_peer_errmsg && *sv_peer_errmsg ? sv_peer_errmsg : "the peer failed");
+        int nerrs = __atomic_load_n(&sv_nerrs, __ATOMIC_ACQUIRE);
+        for (int k = 0; k < nerrs; k++)
+            if (*sv_errs[k].failed)
+                die_async(EXIT_FAIL, "%s; nothing was written",
+                          *sv_errs[k].errmsg ? sv_errs[k].errmsg : "the peer failed");
+        double stall = 0;
         pthread_mutex_lock(&sv_lock);
-        if (sv_peer > 0 && !sv_peer_reaped) {
+        for (int k = 0; k < SV_MAX_PEERS; k++) {
+            struct sv_peer *pe = &sv_peers[k];
+            if (!pe->used) continue;
+            if (pe->stall > 0 && (stall == 0 || pe->stall < stall)) stall = pe->stall;
+            if (pe->pid <= 0 || pe->reaped) continue;
             int st;
-            pid_t r = waitpid(sv_peer, &st, WNOHANG);
-            if (r == sv_peer) {
-                sv_peer_reaped = 1;
-                sv_peer_status = st;
-                int normal = WIFEXITED(st) && WEXITSTATUS(st) == 0;
-                if (!normal) {
-                    pthread_mutex_unlock(&sv_lock);
-                    if (sv_peer_errmsg && *sv_peer_errmsg)
-                        die_async(EXIT_FAIL, "%s; nothing was written", sv_peer_errmsg);
-                    if (WIFSIGNALED(st))
-                        die_async(EXIT_FAIL, "the peer process died (killed by signal %d) "
-                                  "after %llu iterations; nothing was written",
-                                  WTERMSIG(st), (unsigned long long)p);
-                    die_async(EXIT_FAIL, "the peer process exited with status %d after %llu "
-                              "iterations; nothing was written",
-                              WEXITSTATUS(st), (unsigned long long)p);
-                }
-            }
+            pid_t r = waitpid(pe->pid, &st, WNOHANG);
+            if (r != pe->pid) continue;
+            pe->reaped = 1;
+            pe->status = st;
+            if (WIFEXITED(st) && WEXITSTATUS(st) == 0) continue;
+            pthread_mutex_unlock(&sv_lock);
+            /* the peer's own word first (any peer's: a process that failed says why) */
+            for (int e = 0; e < nerrs; e++)
+                if (*sv_errs[e].errmsg)
+                    die_async(EXIT_FAIL, "%s; nothing was written", sv_errs[e].errmsg);
+            if (WIFSIGNALED(st))
+                die_async(EXIT_FAIL, "the peer process died (killed by signal %d) after %llu "
+                          "%s; nothing was written", WTERMSIG(st), (unsigned long long)p,
+                          unit);
+            die_async(EXIT_FAIL, "the peer process exited with status %d after %llu %s; "
+                      "nothing was written", WEXITSTATUS(st), (unsigned long long)p, unit);
         }
-        double stall = sv_stall;
         pthread_mutex_unlock(&sv_lock);
         if (stall > 0 && sv_cfg && p < sv_cfg->total && now - last_change > stall)
             die_async(EXIT_FAIL, "the peer stalled: no round trip completed in %.1f s "
-                      "(after %llu iterations); nothing was written", stall,
-                      (unsigned long long)p);
+                      "(after %llu %s); nothing was written", stall, (unsigned long long)p,
+                      unit);
         if (sv_cfg && sv_cfg->progress_fd >= 0 && now - last_report >= 0.25) {
             char line[64];
             int len = snprintf(line, sizeof line, "progress %llu %llu\n",
@@ -145,6 +167,10 @@ static void *sv_main(void *arg) {
 void supervisor_start(struct supervisor *sv) {
     sv_cfg = sv;
     sv_quit = 0;
+    /* no peer, failure flag or activity counter of an earlier run (a worker's parent) */
+    memset(sv_peers, 0, sizeof sv_peers);
+    sv_nerrs = 0;
+    sv_nactivity = 0;
     if (pthread_create(&sv_thread, NULL, sv_main, NULL) != 0)
         die(EXIT_FAIL, "cannot start the supervisor thread");
     /* Return only once the thread runs: a fork() while its start-up is still under way
@@ -157,25 +183,51 @@ void supervisor_start(struct supervisor *sv) {
 }
 
 void supervisor_peer_error(volatile int *failed, char *errmsg) {
-    sv_peer_failed = failed;
-    sv_peer_errmsg = errmsg;
-}
-
-void supervisor_watch_peer(pid_t pid, double stall_timeout_s) {
     pthread_mutex_lock(&sv_lock);
-    sv_peer = pid;
-    sv_peer_reaped = 0;
-    sv_stall = stall_timeout_s;
-    __atomic_add_fetch(&sv_watch_gen, 1, __ATOMIC_RELEASE);
+    int k = sv_nerrs;
+    if (k >= SV_MAX_PEERS) {
+        pthread_mutex_unlock(&sv_lock);
+        die(EXIT_FAIL, "internal error: more than %d peers", SV_MAX_PEERS);
+    }
+    sv_errs[k].failed = failed;
+    sv_errs[k].errmsg = errmsg;
+    __atomic_store_n(&sv_nerrs, k + 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&sv_lock);
 }
 
-int supervisor_unwatch_peer(int *status) {
+void supervisor_add_activity(volatile uint64_t *counter) {
     pthread_mutex_lock(&sv_lock);
-    int reaped = sv_peer_reaped;
-    if (status) *status = sv_peer_status;
-    sv_peer = 0;
-    sv_stall = 0;
+    int k = sv_nactivity;
+    if (k >= SV_MAX_ACTIVITY) {
+        pthread_mutex_unlock(&sv_lock);
+        die(EXIT_FAIL, "internal error: more than %d activity counters", SV_MAX_ACTIVITY);
+    }
+    sv_activity[k] = counter;
+    __atomic_store_n(&sv_nactivity, k + 1, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&sv_lock);
+}
+
+int supervisor_watch_peer(pid_t pid, double stall_timeout_s) {
+    pthread_mutex_lock(&sv_lock);
+    int h = -1;
+    for (int k = 0; k < SV_MAX_PEERS && h < 0; k++)
+        if (!sv_peers[k].used) h = k;
+    if (h < 0) {
+        pthread_mutex_unlock(&sv_lock);
+        die(EXIT_FAIL, "internal error: more than %d peers", SV_MAX_PEERS);
+    }
+    sv_peers[h] = (struct sv_peer){.used = 1, .pid = pid, .stall = stall_timeout_s};
+    __atomic_add_fetch(&sv_watch_gen, 1, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&sv_lock);
+    return h;
+}
+
+int supervisor_unwatch_peer(int handle, int *status) {
+    if (handle < 0 || handle >= SV_MAX_PEERS) return 0;
+    pthread_mutex_lock(&sv_lock);
+    int reaped = sv_peers[handle].reaped;
+    if (status) *status = sv_peers[handle].status;
+    sv_peers[handle].used = 0;
     pthread_mutex_unlock(&sv_lock);
     return reaped;
 }

@@ -33,9 +33,22 @@ struct worker_msg {
     size_t metalen;
 };
 
-/* In the worker: its run, as the probe would do it alone, then its results down the pipe. */
+/* An arms run's worker hands over its part (struct arms_worker), its rounds' orders and
+ * each arm's "bench" object after the samples. */
+static int arms_send(int fd, const struct runctx *ctx, int w) {
+    const struct arms *A = ctx->arms;
+    const struct arms_worker *aw = &A->w[w];
+    int bad = write_full(fd, aw, sizeof *aw) ||
+              write_full(fd, A->order[w], (size_t)(aw->rounds * A->narms));
+    for (int k = 0; k < A->narms && !bad; k++)
+        bad = write_full(fd, A->meta[k], aw->arm[k].metalen);
+    return bad;
+}
+
+/* In the worker: its run, as the probe would do it alone (an arms run: its rounds), then its
+ * results down the pipe. */
 __attribute__((noreturn)) static void worker_main(struct runctx *ctx, int fd, long long n_w,
-                                                  uint64_t done_before) {
+                                                  uint64_t done_before, int w, int nw) {
     /* the parent's run context, with nothing of an earlier worker's run in it */
     ctx->n = n_w;
     ctx->progress = 0;
@@ -43,16 +56,23 @@ __attribute__((noreturn)) static void worker_main(struct runctx *ctx, int fd, lo
     memset(ctx->cols, 0, sizeof ctx->cols);
     memset(&ctx->meta, 0, sizeof ctx->meta);
     ctx->t0 = 0;
+    ctx->t0_set = 0;
     ctx->nroles = 0;
+    memset(ctx->roles, 0, sizeof ctx->roles);
     ctx->preempt_expected = 0;
     ctx->have_fs = 0;
     struct supervisor sv = {.progress = &ctx->progress, .progress_base = done_before,
                             .total = ctx->total, .progress_fd = ctx->progress_fd,
-                            .stall_timeout_s = 0, .peer = 0};
+                            .stall_timeout_s = 0, .peer = 0,
+                            .progress_unit = ctx->arms ? "ms of the run" : NULL};
     supervisor_start(&sv);
-    ctx->b->run(ctx);
+    if (ctx->arms)
+        arms_worker_run(ctx, w, nw);
+    else
+        ctx->b->run(ctx);
     supervisor_stop();
     stop_if_asked();
+    n_w = ctx->n;
     struct worker_msg m;
     memset(&m, 0, sizeof m);
     m.n = ctx->n;
@@ -69,6 +89,7 @@ __attribute__((noreturn)) static void worker_main(struct runctx *ctx, int fd, lo
     int bad = write_full(fd, &m, sizeof m) || write_full(fd, ctx->t_start, bytes);
     for (int c = 0; c < ctx->ncols && !bad; c++) bad = write_full(fd, ctx->cols[c].data, bytes);
     if (!bad && m.metalen) bad = write_full(fd, ctx->meta.s, m.metalen);
+    if (!bad && ctx->arms) bad = arms_send(fd, ctx, w);
     if (bad) die(EXIT_FAIL, "worker: cannot hand its samples to the probe: %s", strerror(errno));
     close(fd);
     cleanup_run();
@@ -150,8 +171,23 @@ static void from_worker(int fd, int sigfd, void *buf, size_t len, int w, int nw,
     }
 }
 
+/* The gathered samples grown to hold n rows (an arms run: its workers' rows are known only
+ * when each hands them over). */
+static void grow(struct runctx *ctx, long long n) {
+    ctx->t_start = realloc(ctx->t_start, (size_t)(n ? n : 1) * sizeof(int64_t));
+    for (int c = 0; c < ctx->ncols && ctx->t_start; c++)
+        if (!(ctx->cols[c].data = realloc(ctx->cols[c].data, (size_t)(n ? n : 1) * 8))) break;
+    for (int c = 0; c < ctx->ncols; c++)
+        if (!ctx->cols[c].data) die(EXIT_FAIL, "out of memory for %lld samples", n);
+    if (!ctx->t_start) die(EXIT_FAIL, "out of memory for %lld samples", n);
+}
+
+/* An arms run's worker's part, its rounds' orders and (the first's) each arm's "bench". */
+static void arms_receive(struct runctx *ctx, int fd, int sigfd, int w, int nw, pid_t pid);
+
 /* --workers W: fork W workers one after another from this process, with the clock set up and
- * calibrated here once; gather their samples into ctx (t_start counting on across workers). */
+ * calibrated here once; gather their samples into ctx (t_start counting on across workers).
+ * An arms run's workers each run for their share of the time, and say how many rows. */
 void run_workers(struct runctx *ctx, int nw) {
     long long n = ctx->n;
     sigset_t set = stop_signals();
@@ -160,12 +196,15 @@ void run_workers(struct runctx *ctx, int nw) {
     cleanup_push(worker_cleanup, NULL);
     ctx->nworkers = nw;
     ctx->workers = xcalloc((size_t)nw, sizeof *ctx->workers);
-    ctx->t_start = xcalloc((size_t)n, sizeof(int64_t));
+    ctx->t_start = xcalloc((size_t)(ctx->arms ? 1 : n), sizeof(int64_t));
     long long off = 0;
     uint64_t t0_first = 0;
     pid_t parent = getpid();
     for (int w = 0; w < nw; w++) {
         long long n_w = n / nw + (w < n % nw ? 1 : 0);
+        /* progress before this worker: iterations, or an arms run's milliseconds */
+        uint64_t before = ctx->arms ? (uint64_t)w * (ctx->total / (uint64_t)nw)
+                                    : (uint64_t)(off + (long long)w * ctx->warmup);
         int pfd[2];
         if (pipe2(pfd, O_CLOEXEC) != 0) die(EXIT_FAIL, "pipe failed: %s", strerror(errno));
         pid_t pid = fork();
@@ -180,31 +219,35 @@ void run_workers(struct runctx *ctx, int nw) {
             free(ctx->t_start);
             ctx->workers = NULL;
             ctx->t_start = NULL;
-            worker_main(ctx, pfd[1], n_w, (uint64_t)(off + (long long)w * ctx->warmup));
+            worker_main(ctx, pfd[1], n_w, before, w, nw);
         }
         g_worker = pid;
         close(pfd[1]);
         struct worker_msg m;
         from_worker(pfd[0], sigfd, &m, sizeof m, w, nw, pid);
-        if (m.n != n_w || m.ncols < 0 || m.ncols > MAX_COLS || m.nroles < 0 || m.nroles > 2)
+        if ((ctx->arms ? m.n < 0 || m.n > (long long)SAMPLE_MAX_ROWS - off : m.n != n_w) ||
+            m.ncols < 0 || m.ncols > MAX_COLS || m.nroles < 0 || m.nroles > 2)
             die(EXIT_FAIL, "worker %d of %d handed over a malformed result", w + 1, nw);
+        n_w = m.n;
         if (w == 0) {
             ctx->ncols = m.ncols;
             for (int c = 0; c < m.ncols; c++) {
                 ctx->cols[c] = m.cols[c];
-                ctx->cols[c].data = xcalloc((size_t)n, sizeof(int64_t));
+                ctx->cols[c].data = xcalloc((size_t)(ctx->arms ? 1 : n), sizeof(int64_t));
             }
             t0_first = m.t0;
         } else if (m.ncols != ctx->ncols) {
             die(EXIT_FAIL, "worker %d of %d recorded %d columns, the first %d", w + 1, nw,
                 m.ncols, ctx->ncols);
         }
+        if (ctx->arms) grow(ctx, off + n_w);
         size_t bytes = (size_t)n_w * sizeof(int64_t);
         from_worker(pfd[0], sigfd, ctx->t_start + off, bytes, w, nw, pid);
         for (int c = 0; c < m.ncols; c++)
             from_worker(pfd[0], sigfd, ctx->cols[c].data + off, bytes, w, nw, pid);
         char *meta = xcalloc(m.metalen + 1, 1);
         if (m.metalen) from_worker(pfd[0], sigfd, meta, m.metalen, w, nw, pid);
+        if (ctx->arms) arms_receive(ctx, pfd[0], sigfd, w, nw, pid);
         int st = 0;
         while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
         }
@@ -214,6 +257,7 @@ void run_workers(struct runctx *ctx, int nw) {
         /* t_start counts on from the first worker's first recorded iteration (one clock) */
         int64_t shift = (int64_t)(m.t0 - t0_first);
         for (long long k = 0; k < n_w; k++) ctx->t_start[off + k] += shift;
+        if (ctx->arms) arms_gathered(ctx, w, off, n_w);
         if (w == 0) { /* the benchmark's own metadata: the first worker's */
             jb_init(&ctx->meta);
             jb_raw(&ctx->meta, "%s", meta);
@@ -230,7 +274,28 @@ void run_workers(struct runctx *ctx, int nw) {
         memcpy(wr->roles, m.roles, sizeof wr->roles);
         off += n_w;
     }
+    if (ctx->arms) ctx->n = off;
     close(sigfd);
+}
+
+static void arms_receive(struct runctx *ctx, int fd, int sigfd, int w, int nw, pid_t pid) {
+    struct arms *A = ctx->arms;
+    struct arms_worker *aw = &A->w[w];
+    from_worker(fd, sigfd, aw, sizeof *aw, w, nw, pid);
+    int bad = aw->rounds < 0 || aw->rounds > aw->max_rounds || aw->blocks < 0;
+    for (int k = 0; k < A->narms && !bad; k++)
+        bad = aw->arm[k].metalen > SAMPLE_MAX_HEADER || aw->arm[k].ncols < 0 ||
+              aw->arm[k].ncols > MAX_COLS || aw->arm[k].nroles < 0 || aw->arm[k].nroles > 2;
+    if (bad) die(EXIT_FAIL, "worker %d of %d handed over a malformed result", w + 1, nw);
+    size_t bytes = (size_t)(aw->rounds * A->narms);
+    A->order[w] = xcalloc(bytes ? bytes : 1, 1);
+    if (bytes) from_worker(fd, sigfd, A->order[w], bytes, w, nw, pid);
+    for (int k = 0; k < A->narms; k++) {
+        char *meta = xcalloc(aw->arm[k].metalen + 1, 1);
+        if (aw->arm[k].metalen) from_worker(fd, sigfd, meta, aw->arm[k].metalen, w, nw, pid);
+        if (w == 0) A->meta[k] = meta; /* the benchmark's own metadata: the first worker's */
+        else free(meta);
+    }
 }
 
 void worker_record_self(struct runctx *ctx) {

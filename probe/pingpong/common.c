@@ -100,8 +100,9 @@ void pp_touch_side(struct pp_ctx *pp, int side) {
     touch_pages(pp->buf[side], pp->size + 64);
     touch_pages(pp->sh, sizeof *pp->sh);
     if (side == 1) {
-        touch_pages(pp->sh->recv_at, n * sizeof(int64_t));
+        touch_pages(pp->sh->recv_at, (size_t)pp->sh->ring * sizeof(int64_t));
     } else {
+        /* an arm's samples are allocated (and touched) by the arms driver, later */
         for (int c = 0; c < ctx->ncols; c++) touch_pages(ctx->cols[c].data, n * sizeof(int64_t));
         touch_pages(ctx->t_start, n * sizeof(int64_t));
         touch_pages((void *)ctx, sizeof *ctx);
@@ -131,12 +132,17 @@ int pp_responder_start(struct pp_ctx *pp) {
     return 0;
 }
 
-/* Runs the recorded round trips as a loop of their own (no test of the iteration number), then
- * the closing round trip (untimed), in which the responder takes its usage reading: outside
- * every timed region of the initiator. */
+/* Runs the recorded round trips of each block as a loop of its own (no test of the
+ * iteration number but the loop's), then the closing round trip (untimed), in which the
+ * responder takes its usage reading: outside every timed region of the initiator.  It knows
+ * nothing of blocks beyond what the initiator set in shared memory: a normal run is one block
+ * of n, known before the responder starts; an arm's blocks each start with a discarded round
+ * trip (an arms run's switch iterations), after whose receive the responder reads the block's
+ * length and place, or the stop that the closing round trip brings. */
 void pp_responder_loop(struct pp_ctx *pp) {
     struct runctx *ctx = pp->run;
-    uint64_t n = (uint64_t)ctx->n, warm = (uint64_t)ctx->warmup;
+    struct pp_shared *sh = pp->sh;
+    uint64_t warm = (uint64_t)ctx->warmup;
     for (int i = 0; i < pp->m->prime_round_trips; i++)
         if (pp->m->recv(pp, 1) || pp->m->send(pp, 1)) goto fail;
     for (uint64_t i = 0; i < warm; i++) {
@@ -146,16 +152,33 @@ void pp_responder_loop(struct pp_ctx *pp) {
     }
     struct thread_usage u0, u1;
     plat_thread_usage(&u0);
-    int64_t *at = pp->sh->recv_at;
-    for (uint64_t i = 0; i < n; i++) {
+    int64_t *ring = sh->recv_at;
+    int64_t *at = ring + __atomic_load_n(&sh->block_base, __ATOMIC_ACQUIRE);
+    uint64_t n = __atomic_load_n(&sh->block_len, __ATOMIC_ACQUIRE), i = 0;
+    for (;;) {
+        for (; i < n; i++) {
+            if (pp->m->recv(pp, 1)) goto fail;
+            uint64_t t = clk_stamp();
+            if (pp->m->send(pp, 1)) goto fail;
+            at[i] = (int64_t)t;
+        }
+        /* the next block's first round trip, or the closing one */
         if (pp->m->recv(pp, 1)) goto fail;
+        if (__atomic_load_n(&sh->stop, __ATOMIC_ACQUIRE)) break;
         uint64_t t = clk_stamp();
+        n = __atomic_load_n(&sh->block_len, __ATOMIC_ACQUIRE);
+        at = ring + __atomic_load_n(&sh->block_base, __ATOMIC_ACQUIRE);
+        if (n < 1 || at + n > ring + sh->ring) {
+            pp_err(pp, 1, "internal error: a block of %llu round trips does not fit",
+                   (unsigned long long)n);
+            goto fail;
+        }
         if (pp->m->send(pp, 1)) goto fail;
-        at[i] = (int64_t)t;
+        at[0] = (int64_t)t;
+        i = 1;
     }
-    if (pp->m->recv(pp, 1)) goto fail;
     plat_thread_usage(&u1);
-    thread_usage_delta(&pp->sh->responder_usage, &u0, &u1);
+    thread_usage_delta(&sh->responder_usage, &u0, &u1);
     if (pp->m->send(pp, 1)) goto fail;
     if (pp->m->responder_done) pp->m->responder_done(pp);
     return;
@@ -178,6 +201,11 @@ static struct pp_ctx *pp_new(struct runctx *ctx, const struct pp_mech *m) {
     pp_new_name(pp);
     pp->state = m->state_size ? xcalloc(1, m->state_size) : NULL;
     pp->kill_handle = -1;
+    pp->watch = -1;
+    /* the responder's stamps: every recorded round trip of a normal run; an arm's blocks
+     * alternate between two halves (a block's stamps are read after the next block's first
+     * round trip, by which time the responder has stored them all) */
+    pp->ring = ctx->is_arm ? 2 * ctx->block_cap : (uint64_t)ctx->n;
     return pp;
 }
 
@@ -194,7 +222,7 @@ static void pp_columns_add(struct pp_ctx *pp) {
                                         : -1;
     add_column(ctx, "rtt", pp_columns[0].desc, "round_trip", pp->way < 0 ? -1 : 2 * pp->way);
     add_column(ctx, "oneway", pp_columns[1].desc, "one_way_shared_clock", pp->way);
-    ctx->t_start = alloc_samples((size_t)ctx->n);
+    add_t_start(ctx);
     /* on one CPU every hand-over may preempt (a woken receiver preempts its waker); unpinned
      * peers may share a CPU at any time; helper threads (ZeroMQ's I/O threads, on the
      * measuring threads' CPUs) preempt them on every message */
@@ -217,6 +245,7 @@ static void pp_setup(struct pp_ctx *pp) {
         int e = plat_pin_thread(pp->cpu[0]);
         if (e) die(EXIT_UNSUPPORTED, "cannot pin to CPU %d: %s", pp->cpu[0], strerror(e));
     }
+    pp->run->cpu = pp->cpu[0];
     /* what the responder's read of the clock adds to a round trip (for the metadata) */
     pp->stamp_ns = clock_measure_stamp_ns(2001, &pp->run->clk);
 }
@@ -254,13 +283,11 @@ static void untimed_round_trip(struct pp_ctx *pp) {
     if (pp->m->send(pp, 0) || pp->m->recv(pp, 0)) initiator_failed(pp);
 }
 
-/* The initiator's loops: priming, warm-up (a loop of its own, so the recorded loop tests no
- * iteration number), the recorded round trips, and the closing round trip, untimed, in which
- * the responder takes its usage reading. */
-static void pp_measure(struct pp_ctx *pp) {
+/* The initiator's priming and warm-up (a loop of its own, so the recorded loop tests no
+ * iteration number); a sample goes to pp->sink. */
+static void pp_warm(struct pp_ctx *pp) {
     struct runctx *ctx = pp->run;
-    uint64_t n = (uint64_t)ctx->n, warm = (uint64_t)ctx->warmup;
-    int64_t *rt = ctx->cols[0].data, *ts = ctx->t_start;
+    uint64_t warm = (uint64_t)ctx->warmup;
     for (int i = 0; i < pp->m->prime_round_trips; i++) {
         stop_if_asked();
         untimed_round_trip(pp);
@@ -268,32 +295,69 @@ static void pp_measure(struct pp_ctx *pp) {
     uint64_t a;
     for (uint64_t i = 0; i < warm; i++) {
         stop_if_asked();
-        rt[0] = timed_round_trip(pp, &a);
+        pp->sink = timed_round_trip(pp, &a);
         progress_set(ctx, i + 1);
     }
-    struct thread_usage u0;
-    plat_thread_usage(&u0);
-    uint64_t t0 = 0;
-    for (uint64_t i = 0; i < n; i++) {
-        stop_if_asked();
-        rt[i] = timed_round_trip(pp, &a);
-        if (i == 0) t0 = a;
-        ts[i] = (int64_t)(a - t0);
-        progress_set(ctx, warm + i + 1);
-    }
-    timed_loop_end(ctx, t0, 2, "initiator", &u0);
-    untimed_round_trip(pp);
 }
 
 /* One-way from the shared clock: the responder's receive time minus the initiator's start of
- * the same round trip (t0 + t_start), both raw reads of the one clock; and the responder's
- * usage. */
-static void pp_oneway(struct pp_ctx *pp) {
+ * the same round trip (t0 + t_start), both raw reads of the one clock, for the last block's
+ * recorded round trips.  Called once the responder has stored their stamps: after the next
+ * block's first round trip (an arm), or the closing one. */
+static void pp_copy_out(struct pp_ctx *pp) {
+    if (!pp->pending) return;
     struct runctx *ctx = pp->run;
-    for (long long k = 0; k < ctx->n; k++)
-        ctx->cols[1].data[k] = pp->sh->recv_at[k] - (int64_t)ctx->t0 - ctx->t_start[k];
-    ctx->roles[1].role = "responder";
-    ctx->roles[1].u = pp->sh->responder_usage;
+    const int64_t *at = pp->sh->recv_at + pp->pend_base;
+    const int64_t *ts = ctx->t_start + pp->pend_from;
+    int64_t *ow = ctx->cols[1].data + pp->pend_from;
+    for (uint64_t k = 0; k < pp->pend_count; k++) ow[k] = at[k] - (int64_t)ctx->t0 - ts[k];
+    pp->pending = 0;
+}
+
+/* A block (struct bench's block): an arm first tells the responder the block's length and
+ * where its stamps go; `discard` round trips timed as the recorded ones, kept nowhere (after
+ * the first, the last block's stamps are complete: its oneway samples), then the recorded
+ * round trips, a loop of their own. */
+void pingpong_block(void *state, uint64_t from, uint64_t count, uint64_t discard) {
+    struct pp_ctx *pp = state;
+    struct runctx *ctx = pp->run;
+    uint64_t base = 0, done = ctx->progress, a;
+    if (ctx->is_arm) {
+        if (discard < 1 || discard + count > ctx->block_cap)
+            die(EXIT_FAIL, "internal error: a block of %llu + %llu round trips",
+                (unsigned long long)discard, (unsigned long long)count);
+        base = (pp->blocks++ & 1) ? ctx->block_cap : 0;
+        __atomic_store_n(&pp->sh->block_base, base, __ATOMIC_RELAXED);
+        __atomic_store_n(&pp->sh->block_len, discard + count, __ATOMIC_RELEASE);
+    }
+    for (uint64_t i = 0; i < discard; i++) {
+        stop_if_asked();
+        pp->sink = timed_round_trip(pp, &a);
+        if (i == 0) pp_copy_out(pp);
+        progress_set(ctx, done + i + 1);
+    }
+    if (!count) return;
+    done += discard;
+    int64_t *rt = ctx->cols[0].data + from, *ts = ctx->t_start + from;
+    struct thread_usage u0;
+    plat_thread_usage(&u0);
+    uint64_t t0 = ctx->t0;
+    int need_t0 = !ctx->t0_set;
+    for (uint64_t i = 0; i < count; i++) {
+        stop_if_asked();
+        rt[i] = timed_round_trip(pp, &a);
+        if (need_t0) {
+            t0 = a;
+            need_t0 = 0;
+        }
+        ts[i] = (int64_t)(a - t0);
+        progress_set(ctx, done + i + 1);
+    }
+    timed_loop_end(ctx, t0, 2, "initiator", &u0);
+    pp->pending = 1;
+    pp->pend_from = from;
+    pp->pend_count = count;
+    pp->pend_base = base + discard;
 }
 
 /* The header's "bench" object: what was measured, and how. */
@@ -324,11 +388,14 @@ static void pp_meta(struct pp_ctx *pp) {
            "lie in the round trip where the two sides share a CPU.  Outside every timed "
            "region: the initiator's stores of the sample, its progress counter and its check "
            "for a stop request; the warm-up test (the warm-up is a loop of its own); any "
-           "system call.  Each sample holds one clock read cost (clock.overhead_ns) and one "
+           "system call; the responder's reads of the block's length and of the stop flag, "
+           "which it makes only in a round trip that is never a sample (the closing one, and "
+           "in an arms run the first of each block, which is discarded).  Each sample holds "
+           "one clock read cost (clock.overhead_ns) and one "
            "responder read (responder_read_ns); neither is subtracted.  With --inject-ns the "
            "busy-wait (header inject_ns) follows the start read.  oneway: from the "
            "initiator's start read to the responder's read right after its receive returned "
-           "(the subtraction is done after the run)");
+           "(the subtraction is done after the block, outside every timed region)");
     jb_num(j, "responder_read_ns", pp->stamp_ns);
     jb_str(j, "responder", pp_driver_responder(pp));
     jb_obj(j, "latencies");
@@ -365,17 +432,39 @@ static void pp_free(struct pp_ctx *pp) {
     free(pp);
 }
 
-/* The sequence of a run; each step does one job (the driver's: pp_driver_*). */
-void pingpong_run(struct runctx *ctx, const struct pp_mech *m) {
-    struct pp_ctx *pp = pp_new(ctx, m);
+/* The start of a run (struct bench's begin, then ready); each step does one job (the
+ * driver's: pp_driver_*).  A normal run's one block is known to the responder before it
+ * starts.  The initiator's own start (its side_init: ZeroMQ's context and I/O thread; its
+ * pages touched) and its warm-up follow every fork of the run (ready). */
+void *pingpong_begin(struct runctx *ctx) {
+    struct pp_ctx *pp = pp_new(ctx, ctx->b->mech);
     pp_driver_share(pp);
+    pp->sh->ring = pp->ring;
+    pp->sh->block_len = ctx->is_arm ? 0 : (uint64_t)ctx->n;
     pp_columns_add(pp);
     pp_setup(pp);
     pp_driver_start_responder(pp);
+    return pp;
+}
+
+void pingpong_ready(void *state) {
+    struct pp_ctx *pp = state;
     pp_initiator_start(pp);
-    pp_measure(pp);
+    pp_warm(pp);
+}
+
+/* The end of a run (struct bench's end): the closing round trip, untimed, in which the
+ * responder takes its usage reading (the stop set before it), the last block's oneway
+ * samples, the responder joined, the metadata, the teardown. */
+void pingpong_end(void *state) {
+    struct pp_ctx *pp = state;
+    struct runctx *ctx = pp->run;
+    __atomic_store_n(&pp->sh->stop, 1, __ATOMIC_RELEASE);
+    untimed_round_trip(pp);
+    pp_copy_out(pp);
     pp_driver_join_responder(pp);
-    pp_oneway(pp);
+    ctx->roles[1].role = "responder";
+    ctx->roles[1].u = pp->sh->responder_usage;
     pp_meta(pp);
     pp_free(pp);
 }

@@ -35,7 +35,7 @@ void pp_close(struct pp_ctx *pp, int i) {
 /* Everything the two sides share, and their message buffers, allocated and written before the
  * first sample; the supervisor learns where the responder reports its failure. */
 void pp_driver_share(struct pp_ctx *pp) {
-    pp->sh_bytes = sizeof(struct pp_shared) + (size_t)pp->run->n * sizeof(int64_t);
+    pp->sh_bytes = sizeof(struct pp_shared) + (size_t)pp->ring * sizeof(int64_t);
     void *map =
         mmap(NULL, pp->sh_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (map == MAP_FAILED) die(EXIT_FAIL, "cannot map %zu bytes of shared memory", pp->sh_bytes);
@@ -74,12 +74,12 @@ void pp_driver_start_responder(struct pp_ctx *pp) {
         }
         pp->pid[1] = child;
         pp->kill_handle = cleanup_kill(child);
-        supervisor_watch_peer(child, pp->run->peer_timeout);
+        pp->watch = supervisor_watch_peer(child, pp->run->peer_timeout);
     } else {
         pp->pid[1] = pp->pid[0];
         if (pthread_create(&pp->thr[1], NULL, responder_thread, pp) != 0)
             die(EXIT_FAIL, "cannot start the responder thread");
-        supervisor_watch_peer(0, pp->run->peer_timeout);
+        pp->watch = supervisor_watch_peer(0, pp->run->peer_timeout);
     }
 }
 
@@ -89,7 +89,7 @@ void pp_driver_start_responder(struct pp_ctx *pp) {
 void pp_driver_join_responder(struct pp_ctx *pp) {
     if (pp->processes) {
         int st = 0;
-        if (!supervisor_unwatch_peer(&st)) {
+        if (!supervisor_unwatch_peer(pp->watch, &st)) {
             while (waitpid(pp->pid[1], &st, 0) < 0 && errno == EINTR) {
             }
         }
@@ -97,7 +97,7 @@ void pp_driver_join_responder(struct pp_ctx *pp) {
         if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0))
             die(EXIT_FAIL, "%s", pp->sh->errmsg[0] ? pp->sh->errmsg : "the peer failed");
     } else {
-        supervisor_unwatch_peer(NULL);
+        supervisor_unwatch_peer(pp->watch, NULL);
         pthread_join(pp->thr[1], NULL);
         if (pp->sh->peer_failed) die(EXIT_FAIL, "%s", pp->sh->errmsg);
     }

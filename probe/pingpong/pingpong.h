@@ -27,9 +27,18 @@ struct pp_shared {
     char errmsg[256];
     /* the responder's usage over its timed loop, stored by it after its last recorded answer */
     struct thread_usage responder_usage;
+    /* The blocks (pp_responder_loop), written by the initiator only, never in a block: how
+     * many round trips the next block holds (a normal run: n, set before the responder
+     * starts; an arm: set before each block's first message) and where in recv_at its stamps
+     * go; stop, set before the closing round trip; ring, the entries of recv_at. */
+    _Alignas(64) volatile uint64_t block_len;
+    volatile uint64_t block_base;
+    volatile int stop;
+    uint64_t ring;
     _Alignas(64) unsigned char scratch[PP_SCRATCH]; /* mechanism's shared objects */
-    /* the responder's clock read right after each receive (raw ticks); written only by the
-     * responder, read by the initiator after the run: no shared store in any timed region */
+    /* the responder's clock read right after each receive (raw ticks), by the round trip's
+     * place in its block; written only by the responder, read by the initiator after the
+     * block (a normal run: after the run): no shared store in any timed region */
     _Alignas(64) int64_t recv_at[];
 };
 
@@ -99,14 +108,25 @@ struct pp_ctx {
     int way;              /* context switches per direction; -1 unknown */
     int teardown_handle;  /* the teardown's clean-up entry */
     int kill_handle;      /* processes: the responder's clean-up entry */
+    int watch;            /* the supervisor's handle of the responder */
     double stamp_ns;      /* what the responder's clock read adds to a round trip */
+    uint64_t ring;        /* entries of sh->recv_at: n, or an arm's two blocks */
+    int64_t sink;         /* where warm-up and discarded round trips go */
+    uint64_t blocks;      /* an arm's blocks so far (they alternate between recv_at's halves) */
+    /* the last block's receive stamps, not yet turned into oneway samples (pp_copy_out) */
+    int pending;
+    uint64_t pend_from, pend_count, pend_base;
 };
 
 /* Record a failing call in side's error buffer; returns -1 for "return pp_err(...)". */
 __attribute__((format(printf, 3, 4))) int pp_err(struct pp_ctx *pp, int side, const char *fmt,
                                                  ...);
 
-void pingpong_run(struct runctx *ctx, const struct pp_mech *m);
+/* A run's phases (struct bench's begin, block and end; the run is bench_run_phases). */
+void *pingpong_begin(struct runctx *ctx);
+void pingpong_ready(void *state);
+void pingpong_block(void *state, uint64_t from, uint64_t count, uint64_t discard);
+void pingpong_end(void *state);
 /* The driver's checks for every mechanism (struct bench's check). */
 int pp_check(const struct bench *b, const struct pval *pv, char *err, size_t errlen);
 
@@ -158,13 +178,15 @@ extern const struct derived_col pp_derived[]; /* rtt/2 */
 #define PP_OVERRIDES_OK _Pragma("GCC diagnostic ignored \"-Woverride-init\"")
 #endif
 #define PINGPONG_BENCH(ident, mechvar, summ, ...)                                             \
-    static void run_##ident(struct runctx *ctx) { pingpong_run(ctx, &mechvar); }             \
     _Pragma("GCC diagnostic push") PP_OVERRIDES_OK                                           \
     const struct bench bench_##ident = {                                                     \
         .name = #ident, .summary = summ, .params = pp_params, .nparams = PP_NPARAMS,        \
         .columns = pp_columns, .ncolumns = PP_NCOLUMNS, .derived = pp_derived,               \
-        .nderived = 1, .check = pp_check, .run = run_##ident, .default_n = 100000,           \
-        .kind = "ipc", .mech = &mechvar, .display = PP_DISPLAY, __VA_ARGS__};                \
+        .nderived = 1, .check = pp_check, .run = bench_run_phases,                           \
+        .begin = pingpong_begin, .ready = pingpong_ready, .block = pingpong_block,           \
+        .end = pingpong_end,                                                                 \
+        .default_n = 100000, .kind = "ipc", .mech = &mechvar, .display = PP_DISPLAY,         \
+        __VA_ARGS__};                                                                        \
     _Pragma("GCC diagnostic pop")
 /* The same for a mechanism that carries no message of a chosen size (no size parameter). */
 #define PINGPONG_BENCH_NOSIZE(ident, mechvar, summ, ...)                                      \
@@ -185,7 +207,7 @@ void pp_close(struct pp_ctx *pp, int i);
 /* The responder's side, the same in every driver (pingpong/common.c): its failure, told to the
  * initiator through shared memory; every page a side writes in its loop, written by that side
  * before the first timed iteration; its start (pinned, side_init, pages touched: 0, or -1
- * after pp_peer_fail) and its loop (warm-up, the recorded round trips with the clock read
+ * after pp_peer_fail) and its loop (warm-up, the blocks of round trips with the clock read
  * after each receive, then the closing round trip with its usage reading). */
 void pp_peer_fail(struct pp_ctx *pp, const char *what);
 void pp_touch_side(struct pp_ctx *pp, int side);

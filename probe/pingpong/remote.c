@@ -391,7 +391,7 @@ static void remote_measure(struct remote *r) {
     touch_pages(pp->buf[0], pp->size + 64);
     touch_stack();
     /* a server that stops answering (or a datagram lost) ends the run after --peer-timeout */
-    supervisor_watch_peer(0, ctx->peer_timeout);
+    int watch = supervisor_watch_peer(0, ctx->peer_timeout);
     uint64_t a, b, t0 = 0;
     for (uint64_t i = 0; i < warm; i++) {
         stop_if_asked();
@@ -418,7 +418,7 @@ static void remote_measure(struct remote *r) {
         progress_set(ctx, warm + i + 1);
     }
     timed_loop_end(ctx, t0, 1, "initiator", &u0);
-    supervisor_unwatch_peer(NULL);
+    supervisor_unwatch_peer(watch, NULL);
 }
 
 static void remote_run(struct runctx *ctx, int udp) {
@@ -438,7 +438,7 @@ static void remote_run(struct runctx *ctx, int udp) {
     r->pp.buf[0] = xcalloc(1, r->pp.size + 64);
     memset(r->pp.buf[0], 'r', r->pp.size);
     add_column(ctx, "rtt", remote_columns[0].desc, "round_trip", -1);
-    ctx->t_start = alloc_samples((size_t)ctx->n);
+    add_t_start(ctx);
 
     struct token tok;
     char err[768];
@@ -498,6 +498,10 @@ static const struct scenario udp_remote_scenarios[] = {
         .counterpart = local,                                                                 \
         .check = remote_check,                                                                \
         .run = run_##ident,                                                                   \
+        .arm_refusal = #ident " cannot be an arm: its far side is a server on another host, "   \
+                       "which serves one session at a time and whose host the other arms do "  \
+                       "not share; run it alone (latscope-probe " #ident " ...) and compare "  \
+                       "whole runs",                                                          \
         .default_n = 10000,                                                                   \
         .kind = "network",                                                                    \
         .scenarios = ident##_scenarios,                                                       \

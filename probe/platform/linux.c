@@ -28,6 +28,21 @@ int plat_pin_thread(int cpu) {
     return 0;
 }
 
+static cpu_set_t saved_affinity;
+static int have_saved_affinity = 0;
+
+int plat_affinity_save(void) {
+    if (sched_getaffinity(0, sizeof saved_affinity, &saved_affinity) != 0) return errno;
+    have_saved_affinity = 1;
+    return 0;
+}
+
+int plat_affinity_restore(void) {
+    if (!have_saved_affinity) return 0;
+    if (sched_setaffinity(0, sizeof saved_affinity, &saved_affinity) != 0) return errno;
+    return 0;
+}
+
 int plat_cpu_usable(int cpu) {
     if (cpu < 0 || cpu >= CPU_SETSIZE) return 0;
     cpu_set_t set;

@@ -20,6 +20,11 @@
 
 /* Pin the calling thread to one CPU (cpu < 0: leave it unpinned).  0, or an errno value. */
 int plat_pin_thread(int cpu);
+/* The calling thread's CPU affinity kept now (plat_affinity_save), and given back to it later
+ * (plat_affinity_restore): the arms of one run whose measuring thread is unpinned, after an
+ * arm that pinned it.  0, or an errno value. */
+int plat_affinity_save(void);
+int plat_affinity_restore(void);
 /* 1 if the CPU exists and this process may run on it (its affinity mask), else 0. */
 int plat_cpu_usable(int cpu);
 int plat_cpus_configured(void);

@@ -16,6 +16,8 @@
 /* ---------------------------------------------------------------- CPUs and memory */
 
 int plat_pin_thread(int cpu) { return cpu < 0 ? 0 : ENOSYS; }  /* e.g. thread_policy_set */
+int plat_affinity_save(void) { return 0; }     /* nothing pinned, nothing to give back */
+int plat_affinity_restore(void) { return 0; }
 int plat_cpu_usable(int cpu) { return cpu >= 0 && cpu < plat_cpus_configured(); }
 int plat_cpus_configured(void) { return (int)sysconf(_SC_NPROCESSORS_CONF); }
 int plat_cpus_online(void) { return (int)sysconf(_SC_NPROCESSORS_ONLN); }

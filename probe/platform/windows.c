@@ -39,6 +39,13 @@ int plat_pin_thread(int cpu) {
     if (cpu >= 64) return EINVAL; /* one processor group: its 64 CPUs */
     return SetThreadAffinityMask(GetCurrentThread(), (DWORD_PTR)1 << cpu) ? 0 : EINVAL;
 }
+/* the process's mask stands for "unpinned" (a thread's own cannot be read on its own) */
+int plat_affinity_save(void) { return 0; }
+int plat_affinity_restore(void) {
+    DWORD_PTR proc, sys;
+    if (!GetProcessAffinityMask(GetCurrentProcess(), &proc, &sys)) return EINVAL;
+    return SetThreadAffinityMask(GetCurrentThread(), proc) ? 0 : EINVAL;
+}
 int plat_cpu_usable(int cpu) {
     DWORD_PTR proc, sys;
     if (cpu < 0 || cpu >= 64 || !GetProcessAffinityMask(GetCurrentProcess(), &proc, &sys))

@@ -101,7 +101,7 @@ __attribute__((constructor)) static void responder_process(void) {
 
 /* The shared section: the responder's header, then struct pp_shared with its recv_at[]. */
 void pp_driver_share(struct pp_ctx *pp) {
-    size_t bytes = HDR_BYTES + sizeof(struct pp_shared) + (size_t)pp->run->n * sizeof(int64_t);
+    size_t bytes = HDR_BYTES + sizeof(struct pp_shared) + (size_t)pp->ring * sizeof(int64_t);
     SECURITY_ATTRIBUTES sa = {sizeof sa, NULL, TRUE};
     g_section = CreateFileMappingA(INVALID_HANDLE_VALUE, &sa, PAGE_READWRITE,
                                    (DWORD)((uint64_t)bytes >> 32), (DWORD)bytes, NULL);
@@ -138,7 +138,7 @@ void pp_driver_start_responder(struct pp_ctx *pp) {
         pp->pid[1] = pp->pid[0];
         g_thread = CreateThread(NULL, 0, responder_thread, pp, 0, NULL);
         if (!g_thread) die(EXIT_FAIL, "cannot start the responder thread");
-        supervisor_watch_peer(0, pp->run->peer_timeout);
+        pp->watch = supervisor_watch_peer(0, pp->run->peer_timeout);
         return;
     }
     char exe[MAX_PATH], cmd[MAX_PATH + 64];
@@ -155,13 +155,13 @@ void pp_driver_start_responder(struct pp_ctx *pp) {
     g_child = pi.hProcess;
     pp->pid[1] = (pid_t)pi.dwProcessId;
     pp->kill_handle = cleanup_push(kill_child, NULL);
-    supervisor_watch_peer(pp->pid[1], pp->run->peer_timeout);
+    pp->watch = supervisor_watch_peer(pp->pid[1], pp->run->peer_timeout);
 }
 
 void pp_driver_join_responder(struct pp_ctx *pp) {
     if (pp->processes) {
         int code = 0;
-        if (!supervisor_unwatch_peer(&code)) {
+        if (!supervisor_unwatch_peer(pp->watch, &code)) {
             DWORD c = 1;
             WaitForSingleObject(g_child, INFINITE);
             GetExitCodeProcess(g_child, &c);
@@ -173,7 +173,7 @@ void pp_driver_join_responder(struct pp_ctx *pp) {
         if (code != 0)
             die(EXIT_FAIL, "%s", pp->sh->errmsg[0] ? pp->sh->errmsg : "the peer failed");
     } else {
-        supervisor_unwatch_peer(NULL);
+        supervisor_unwatch_peer(pp->watch, NULL);
         WaitForSingleObject(g_thread, INFINITE);
         CloseHandle(g_thread);
         g_thread = NULL;

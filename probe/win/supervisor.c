@@ -109,8 +109,12 @@ void supervisor_peer_error(volatile int *failed, char *errmsg) {
     sv_peer_errmsg = errmsg;
 }
 
-/* pid: the peer process (0: a thread, watched for stalls only) */
-void supervisor_watch_peer(pid_t pid, double stall_timeout_s) {
+/* The Windows probe runs no arms: their counters are never watched here. */
+void supervisor_add_activity(volatile uint64_t *counter) { (void)counter; }
+
+/* pid: the peer process (0: a thread, watched for stalls only).  One peer at a time here
+ * (the Windows probe runs no arms): the handle is always 0. */
+int supervisor_watch_peer(pid_t pid, double stall_timeout_s) {
     EnterCriticalSection(&sv_lock);
     sv_peer = pid ? OpenProcess(SYNCHRONIZE | PROCESS_QUERY_LIMITED_INFORMATION, FALSE,
                                 (DWORD)pid)
@@ -119,9 +123,11 @@ void supervisor_watch_peer(pid_t pid, double stall_timeout_s) {
     sv_stall = stall_timeout_s;
     sv_watch_gen++;
     LeaveCriticalSection(&sv_lock);
+    return 0;
 }
 
-int supervisor_unwatch_peer(int *status) {
+int supervisor_unwatch_peer(int handle, int *status) {
+    (void)handle;
     EnterCriticalSection(&sv_lock);
     int done = sv_peer_done;
     if (status) *status = sv_peer_code;

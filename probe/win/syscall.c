@@ -64,11 +64,11 @@ static const struct pdef syscall_params[] = {
     NULLCALL_PARAMS,
 };
 
-static void run_syscall(struct runctx *ctx) {
-    const char *opname = param(ctx, "op")->s;
+/* The calls of op=, ready (the thread is pinned): ntdll's entry points looked up once, read0's
+ * file made. */
+static void nullcall_open(struct nullcall_run *r) {
+    const char *opname = param(r->ctx, "op")->s;
     int op = !strcmp(opname, "testalert") ? 0 : !strcmp(opname, "ppid") ? 1 : 2;
-    int cpu = (int)param(ctx, "cpu")->i;
-    pin_or_die(cpu);
     struct nullcall_state st = {.file = INVALID_HANDLE_VALUE};
     HMODULE ntdll = GetModuleHandleA("ntdll.dll");
     st.test_alert = (test_alert_fn)(void (*)(void))GetProcAddress(ntdll, "NtTestAlert");
@@ -93,8 +93,15 @@ static void run_syscall(struct runctx *ctx) {
         "NtTestAlert() (ntdll, looked up once)",
         "NtQueryInformationProcess(GetCurrentProcess(), ProcessBasicInformation, ...)",
         "ReadFile(h, buf, 0, ...) on an open file in %TEMP%, deleted on close"};
-    nullcall_measure(ctx, op, &st, opname, timed[op], cpu);
-    if (st.file != INVALID_HANDLE_VALUE) CloseHandle(st.file);
+    r->op = op;
+    r->st = st;
+    r->opname = opname;
+    r->timed = timed[op];
+}
+
+static void nullcall_close(struct nullcall_run *r) {
+    if (r->st.file != INVALID_HANDLE_VALUE) CloseHandle(r->st.file);
+    r->st.file = INVALID_HANDLE_VALUE;
 }
 
 static const struct scenario syscall_scenarios[] = {

@@ -4,7 +4,11 @@ A file is: a magic line with the format version, one line of JSON (the header), 
 the samples as little-endian int64 in clock ticks (one column after another), and an END line
 with the row count and a CRC-32. In version 2 the CRC covers every byte before the END line,
 the header included; in version 1 (files kept by earlier versions, still read) it covers the
-samples only. A file without its END line was cut short and is refused.
+samples only. A file without its END line was cut short and is refused. Version 3 is the
+same layout for an arms run (several scenarios interleaved in one probe process): after the
+durations, three index columns (`arm`, `block`, `round`: whole numbers, never ticks), which
+`SampleFile.index` gives apart from the timed columns, and the header's ``arms`` and
+``interleave``.
 
 `load` reads a file through the one guarded reader (`files.open_regular`: no FIFO, device or
 file above `FILE_LIMIT`), checks its layout against its DATA line, its checksum, then its
@@ -22,13 +26,14 @@ import os
 import re
 import zlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import BadInput
 from ..files import atomic_write, open_regular
 from .schema import (
+    INDEX_COLUMNS,
     MAX_DEPTH,
     MAX_NAME,
     MAX_STRING,
@@ -36,6 +41,8 @@ from .schema import (
     NS_PER_TICK_RANGE,
     column_name_problem,
     header_problem,
+    index_columns,
+    index_problem,
     parse_header,
 )
 
@@ -44,8 +51,10 @@ if TYPE_CHECKING:  # numpy is imported where samples are read or written: `check
     import numpy.typing as npt
 
 __all__ = [
+    "ARMS_FORMAT_VERSION",
     "FILE_LIMIT",
     "FORMAT_VERSION",
+    "INDEX_COLUMNS",
     "MAGIC",
     "MAX_COLUMNS",
     "MAX_DEPTH",
@@ -61,14 +70,19 @@ __all__ = [
     "check",
     "column_name_problem",
     "header_problem",
+    "index_problem",
     "load",
     "write",
 ]
 
 MAGIC = b"LATSCOPE-SAMPLES "
-#: The version `write` (and the probe) writes; version 1 is still read.
+#: The version `write` (and the probe) writes for a run of one benchmark; version 1 is still
+#: read.
 FORMAT_VERSION = 2
-SUPPORTED_VERSIONS = (1, 2)
+#: The version of an arms run's file (`INDEX_COLUMNS` after the durations; the header's
+#: ``arms`` and ``interleave``), which `write` writes when the columns hold them.
+ARMS_FORMAT_VERSION = 3
+SUPPORTED_VERSIONS = (1, 2, 3)
 
 # The limits of the format (docs/sample-format.md, "Checked before any figure"; the probe's
 # are in probe.h).
@@ -95,13 +109,44 @@ class SampleFormatError(BadInput):
 class SampleFile:
     path: Path
     header: dict[str, Any]
-    ticks: dict[str, np.ndarray]  # column name -> int64 ticks (t_start included)
+    ticks: dict[str, np.ndarray]  # column name -> int64 ticks (t_start and the durations)
     version: int = FORMAT_VERSION
+    #: An arms run's index columns (arm, block, round) -> int64 whole numbers, never ticks;
+    #: empty for a run of one benchmark (`index`, `index_columns`).
+    index_data: dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def header_checksummed(self) -> bool:
         """Whether the checksum covers the header (version 2 on), or the samples only."""
         return self.version >= 2
+
+    @property
+    def index_columns(self) -> list[str]:
+        """The index columns, in file order: ``["arm", "block", "round"]`` in an arms run's
+        file, ``[]`` otherwise."""
+        return list(self.index_data)
+
+    def index(self, name: str) -> np.ndarray:
+        """An index column (int64): ``arm`` (into `arms`), ``block`` (counted across the
+        file) or ``round`` (counted within its worker) of every row; KeyError when the file
+        has none of that name."""
+        if name not in self.index_data:
+            raise KeyError(f"{self.path} has no index column '{name}'")
+        return self.index_data[name]
+
+    @property
+    def arms(self) -> list[dict[str, Any]] | None:
+        """An arms run's arms (the header's ``arms``: benchmark, params, n, columns, ...), in
+        the order the ``arm`` column counts them; None for a run of one benchmark."""
+        a = self.header.get("arms")
+        return a if self.index_data and isinstance(a, list) else None
+
+    @property
+    def interleave(self) -> dict[str, Any] | None:
+        """An arms run's rounds (the header's ``interleave``: seed, time_s, block_ms, rounds
+        and the order of every round, per worker); None for a run of one benchmark."""
+        il = self.header.get("interleave")
+        return il if self.index_data and isinstance(il, dict) else None
 
     @property
     def ns_per_tick(self) -> float:
@@ -112,9 +157,12 @@ class SampleFile:
         return [c["name"] for c in self.header["columns"] if c.get("kind") == "duration"]
 
     def ns(self, name: str) -> np.ndarray:
-        """A column converted to nanoseconds (float64)."""
+        """A column converted to nanoseconds (float64); ValueError for an index column,
+        which holds no time."""
         import numpy as np
 
+        if name in self.index_data:
+            raise ValueError(f"{name} is an index column (whole numbers), not a time")
         return self.ticks[name].astype(np.float64) * self.ns_per_tick
 
 
@@ -282,8 +330,12 @@ def load(path: str | os.PathLike[str]) -> SampleFile:
         raw, dtype=np.dtype(f"{order}i8"), count=lay.ncols * lay.nrows, offset=lay.start
     )
     data = data.reshape(lay.ncols, lay.nrows)
-    ticks = {c["name"]: data[i] for i, c in enumerate(header["columns"])}
-    return SampleFile(path=p, header=header, ticks=ticks, version=lay.version)
+    named = {c["name"]: data[i] for i, c in enumerate(header["columns"])}
+    index = {name: named.pop(name) for name in index_columns(header)}
+    why = index_problem(header, index)
+    if why:
+        raise _fail(p, f"bad index columns: {why}")
+    return SampleFile(path=p, header=header, ticks=named, version=lay.version, index_data=index)
 
 
 # ---------------------------------------------------------------------------- writing
@@ -302,7 +354,9 @@ def write(
     maps each name to its integer ticks (int64). ``format``, ``format_version``, ``n`` and
     ``byte_order`` are filled in, and ``params`` (empty) when the header has none. The header
     must pass the format's schema (`header_problem`; ValueError otherwise), so what is written
-    can be read back. The file is written atomically (`files.atomic_write`), so a file with
+    can be read back. An arms run's file (columns of kind ``index``: arm, block, round, and
+    the header's ``arms`` and ``interleave``) is written as `ARMS_FORMAT_VERSION`, any other
+    as `FORMAT_VERSION`. The file is written atomically (`files.atomic_write`), so a file with
     the final name is always whole; an existing file is refused unless ``overwrite``."""
     import numpy as np
 
@@ -323,15 +377,20 @@ def write(
         raise ValueError("all columns must have the same number of rows")
     if nrows > MAX_ROWS or len(arrays) > MAX_COLUMNS:
         raise ValueError(f"at most {MAX_ROWS} rows of {MAX_COLUMNS} columns")
+    kinds = [c.get("kind") if isinstance(c, dict) else None for c in header["columns"]]
+    version = ARMS_FORMAT_VERSION if "index" in kinds or "arms" in header else FORMAT_VERSION
     hdr = {
         "format": "latscope-samples",
         "params": {},
         **header,
-        "format_version": FORMAT_VERSION,
+        "format_version": version,
         "n": nrows,
         "byte_order": "little",
     }
-    why = header_problem(hdr, len(arrays), nrows, FORMAT_VERSION)
+    why = header_problem(hdr, len(arrays), nrows, version)
+    if not why:
+        named = dict(zip(names, arrays, strict=True))
+        why = index_problem(hdr, {n: named[n] for n in index_columns(hdr)})
     if why:
         raise ValueError(f"not a valid sample file header: {why}")
     head = json.dumps(hdr, allow_nan=False, ensure_ascii=False, separators=(",", ":")).encode()
@@ -341,7 +400,7 @@ def write(
         raise BadInput(f"{p} exists; not overwriting it")
     with atomic_write(p) as f:
         crc = 0
-        for part in (MAGIC + f"{FORMAT_VERSION}\n".encode(), head + b"\n"):
+        for part in (MAGIC + f"{version}\n".encode(), head + b"\n"):
             crc = zlib.crc32(part, crc)
             f.write(part)
         part = f"DATA {len(arrays)} {nrows}\n".encode()

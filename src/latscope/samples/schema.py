@@ -115,11 +115,30 @@ def _token(v: Any) -> bool:
     return isinstance(v, str) and _TOKEN.fullmatch(v) is not None
 
 
-def _columns_problem(cols: Any, ncols: int) -> str | None:
+#: An arms run's index columns (format version 3), after the durations, in this order.
+INDEX_COLUMNS = ("arm", "block", "round")
+#: The arms of one run (the probe's --arm, 2 to 8).
+ARMS_RANGE = (2, 8)
+
+
+def _columns_problem(cols: Any, ncols: int, version: int = 2) -> str | None:
     if not isinstance(cols, list):
         return "columns must be a list"
     if len(cols) != ncols:
         return f"the header names {len(cols)} columns but the data has {ncols}"
+    # version 3: an arms run's index columns (arm, block, round) follow the durations
+    nindex = 0
+    if version >= 3:
+        while nindex < len(cols) and isinstance(cols[-1 - nindex], dict):
+            if cols[-1 - nindex].get("kind") != "index":
+                break
+            nindex += 1
+        if nindex:
+            names = [c.get("name") for c in cols[len(cols) - nindex :]]
+            if tuple(names) != INDEX_COLUMNS:
+                want = ", ".join(INDEX_COLUMNS)
+                return f"the index columns must be {want}, in this order, after the durations"
+    cols = cols[: len(cols) - nindex]
     seen: set[str] = set()
     for i, c in enumerate(cols):
         if not isinstance(c, dict):
@@ -135,6 +154,8 @@ def _columns_problem(cols: Any, ncols: int) -> str | None:
         if i == 0 and (name != "t_start" or kind != "time"):
             return "columns[0] must be t_start, of kind time"
         if i > 0 and kind != "duration":
+            if kind == "index" and version >= 3:
+                return f"columns[{i}] ({name}): an index column before a duration"
             return f"columns[{i}] ({name}): kind must be duration"
         for key, ok, what in (
             ("unit", _token, "a name"),
@@ -145,8 +166,123 @@ def _columns_problem(cols: Any, ncols: int) -> str | None:
             why = _typed(c, key, ok, what, f"columns[{i}].")
             if why:
                 return why
-    if ncols < 2:
+    if len(cols) < 2:
         return "no timed columns (only t_start)"
+    return None
+
+
+def index_columns(header: Mapping[str, Any]) -> list[str]:
+    """The names of a header's index columns (an arms run's arm, block and round), in file
+    order; none for a run of one benchmark."""
+    cols = header.get("columns") or []
+    return [c["name"] for c in cols if isinstance(c, dict) and c.get("kind") == "index"]
+
+
+def _counts(v: Any) -> bool:
+    return isinstance(v, list) and all(_is_int(x) and x >= 0 for x in v)
+
+
+def _arm_problem(a: Any, i: int, nworkers: int | None) -> str | None:
+    where = f"arms[{i}]"
+    if not isinstance(a, dict):
+        return f"{where} must be an object"
+    if not _token(a.get("benchmark")):
+        return f"{where}.benchmark must be a name"
+    if not _params(a.get("params")):
+        return f"{where}.params must be an object of values"
+    if not (_is_int(a.get("n")) and a["n"] >= 0):
+        return f"{where}.n must be a count"
+    for key, ok, what in (
+        ("inject_ns", _nonneg, "a number ≥ 0"),
+        ("warmup", lambda v: _is_int(v) and v >= 0, "a count"),
+        ("given", lambda v: isinstance(v, list) and all(_text(x) for x in v), "a list of texts"),
+        ("word", _text, "text"),
+        ("bench", _obj, "an object"),
+        ("filesystem", _obj, "an object"),
+        ("columns", lambda v: isinstance(v, list) and all(_obj(x) for x in v), "a list of objects"),
+    ):
+        why = _typed(a, key, ok, what, f"{where}.")
+        if why:
+            return why
+    for key in ("block_iterations", "discard_per_block"):
+        v = a.get(key)
+        if not _counts(v) or (nworkers is not None and len(v) != nworkers):
+            return f"{where}.{key} must be a count per worker"
+    ru = a.get("timed_rusage")
+    if ru is not None:
+        if not isinstance(ru, list) or (nworkers is not None and len(ru) != nworkers):
+            return f"{where}.timed_rusage must be one object per worker"
+        for w, roles in enumerate(ru):
+            if not isinstance(roles, dict) or not all(
+                isinstance(c, dict) and all(x is None or _is_int(x) for x in c.values())
+                for c in roles.values()
+            ):
+                return f"{where}.timed_rusage[{w}] must map roles to integer counters"
+    return None
+
+
+def _interleave_problem(il: Any, narms: int, nworkers: int | None) -> str | None:
+    if not isinstance(il, dict):
+        return "interleave must be an object"
+    if not (_is_int(il.get("seed")) and il["seed"] >= 0):
+        return "interleave.seed must be a whole number ≥ 0"
+    for key in ("time_s", "block_ms"):
+        if not (_is_num(il.get(key)) and il[key] > 0):
+            return f"interleave.{key} must be a number > 0"
+    rounds = il.get("rounds")
+    if not _counts(rounds) or not rounds or (nworkers is not None and len(rounds) != nworkers):
+        return "interleave.rounds must be a count per worker"
+    order = il.get("order")
+    if not isinstance(order, list) or len(order) != len(rounds):
+        return "interleave.order must hold one list of rounds per worker"
+    every = list(range(narms))
+    for w, (rs, nr) in enumerate(zip(order, rounds, strict=True)):
+        if not isinstance(rs, list) or len(rs) != nr:
+            return f"interleave.order[{w}] must hold its worker's {nr} rounds"
+        for r, o in enumerate(rs):
+            if not isinstance(o, list) or sorted(x if _is_int(x) else -1 for x in o) != every:
+                return f"interleave.order[{w}][{r}] must run every arm once"
+    return None
+
+
+def _arms_problem(header: Mapping[str, Any], n: int) -> str | None:
+    """An arms run's header (format version 3): its arms and interleave, against n."""
+    arms = header.get("arms")
+    lo, hi = ARMS_RANGE
+    if not isinstance(arms, list) or not lo <= len(arms) <= hi:
+        return f"arms must be a list of {lo} to {hi} objects (an arms run's index columns)"
+    ws = header.get("workers")
+    nworkers = len(ws) if isinstance(ws, list) else None
+    for i, a in enumerate(arms):
+        why = _arm_problem(a, i, nworkers)
+        if why:
+            return why
+    total = sum(a["n"] for a in arms)
+    if total != n:
+        return f"the arms' n add up to {total}, not the header's n ({n})"
+    return _interleave_problem(header.get("interleave"), len(arms), nworkers)
+
+
+def index_problem(header: Mapping[str, Any], index: Mapping[str, Any]) -> str | None:
+    """What is wrong with an arms run's index columns (int64 arrays by name) against its
+    header, which `header_problem` accepted: every arm within the header's arms, each holding
+    as many rows as its n says, block and round numbers not negative; or None."""
+    import numpy as np
+
+    if not index:
+        return None
+    arms = header["arms"]
+    arm = np.asarray(index["arm"])
+    if arm.size and (int(arm.min()) < 0 or int(arm.max()) >= len(arms)):
+        return f"an arm index outside 0..{len(arms) - 1} (the header has {len(arms)} arms)"
+    counts = np.bincount(arm, minlength=len(arms)) if arm.size else np.zeros(len(arms), int)
+    for k, a in enumerate(arms):
+        if int(counts[k]) != a["n"]:
+            return f"arm {k} holds {int(counts[k])} rows, its n says {a['n']}"
+    for name in ("block", "round"):
+        v = np.asarray(index[name])
+        if v.size and int(v.min()) < 0:
+            return f"a negative {name} number"
     return None
 
 
@@ -232,9 +368,17 @@ def header_problem(header: Any, ncols: int, nrows: int, version: int) -> str | N
         return "no samples (n is 0): there is nothing to compute a figure from"
     if not _params(header.get("params")):
         return f"params must be an object of values (it is {json.dumps(header.get('params'))[:40]})"
-    why = _columns_problem(header.get("columns"), ncols) or _clock_problem(header.get("clock"))
+    why = _columns_problem(header.get("columns"), ncols, version) or _clock_problem(
+        header.get("clock")
+    )
     if why:
         return why
+    if index_columns(header):
+        why = _arms_problem(header, n)
+        if why:
+            return why
+    elif version >= 3 and header.get("arms") is not None:
+        return "arms without the arm, block and round columns"
     if header.get("workers") is not None:
         why = _workers_problem(header["workers"], n)
         if why:
