@@ -24,8 +24,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("notes",),  # reads the environment in its one schema (env.of_header)
     ("store",),
     ("runs",),
-    ("runner", "repeat", "variation"),
-    ("importer", "report", "ipc_matrix"),
+    ("runner", "repeat", "variation", "arms"),
+    ("importer", "report", "ipc_matrix", "ab"),
     ("trust", "suite", "runtime_matrix", "fleet"),
     ("cli",),
     ("_entry",),  # the command's entry point: imports the CLI under a Ctrl-C guard

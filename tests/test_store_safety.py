@@ -149,7 +149,7 @@ COMMANDS = {
     "run": lambda tmp: list(RUN),
     "import": lambda tmp: ["import", str(_csv(tmp)), "--quiet"],
     "suite": lambda tmp: ["suite", str(_suite(tmp)), "--no-figures", "--quiet"],
-    "trust": lambda tmp: ["trust", "syscall", "-n", "200", "--pairs", "2", "--quiet"],
+    "trust": lambda tmp: ["trust", "syscall", "--time", "0.3", "--pairs", "2", "--quiet"],
 }
 
 

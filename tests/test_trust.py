@@ -134,13 +134,21 @@ def test_trust_errors_are_one_line(cli) -> None:
 
 
 def test_trust_end_to_end(cli, store: Path) -> None:
-    r = cli("trust", "syscall", "-n", "1200", "--pairs", "2", "--inject", "50%")
+    r = cli("trust", "syscall", "--pairs", "2", "--inject", "50%", "--time", "0.5")
     assert r.returncode == 0, r.stderr
-    for w in ("between runs: CV", "A/A false", "+50%", "kept in"):
+    for w in ("A/A: faster or slower", "ab resolves", "+50%", "kept in"):
         assert w in r.stdout, w
     (p,) = (store / "trust").glob("*.json")
     rec = json.loads(p.read_text())
-    assert rec["pairs"] == 2 and rec["workers"] == 6 and len(rec["runs"]) == 1 + 2 * 3
+    # a reference, then per round one A/A ab and one per injected size
+    assert rec["method"] == "ab" and rec["pairs"] == 2 and len(rec["runs"]) == 1 + 2 * 2
     col = rec["columns"]["call"]
     assert col["aa_pairs"] == 2 and col["injected"][0]["pairs"] == 2
-    assert col["run_cv"] is not None and col["noise"] > 0
+    assert col["injected"][0]["slower"] + col["injected"][0]["faster"] <= 2
+    assert col["run_cv"] is not None and col["median_ns"] > 0
+    # every run it made is an interleaved run of two arms, the second with the delay or none
+    runs = sorted((store / "runs").iterdir())
+    assert len(runs) == len(rec["runs"])
+    for d in runs:
+        meta = json.loads((d / "run.json").read_text())
+        assert meta["tags"]["ab"] is True and meta["tags"]["trust"] == rec["trust_group"]

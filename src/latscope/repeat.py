@@ -218,7 +218,7 @@ def segment_reps(run: Run, column: str, level: float = LEVEL) -> list[Rep]:
 
     step = run.column_step_ns(column)
     out = []
-    for i, part in enumerate(split(run.values(column), run.segments)):
+    for i, part in enumerate(split(run.values(column), run.column_segments(column))):
         xs = np.sort(part)
         lo, hi, _ = order_statistic_interval(xs, 0.5, level, step=step)
         out.append(Rep(f"{run.id}#{i + 1}", quantile_sorted(xs, 0.5, step), lo, hi))

@@ -17,6 +17,9 @@ from .store.layout import RUN_FILE, SAMPLES_FILE
 from .store.meta import read_run
 from .summary import column_summary, frame
 
+#: The letters of an interleaved run's arms: A, the baseline, then B, C, ...
+ARM_LETTERS = "ABCDEFGH"
+
 
 class Run:
     """One benchmark run: its samples (polars), its summary (polars) and its metadata (dict).
@@ -70,8 +73,53 @@ class Run:
 
     @property
     def columns(self) -> list[str]:
-        """The timed columns (durations), in the order they were measured."""
+        """The timed columns (durations), in the order they were measured; for a run with
+        arms (`arms`), each arm's columns qualified by its letter: ``A:rtt``, ``B:rtt``."""
+        if self.arms:
+            return [
+                f"{ARM_LETTERS[i]}:{c}" for i in range(len(self.arms)) for c in self.base_columns
+            ]
         return self._file.duration_columns
+
+    @property
+    def base_columns(self) -> list[str]:
+        """The sample file's timed columns, unqualified (every arm records the same ones)."""
+        return self._file.duration_columns
+
+    @cached_property
+    def arms(self) -> list[dict[str, Any]]:
+        """The arms of an interleaved run (`latscope ab`): the header's ``arms``, one object per
+        arm (benchmark, params, given, inject_ns, n, ...), arm 0 the baseline; empty for a run
+        of one scenario."""
+        a = self.meta.get("arms")
+        if not isinstance(a, list) or not a or "arm" not in self._file.index_columns:
+            return []
+        return [x if isinstance(x, dict) else {} for x in a]
+
+    def index_columns(self) -> dict[str, np.ndarray]:
+        """An interleaved run's ``arm``, ``block`` and ``round`` of every sample (int64)."""
+        return {k: self._file.index(k) for k in ("arm", "block", "round")}
+
+    def worker_index(self) -> np.ndarray:
+        """The worker process of every sample (0, 1, ...), from the header's ``workers``."""
+        seg = self.segments
+        return np.repeat(np.arange(len(seg), dtype=np.int64), seg)
+
+    def _arm_of(self, column: str) -> tuple[int, str] | None:
+        """(arm index, base column) of an arm-qualified column (``B:rtt``), else None."""
+        if not self.arms:
+            return None
+        letter, sep, base = column.partition(":")
+        if not sep or letter not in ARM_LETTERS[: len(self.arms)]:
+            return None
+        return ARM_LETTERS.index(letter), base
+
+    def _arm_mask(self, arm: int) -> np.ndarray:
+        return self._file.index("arm") == arm
+
+    def base_values(self, column: str) -> np.ndarray:
+        """One of the sample file's timed columns in ns, every arm's samples in time order."""
+        return self._file.ns(column)
 
     @cached_property
     def _derived(self) -> dict[str, dict[str, Any]]:
@@ -93,6 +141,12 @@ class Run:
         derived one its catalogue entry (name, from, divide_by, formula, latency, ...)."""
         if column in self._derived:
             return dict(self._derived[column])
+        a = self._arm_of(column)
+        if a is not None:
+            k, column = a
+            for c in self.arms[k].get("columns") or []:
+                if isinstance(c, dict) and c.get("name") == column:
+                    return dict(c)
         for c in self.meta.get("columns") or []:
             if isinstance(c, dict) and c.get("name") == column:
                 return dict(c)
@@ -146,7 +200,13 @@ class Run:
         return float(v) if isinstance(v, (int, float)) and v > 0 else 0.0
 
     def values(self, column: str) -> np.ndarray:
-        """One timed column in nanoseconds (float64), in iteration order."""
+        """One timed column in nanoseconds (float64), in iteration order (an arm's column:
+        that arm's samples, in time order)."""
+        a = self._arm_of(column)
+        if a is not None:
+            if a[1] not in self.base_columns:
+                raise BadInput(f"run {self.id} has no column '{column}'")
+            return self._file.ns(a[1])[self._arm_mask(a[0])]
         d = self._derived.get(column)
         if d is not None:
             return self._file.ns(str(d["from"])) / float(d["divide_by"])
@@ -176,6 +236,23 @@ class Run:
             return False
         return emulator(self.env) is None
 
+    def column_segments(self, column: str) -> list[int]:
+        """Samples per worker process of one column: `segments`, or an arm's share of each."""
+        a = self._arm_of(column)
+        if a is None:
+            return self.segments
+        counts = np.bincount(
+            self.worker_index()[self._arm_mask(a[0])], minlength=len(self.segments)
+        )
+        return [int(k) for k in counts if k > 0]
+
+    def column_times_s(self, column: str) -> np.ndarray:
+        """Start of each of a column's iterations, s since the first recorded one (an arm's
+        column: its samples' times on the run's one timeline)."""
+        a = self._arm_of(column)
+        t = self.times_s()
+        return t if a is None else t[self._arm_mask(a[0])]
+
     def times_s(self) -> np.ndarray:
         """Start of each iteration, seconds since the first recorded one (all zero when
         `has_times` is False)."""
@@ -189,6 +266,14 @@ class Run:
             if self.has_times
             else pl.repeat(None, self.n, dtype=pl.Float64, eager=True),
         }
+        if self.arms:
+            data["worker"] = self.worker_index()
+            idx = self.index_columns()
+            data["arm"] = np.array(list(ARM_LETTERS))[idx["arm"]]
+            data["block"], data["round"] = idx["block"], idx["round"]
+            for c in self.base_columns:
+                data[f"{c}_ns"] = self.base_values(c)
+            return pl.DataFrame(data)
         for c in self.columns:
             data[f"{c}_ns"] = self.values(c)
         return pl.DataFrame(data)
@@ -204,7 +289,7 @@ class Run:
                         self.values(c),
                         confidence=confidence,
                         step_ns=self.column_step_ns(c),
-                        segments=self.segments,
+                        segments=self.column_segments(c),
                     ),
                 }
                 for c in self.all_columns

@@ -1,27 +1,25 @@
-"""How far this machine can be trusted for one benchmark: ``latscope trust``.
+"""How far this machine can be trusted for one benchmark: ``latscope trust``, which asks
+what ``latscope ab`` resolves here.
 
-``latscope trust BENCH [-p k=v ...]`` measures, in ``--pairs`` rounds:
+``latscope trust BENCH [-p k=v ...]`` measures, with ``latscope ab`` (A and B interleaved in
+one probe process, the paired statistic, the one verdict function):
 
-1. a reference run first, whose median (first column) sizes the injected delays;
-2. per round, in a shuffled order: two runs of the scenario (an A/A pair) and, per injected
-   size ``f`` (``--inject 10%,25%``), one run with a busy-wait of ``f`` x the reference
-   median in every timed region (probe ``--inject-ns``; the A/B pair is that run against the
-   round's first run).
+1. a reference: an A/A ``ab`` of the scenario, whose baseline median (first column) sizes the
+   injected delays;
+2. ``--pairs`` rounds, each in a shuffled order: one A/A ``ab`` (the scenario against itself)
+   and, per injected size ``f`` (``--inject 1%,2%,5%``), one ``ab`` of the scenario against
+   itself with a busy-wait of ``f`` x the reference median in every timed region of the second
+   arm (``inject_ns``). Each is what a user's ``latscope ab`` of two scenarios is: two arms,
+   the default time budget (``--time``).
 
-Every pair is compared as ``latscope compare`` would (``report.compare.compare_runs``, the
-default noise threshold). The result, per column:
-
-- ``run_cv``: coefficient of variation of the medians of the runs without injection (runs as
-  ``latscope run`` makes them: several worker processes by default) — the between-run
-  variation;
-- ``process_cv``: the typical (median) CV of the worker medians within those runs, the
-  variation between single processes (equal to ``run_cv`` when the runs had one process
-  each); ``compare`` uses it when a side of a comparison ran in a single process;
-- ``noise``: the range within which 95% of A/A ratios of two runs fall (``aa_range``:
-  ``z(0.975) * sqrt(2) * run_cv``, or the 95th percentile of the ratios of every pair of
-  those runs where that is wider); ``compare`` raises its noise threshold to it;
-- the A/A false-difference rate (pairs called faster or slower), the detection rate of every
-  injected size, and the smallest injected size detected in at least 90% of the pairs.
+The result, per column: the A/A false-difference rate (A/A ``ab`` runs called faster or
+slower), the detection rate of every injected size (called slower; "faster" counted apart),
+and the smallest injected size detected in at least ``DETECTED`` (90%) of the rounds: the
+difference ``ab`` resolves on this machine. Beside them, for ``latscope compare`` of runs made
+at different times (unpaired), the variation between runs of the scenario, from the baseline
+arm of every ``ab`` run: ``run_cv`` (CV of the runs' typical medians), ``process_cv`` (the
+typical CV of the worker medians within a run) and ``noise`` (``aa_range``: the range within
+which 95% of the A/A ratios of two runs fall), which ``compare`` uses as its known variation.
 
 The record is kept in the store (variation.py: ``write_record``), where ``compare`` and suites
 find it (``known_variation``).
@@ -104,14 +102,28 @@ class Plan:
     params: dict[str, Any]
     pairs: int
     injections: list[float]
-    n: int | None = None
+    time_s: float = 5.0
     workers: int | None = None
     clock: str | None = None
     seed: int = 0
 
     @property
     def total_runs(self) -> int:
-        return 1 + self.pairs * (2 + len(self.injections))
+        return 1 + self.pairs * (1 + len(self.injections))
+
+    def arm(self, inject_ns: float = 0.0) -> Any:
+        from .ab import Arm
+
+        return Arm(self.benchmark, {k: str(v) for k, v in self.params.items()}, inject_ns)
+
+
+def _typical(run: Run, column: str) -> tuple[float, float | None]:
+    """The baseline arm's typical median (over its worker medians) and their CV."""
+    from .stats.between import segment_medians, typical_median
+
+    col = f"A:{column}"
+    x, seg, step = run.values(col), run.column_segments(col), run.column_step_ns(col)
+    return typical_median(x, seg, step), _cv(segment_medians(x, seg, step).medians)
 
 
 def measure(
@@ -121,25 +133,23 @@ def measure(
     progress: Callable[[int], Callable[[int, int], None] | None] | None = None,
 ) -> dict[str, Any]:
     """Run the plan (module docs) and return the trust record (not yet written)."""
-    from .report.compare import compare_runs
-    from .runner import measure as measure_run
+    from . import ab
 
     if plan.pairs < 2:
         raise BadInput(f"--pairs {plan.pairs}: give at least 2 pairs")
     store.ensure(TRUST_DIR)  # where the record goes: checked before the first run
     rng = random.Random(plan.seed)
     step = 0
+    group = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
 
-    def one(label: str, inject_ns: float | None, tags: dict[str, Any]) -> Run:
+    def one(label: str, inject_ns: float, tags: dict[str, Any]) -> Run:
         nonlocal step
-        run = measure_run(
-            plan.benchmark,
-            plan.params,
-            n=plan.n,
+        run = ab.measure(
+            [plan.arm(), plan.arm(inject_ns)],
+            time_s=plan.time_s,
+            workers=plan.workers,
             clock=plan.clock,
             store=store,
-            workers=plan.workers,
-            inject_ns=inject_ns,
             progress=progress(step) if progress else None,
             tags={"trust": group, **tags},
         )
@@ -148,90 +158,58 @@ def measure(
             on_step(step, label, run)
         return run
 
-    group = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    ref = one("reference", None, {"trust_role": "reference"})
-    cols = ref.all_columns
-    from .stats.between import typical_median
-
-    ref_median = typical_median(ref.values(cols[0]), ref.segments)
-    inject_ns = {f: f * ref_median for f in plan.injections}
-    rounds: list[dict[str, Any]] = []
+    ref = one("reference (A/A)", 0.0, {"trust_role": "reference"})
+    cols = list(ref.base_columns)
+    ref_median = _typical(ref, cols[0])[0]
+    inject_ns = {f: max(1.0, round(f * ref_median)) for f in plan.injections}
+    rounds: list[dict[str, Run]] = []
     for i in range(plan.pairs):
-        jobs: list[tuple[str, float | None]] = [("A", None), ("A'", None)] + [
-            (f"B+{f:.0%}", f) for f in plan.injections
+        jobs: list[tuple[str, float]] = [("A/A", 0.0)] + [
+            (f"+{f:.0%}", inject_ns[f]) for f in plan.injections
         ]
         rng.shuffle(jobs)
-        got: dict[str, Run] = {}
-        for label, f in jobs:
-            got[label] = one(
-                f"round {i + 1}: {label}",
-                inject_ns[f] if f else None,
-                {"trust_role": label, "trust_round": i + 1},
-            )
-        rounds.append(got)
+        rounds.append(
+            {
+                label: one(
+                    f"round {i + 1}: {label}", inj, {"trust_role": label, "trust_round": i + 1}
+                )
+                for label, inj in jobs
+            }
+        )
 
-    def verdicts(a: Run, b: Run) -> dict[str, Any]:
-        _, rows = compare_runs([a, b], seed=plan.seed, store=None)
-        return {r.column: r.result for r in rows if r.result is not None}
+    def comparison(run: Run, column: str) -> dict[str, Any]:
+        f = run.meta["run"]["ab"]
+        return next(c for c in f["comparisons"] if c["column"] == column)
 
     columns: dict[str, Any] = {}
-    per_pair = []
-    for got in rounds:
-        pair = {"A/A": verdicts(got["A"], got["A'"])}
-        for f in plan.injections:
-            pair[f"+{f:.0%}"] = verdicts(got["A"], got[f"B+{f:.0%}"])
-        per_pair.append(pair)
-    plain = [ref] + [r for got in rounds for r in (got["A"], got["A'"])]
-    from .stats.between import segment_medians, typical_median
-    from .stats.compare import verdict
-
+    every = [ref] + [r for got in rounds for r in got.values()]
     for c in cols:
-        meds = [typical_median(r.values(c), r.segments, r.column_step_ns(c)) for r in plain]
-        run_cv = _cv(meds)
-
-        wcv = [
-            _cv(segment_medians(r.values(c), r.segments, r.column_step_ns(c)).medians)
-            for r in plain
-        ]
-        wcv = [v for v in wcv if v is not None]
-        process_cv = float(np.median(wcv)) if wcv else run_cv
-        noise = aa_range(meds)
-        aa = [p["A/A"].get(c) for p in per_pair]
-        aa = [x for x in aa if x is not None]
-        false = sum(x.verdict in ("faster", "slower") for x in aa)
-
-        false_thr = sum(
-            verdict(
-                x.median_ratio.low, x.median_ratio.high, x.median_ratio.estimate, 0.02, noise or 0
-            )
-            in ("faster", "slower")
-            for x in aa
-        )
+        typical = [_typical(r, c) for r in every]
+        meds = [m for m, _ in typical]
+        wcv = [v for _, v in typical if v is not None]
+        aa = [comparison(got["A/A"], c) for got in rounds]
         inj = []
         for f in plan.injections:
-            res = [p[f"+{f:.0%}"].get(c) for p in per_pair]
-            res = [x for x in res if x is not None]
+            res = [comparison(got[f"+{f:.0%}"], c) for got in rounds]
             inj.append(
                 {
                     "size": f,
                     "inject_ns": inject_ns[f],
                     "pairs": len(res),
-                    "slower": sum(x.verdict == "slower" for x in res),
-                    "faster": sum(x.verdict == "faster" for x in res),
-                    "median_ratio": float(np.median([x.median_ratio.estimate for x in res]))
-                    if res
-                    else None,
+                    "slower": sum(x["verdict"] == "slower" for x in res),
+                    "faster": sum(x["verdict"] == "faster" for x in res),
+                    "median_ratio": float(np.median([x["ratio"] for x in res])),
                 }
             )
         detected = [d["size"] for d in inj if d["pairs"] and d["slower"] >= DETECTED * d["pairs"]]
         columns[c] = {
             "median_ns": float(np.median(meds)),
-            "run_cv": run_cv,
-            "process_cv": process_cv,
-            "noise": noise,
+            "run_cv": _cv(meds),
+            "process_cv": float(np.median(wcv)) if wcv else _cv(meds),
+            "noise": aa_range(meds),
             "aa_pairs": len(aa),
-            "aa_false": false,
-            "aa_false_with_noise": false_thr,
+            "aa_false": sum(x["verdict"] in ("faster", "slower") for x in aa),
+            "aa_same": sum(x["verdict"] == "same" for x in aa),
             "injected": inj,
             "smallest_detected": min(detected) if detected else None,
         }
@@ -239,6 +217,7 @@ def measure(
     return {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
+        "method": "ab",
         "key": key_of_run(ref),
         "benchmark": ref.benchmark,
         "params": ref.meta.get("params"),
@@ -248,12 +227,13 @@ def measure(
         "kernel": ((ref.env or {}).get("kernel") or {}).get("release"),
         "env_captured": bool(env),
         "pairs": plan.pairs,
-        "n": ref.n,
+        "time_s": plan.time_s,
+        "n": int(ref.arms[0].get("n") or 0),
         "workers": len(ref.segments),
         "seed": plan.seed,
         "reference_median_ns": ref_median,
         "trust_group": group,
-        "runs": [ref.id] + [r.id for got in rounds for r in got.values()],
+        "runs": [r.id for r in every],
         "columns": columns,
     }
 
@@ -263,7 +243,7 @@ def _rate(k: int, n: int) -> str:
 
 
 def print_record(console: Console, rec: dict[str, Any], path: Path | None = None) -> None:
-    """The trust figures per column, one table, and what compare will do with them."""
+    """What ``latscope ab`` resolves here, per column, and what compare will use."""
     from rich import box
     from rich.table import Table
 
@@ -271,8 +251,8 @@ def print_record(console: Console, rec: dict[str, Any], path: Path | None = None
     from .units import fmt
 
     t = Table(
-        title=f"trust: {rec['key']} — {rec['pairs']} pairs, {rec['workers']} worker processes "
-        f"per run, n={rec['n']:,}",
+        title=f"trust: {rec['key']} — {rec['pairs']} rounds of latscope ab, "
+        f"{rec.get('time_s', '?')} s and {rec['workers']} worker processes each",
         title_justify="left",
         box=box.SIMPLE_HEAD,
         pad_edge=False,
@@ -280,11 +260,9 @@ def print_record(console: Console, rec: dict[str, Any], path: Path | None = None
     for name, just in (
         ("column", "left"),
         ("median", "right"),
-        ("between runs: CV", "right"),
-        ("between processes: CV", "right"),
-        ("A/A false", "right"),
-        ("detected per injected size", "left"),
-        ("smallest detected", "right"),
+        ("A/A: faster or slower", "right"),
+        ("injected: called slower", "left"),
+        ("ab resolves", "right"),
     ):
         t.add_column(name, justify=just)  # type: ignore[arg-type]
     for c, d in rec["columns"].items():
@@ -296,23 +274,19 @@ def print_record(console: Console, rec: dict[str, Any], path: Path | None = None
         t.add_row(
             c,
             fmt(d["median_ns"]),
-            pct(d["run_cv"]),
-            pct(d["process_cv"]),
-            f"{_rate(d['aa_false'], d['aa_pairs'])} ({d['aa_false_with_noise']})",
+            _rate(d["aa_false"], d["aa_pairs"]),
             det,
             "—" if d["smallest_detected"] is None else f"+{d['smallest_detected']:.0%}",
         )
     console.print(t)
     first = next(iter(rec["columns"].values()))
     console.print(
-        f"[dim]A/A false: pairs of two runs of the same command that 'latscope compare' (±2% "
-        "noise) called faster or slower; in brackets, how many against the A/A range of run "
-        "medians, ±"
-        f"{pct(first['noise'])} for {next(iter(rec['columns']))} (95% of A/A pairs of runs "
-        "fall within it), "
-        "which compare now uses as its noise threshold for this scenario. Detected: share of "
-        f"A/B pairs called slower; smallest detected: in at least {DETECTED:.0%} of the pairs."
-        "[/dim]"
+        "[dim]A/A: latscope ab of the scenario against itself; injected: against itself with a "
+        "known delay in the second arm; ab resolves: the smallest injected size called slower "
+        f"in at least {DETECTED:.0%} of the rounds. For 'latscope compare' of runs made at "
+        f"different times (unpaired): between runs CV {pct(first['run_cv'])}, between "
+        f"processes CV {pct(first['process_cv'])}, A/A range of two runs "
+        f"±{pct(first['noise'])} ({next(iter(rec['columns']))}).[/dim]"
     )
     if path is not None:
         console.print(f"[dim]kept in {path}[/dim]")

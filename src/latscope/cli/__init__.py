@@ -2,9 +2,9 @@
 the command, turning every error a user can act on into one line and an exit code.
 
 Command modules (each `add_parsers(sub)` and `COMMANDS`), in the order `latscope --help` lists
-them: `measure` (list, clocks, run, trust, quick), `runs` (show, export), `store` (ls, rm,
-history), `suite` (suite, env), `analysis` (report, compare, import, plot), `ipc` (matrix),
-`fleet` (fleet).
+them: `measure` (list, clocks, run, trust, quick), `ab` (ab), `runs` (show, export), `store`
+(ls, rm, history), `suite` (suite, env), `analysis` (report, compare, import, plot), `ipc`
+(matrix), `fleet` (fleet).
 They share `shared` (consoles, --store, -p parsing) and depend on no other command module.
 """
 
@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from .._version import __version__
 from ..errors import Interrupted, LatscopeError
 from ..units import shown
-from . import analysis, fleet, ipc, measure, runs, shared, store, suite
+from . import ab, analysis, fleet, ipc, measure, runs, shared, store, suite
 from .shared import Parser, console, err_console
 
 __all__ = ["build_parser", "console", "err_console", "main"]
@@ -28,7 +28,8 @@ examples:
   latscope run syscall                        a null system call (getppid), per call
   latscope run file -p cache=drop -p dir=/var/tmp   cold page cache (needs root)
   latscope run pipe -p cpus=0,0 -n 100000     pipe ping-pong, both on CPU 0
-  latscope trust pipe -p cpus=0,0             how far this machine can be trusted for it
+  latscope ab 'pipe cpus=0,0' 'eventfd cpus=0,0'   interleaved in one process: which is faster
+  latscope trust pipe -p cpus=0,0             what 'latscope ab' resolves here
   latscope show last                          the latest run again
   latscope export last --csv samples.csv      every sample, for your own tools
 
@@ -42,7 +43,7 @@ never followed); a directory, FIFO or device there is never written to.
 """
 
 #: The command modules, in the order their commands are listed.
-MODULES = (measure, runs, store, suite, analysis, ipc, fleet)
+MODULES = (measure, ab, runs, store, suite, analysis, ipc, fleet)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -474,7 +474,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
             if args.seconds and not run.has_times:
                 raise BadInput(f"run {run.id} has no start times (imported without a time column)")
             x = run.values(col)
-            t = run.times_s() if run.has_times else None
+            t = run.column_times_s(col) if run.has_times else None
             ca = analyze_column(x, t, step_ns=run.column_step_ns(col))
             return plots.time_series(
                 x,

@@ -124,18 +124,21 @@ def add_parsers(sub: Any) -> None:
 
     tr = sub.add_parser(
         "trust",
-        help="how far this machine can be trusted for a benchmark: A/A and injected A/B pairs",
-        description="Measure interleaved A/A pairs (the same command twice) and A/B pairs "
-        "(B with a known delay injected into every timed region, sized from A's median), "
-        "compare each pair as 'latscope compare' does, and print the between-run variation "
-        "(CV of run medians), the A/A false-difference rate, the detection rate per injected "
-        "size and the smallest difference detected. The result is kept in the store; "
-        "'latscope compare' and suites then use it as the scenario's noise threshold and, for "
-        "runs measured in a single process, as its known between-run variation.",
+        help="what 'latscope ab' resolves on this machine: A/A and injected A/B pairs",
+        description=wrap(
+            "Measure, with 'latscope ab' (the scenario's arms interleaved in one process), "
+            "A/A comparisons (the scenario against itself) and A/B ones (against itself with a "
+            "known delay injected into every timed region of the second arm, sized from the "
+            "scenario's median), in shuffled rounds, and print the A/A false-difference rate, "
+            "the detection rate per injected size and the smallest size found in at least 90% "
+            "of the rounds: the difference 'latscope ab' resolves here.  The record is kept in "
+            "the store; 'latscope compare' of runs made at different times uses its variation "
+            "between runs."
+        ),
         formatter_class=RAW,
         epilog="examples:\n"
-        "  latscope trust pipe -p cpus=0,0                 10 rounds, +10% and +25% injected\n"
-        "  latscope trust syscall --pairs 20 --inject 5%,10%,25%\n",
+        "  latscope trust pipe -p cpus=0,0                 10 rounds, +1%, +2% and +5% injected\n"
+        "  latscope trust syscall --pairs 20 --inject 0.5%,1%,2%\n",
     )
     tr.add_argument("bench", metavar="BENCH", help="benchmark name (see 'latscope list')")
     params_arg(tr)
@@ -144,13 +147,19 @@ def add_parsers(sub: Any) -> None:
     )
     tr.add_argument(
         "--inject",
-        default="10%,25%",
+        default="1%,2%,5%",
         metavar="SIZES",
-        help="delays injected into B, as fractions of A's median (default 10%%,25%%)",
+        help="delays injected into B, as fractions of A's median (default 1%%,2%%,5%%)",
     )
-    tr.add_argument("-n", type=int, metavar="N", help="iterations per run (default: per benchmark)")
     tr.add_argument(
-        "--repeat", type=int, metavar="R", help="worker processes per run (default: as 'run')"
+        "--time",
+        type=float,
+        default=5.0,
+        metavar="S",
+        help="time budget of each latscope ab (default 5 s)",
+    )
+    tr.add_argument(
+        "--repeat", type=int, metavar="R", help="worker processes per ab (default: as 'ab')"
     )
     tr.add_argument(
         "--clock", type=clock_arg, metavar="C", help="clock (auto, or one 'latscope clocks' lists)"
@@ -373,13 +382,23 @@ def cmd_trust(args: argparse.Namespace) -> int:
     if args.pairs < 2:
         raise BadInput(f"--pairs {args.pairs}: give at least 2 pairs")
     st = open_store(args)
+    if not (0.2 <= args.time <= 60):
+        raise BadInput(f"--time {args.time:g}: give seconds between 0.2 and 60")
     plan = Plan(
-        args.bench, given, args.pairs, injections, args.n, args.repeat, args.clock, args.seed
+        args.bench,
+        given,
+        args.pairs,
+        injections,
+        time_s=args.time,
+        workers=args.repeat,
+        clock=args.clock,
+        seed=args.seed,
     )
     console.print(
         f"[bold]trust[/bold] {args.bench} {shown(' '.join(f'{k}={v}' for k, v in given.items()))}: "
-        f"{plan.total_runs} runs ({plan.pairs} rounds of an A/A pair and "
-        f"{', '.join(f'+{f:.0%}' for f in injections)} injected), interleaved"
+        f"{plan.total_runs} runs of latscope ab ({plan.pairs} rounds of an A/A pair and "
+        f"{', '.join(f'+{f:.0%}' for f in injections)} injected, shuffled), about "
+        f"{plan.total_runs * (plan.time_s + 2):.0f} s"
     )
     with ExitStack() as stack:
         prog = None

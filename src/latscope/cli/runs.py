@@ -82,6 +82,11 @@ def cmd_show(args: argparse.Namespace) -> int:
     from ..runner import load
 
     run = load(args.run, open_store(args), host=args.host)
+    ab = (run.meta.get("run") or {}).get("ab")
+    if isinstance(ab, dict):  # an interleaved run: its comparison first (latscope ab)
+        from ..report.ab import print_ab
+
+        print_ab(console, ab)
     print_run(console, run, details=True)
     tag = (run.meta.get("run") or {}).get("host")
     if tag:  # a host tag (an import's, a fleet's): the host the run belongs to

@@ -61,10 +61,10 @@ def analyse(
     from ..stats import analyze_column
 
     ra = RunAnalysis(run, label)
-    t = run.times_s() if run.has_times else None
     for col in run.all_columns:
         if progress:
             progress(f"analysing {label}: {col}")
+        t = run.column_times_s(col) if run.has_times else None
         try:
             ra.columns[col] = analyze_column(
                 run.values(col), t, step_ns=run.column_step_ns(col), seed=seed, level=level
@@ -111,7 +111,7 @@ def _column_figures(ra: RunAnalysis, col: str, ca: ColumnAnalysis) -> list[Block
         return plots.time_series(
             values(),
             label=title,
-            t=run.times_s() if run.has_times else None,
+            t=run.column_times_s(col) if run.has_times else None,
             drift=ca.drift,
             spikes=ca.outliers.spike_indices,
         )

@@ -1,0 +1,342 @@
+"""A and B interleaved in one probe process (`latscope ab`): several *arms*, each a benchmark
+with its parameters, measured by one probe in alternating blocks of a few milliseconds, in
+balanced rounds shuffled afresh each round, so that every arm sees the same state of the host;
+the verdict comes from the paired per-round ratios (`stats.paired`).
+
+A scenario is one word, ``BENCH key=value ...`` (``inject_ns=N`` adds a known busy-wait of N ns
+to that arm's timed regions, the validation aid). The first is the baseline. The run is kept
+in the store as one run with arms: its columns are the arms' columns qualified by the arm's
+letter (``A:rtt``, ``B:rtt``), and its comparison (one entry per arm and column: the ratio to
+the baseline, its interval, the verdict, the order effect) is computed once, when the run is
+kept, and stored in run.json as ``ab`` (`facts`); every view renders those facts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import ExitStack
+from typing import TYPE_CHECKING, Any
+
+from . import probe
+from . import store as _store
+from ._version import __version__
+from .arms import Arm
+from .errors import BadInput, Interrupted
+from .runs import ARM_LETTERS
+
+if TYPE_CHECKING:
+    from .runs import Run
+
+#: The version of the ``ab`` facts in run.json and of ``latscope ab --json`` (docs/ab.md).
+AB_SCHEMA = 1
+#: The default time budget (s), and the most without --long.
+DEFAULT_TIME_S = 5.0
+MAX_TIME_S = 10.0
+#: The default block length (ms): short enough that the host's speed level rarely changes
+#: inside a round, long enough that the switch between arms is a small part of it.
+DEFAULT_BLOCK_MS = 5.0
+#: The threshold of a practical difference, as a fraction (1%).
+DEFAULT_NOISE = 0.01
+MAX_ARMS = len(ARM_LETTERS)
+LETTERS = ARM_LETTERS
+
+
+def arms_args(
+    arms: Sequence[Arm],
+    out: str | os.PathLike[str] | None,
+    *,
+    time_s: float,
+    block_ms: float,
+    seed: int | None,
+    workers: int | None,
+    clock: str | None,
+    warmup: int | None,
+    check: bool = False,
+) -> list[str]:
+    """The probe's command line for an interleaved run (docs/probe-cli.md, arms)."""
+    args = [probe.probe_path()]
+    for a in arms:
+        args += ["--arm", a.word]
+    args += ["--time", f"{time_s:g}", "--block-ms", f"{block_ms:g}"]
+    if seed is not None:
+        args += ["--seed", str(seed)]
+    if workers is not None:
+        args += ["--workers", str(workers)]
+    if clock is not None:
+        args += ["--clock", clock]
+    if warmup is not None:
+        args += ["--warmup", str(warmup)]
+    if check:
+        args.append("--check")
+    elif out is not None:
+        args += ["-o", str(out)]
+    return args
+
+
+def check_arms(arms: Sequence[Arm], **kw: Any) -> dict[str, Any]:
+    """The probe's ``--check`` of an interleaved run: every arm resolved, nothing measured;
+    its refusal as one line (BadInput, Unsupported)."""
+    import subprocess
+
+    args = arms_args(arms, None, check=True, **kw)
+    try:
+        out = subprocess.run(args, capture_output=True, text=True, timeout=60)
+    except OSError as e:
+        from .errors import Unsupported
+
+        raise Unsupported(f"cannot run the probe: {e.strerror}") from None
+    if out.returncode != 0:
+        exc = probe._EXIT.get(out.returncode, BadInput)
+        raise exc(probe._error_line(out.stderr))
+    return dict(json.loads(out.stdout))
+
+
+def sharing_refused(arms: Sequence[Arm], kw: Mapping[str, Any]) -> str | None:
+    """None when the arms can share one probe process (the probe's ``--check`` of the arms
+    passes); else the probe's reason, when each arm runs on its own: then they alternate as
+    short processes (`arms.alternate`). An arm that cannot run here at all: its own one line."""
+    try:
+        check_arms(arms, **kw)
+        return None
+    except BadInput as e:
+        why = e.message
+    for a in arms:
+        params = dict(a.params)
+        probe.check(a.bench, params, clock=kw.get("clock"), warmup=kw.get("warmup"))
+    return why
+
+
+def _validate(arms: Sequence[Arm], time_s: float, block_ms: float, long: bool) -> None:
+    if len(arms) < 2:
+        raise BadInput("give at least two scenarios: the baseline first, then what to compare")
+    if len(arms) > MAX_ARMS:
+        raise BadInput(f"{len(arms)} scenarios: at most {MAX_ARMS} arms share one process")
+    if not (0.2 <= time_s <= 3600):
+        raise BadInput(f"--time {time_s:g}: give seconds between 0.2 and 3600")
+    if time_s > MAX_TIME_S and not long:
+        raise BadInput(
+            f"--time {time_s:g}: more than {MAX_TIME_S:g} s; add --long to measure that long"
+        )
+    if not (0.5 <= block_ms <= 1000):
+        raise BadInput(f"--block-ms {block_ms:g}: give milliseconds between 0.5 and 1000")
+
+
+def measure(
+    arms: Sequence[Arm],
+    *,
+    time_s: float = DEFAULT_TIME_S,
+    block_ms: float = DEFAULT_BLOCK_MS,
+    seed: int | None = None,
+    workers: int | None = None,
+    clock: str | None = None,
+    warmup: int | None = None,
+    noise: float = DEFAULT_NOISE,
+    long: bool = False,
+    store: str | os.PathLike[str] | _store.Store | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    tags: Mapping[str, Any] | None = None,
+) -> Run:
+    """Measure the arms interleaved in one probe process and keep the run, its comparison
+    computed now (`facts`) and kept in run.json as ``ab``."""
+    from . import env as envmod
+    from .runner import _now_utc, command_line, keep, open_store
+
+    _validate(arms, time_s, block_ms, long)
+    if not (0.0 < noise < 1.0):
+        raise BadInput(f"--noise {noise:g}: give a fraction between 0 and 1 (0.01 is 1%)")
+    kw = dict(
+        time_s=time_s, block_ms=block_ms, seed=seed, workers=workers, clock=clock, warmup=warmup
+    )
+    apart = sharing_refused(arms, kw)
+    st = open_store(store)
+    load = envmod.load_now()
+    with ExitStack() as stack:
+        with probe.held_signals():
+            t = stack.enter_context(st.transaction(arms[0].bench))
+        try:
+            args = arms_args(arms, t.samples_path, **kw)  # type: ignore[arg-type]
+            probe.pause_point("probe")
+            created = _now_utc()
+            if apart is None:
+                warnings = probe.run_probe(args, progress=progress)
+            else:  # alternating processes, in the same shuffled rounds (arms.py)
+                from . import arms as _arms
+
+                warnings = _arms.alternate(
+                    arms,
+                    t.dir,
+                    t.samples_path,
+                    time_s=time_s,
+                    seed=seed,
+                    clock=clock,
+                    warmup=warmup,
+                    why=apart,
+                    progress=progress,
+                )
+                args = [probe.probe_path(), *(w for a in arms for w in ("--arm", a.word))]
+            probe.pause_point("commit")
+            from .runs import Run
+
+            measured = Run(t.samples_path)
+            if not measured.arms:
+                raise BadInput("the probe wrote a run without arms; is it an older probe?")
+            record = envmod.of_header(measured.meta)
+            env = envmod.capture(probe_env=record or {}, load=load)
+            meta = {
+                "id": t.id,
+                "created_utc": created,
+                "benchmark": measured.benchmark,
+                "params": measured.meta.get("params"),
+                "params_given": dict(arms[0].params),
+                "clock": measured.clock.get("name"),
+                "command": command_line(),
+                "probe_command": " ".join(shlex.quote(a) for a in args[1:]),
+                "latscope_version": __version__,
+                "probe_warnings": warnings,
+                "tags": {"ab": True, **dict(tags or {})},
+                "env": env,
+                "status": "complete",
+                "ab": facts(measured, arms, noise=noise),
+            }
+            return keep(t, meta, measured)
+        except BaseException as e:
+            with probe.held_signals(during=e):
+                if t.final is None:
+                    st.abandon(t.dir)
+            if isinstance(e, KeyboardInterrupt) and t.final is None:
+                raise Interrupted(signum=probe.signum_of(e)) from None
+            raise
+
+
+def facts(
+    run: Run,
+    arms: Sequence[Arm] | None = None,
+    *,
+    noise: float = DEFAULT_NOISE,
+    level: float = 0.95,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """The comparison of an interleaved run, as stored (run.json ``ab``) and printed: for each
+    arm after the baseline and each recorded column, the paired ratio to the baseline with its
+    interval, the verdict, what would settle it and the order effect; each arm's median with
+    its interval (the run's summary, the one interval every view prints)."""
+    from .stats.paired import block_table, paired
+
+    info = run.meta.get("interleave") or {}
+    # alternating processes: every block is its own layout, inside the rounds' variation
+    worker_sd = 0.0 if info.get("mode") == "processes" else None
+    header_arms = run.arms
+    words = [a.word for a in arms] if arms is not None else [_word_of(a) for a in header_arms]
+    idx = run.index_columns()
+    worker = run.worker_index()
+    comparisons: list[dict[str, Any]] = []
+    for col in run.base_columns:
+        try:
+            table = block_table(
+                run.base_values(col),
+                idx["arm"],
+                idx["block"],
+                idx["round"],
+                worker,
+                step=run.column_step_ns(col),
+            )
+        except ValueError as e:  # a duration of 0 ticks (a clock too coarse), a damaged file
+            raise BadInput(f"run {run.id}: {col}: no paired comparison: {e}") from None
+        for k in range(1, len(header_arms)):
+            p = paired(
+                table, arm=k, baseline=0, noise=noise, level=level, seed=seed, worker_sd=worker_sd
+            )
+            oe = p.order_effect
+            comparisons.append(
+                {
+                    "arm": LETTERS[k],
+                    "column": col,
+                    "ratio": p.estimate,
+                    "low": p.low,
+                    "high": p.high,
+                    "verdict": p.verdict,
+                    "settle": p.settle,
+                    "rounds": p.rounds,
+                    "workers": p.workers,
+                    "per_worker": [float(x) for x in p.per_worker],
+                    "method": p.method,
+                    "order_effect": None
+                    if oe is None
+                    else {
+                        "ratio": oe.estimate,
+                        "low": oe.low,
+                        "high": oe.high,
+                        "rounds_first": oe.rounds_first,
+                        "rounds_second": oe.rounds_second,
+                    },
+                    "order_warning": p.order_warning,
+                }
+            )
+    summary = run.summary()
+    medians = []
+    for row in summary.iter_rows(named=True):
+        letter, _, col = str(row["column"]).partition(":")
+        medians.append(
+            {
+                "arm": letter,
+                "column": col,
+                "median_ns": row.get("p50_ns"),
+                "low_ns": row.get("p50_ci_low_ns"),
+                "high_ns": row.get("p50_ci_high_ns"),
+                "n": row.get("n"),
+            }
+        )
+    return {
+        "schema": AB_SCHEMA,
+        "noise": noise,
+        "level": level,
+        "baseline": "A",
+        "time_s": info.get("time_s"),
+        "block_ms": info.get("block_ms"),
+        "seed": info.get("seed"),
+        "workers": len(run.segments),
+        "rounds": info.get("rounds"),
+        "mode": info.get("mode") or "arms",
+        "apart": info.get("why"),
+        "arms": [
+            {
+                "arm": LETTERS[i],
+                "scenario": words[i],
+                "benchmark": a.get("benchmark"),
+                "params": a.get("params"),
+                "inject_ns": a.get("inject_ns") or 0,
+                "n": a.get("n"),
+            }
+            for i, a in enumerate(header_arms)
+        ],
+        "columns": list(run.base_columns),
+        "comparisons": comparisons,
+        "medians": medians,
+    }
+
+
+def _word_of(a: Mapping[str, Any]) -> str:
+    """An arm as a user writes it, from the header (the probe records it as ``word``)."""
+    if isinstance(a.get("word"), str):
+        return str(a["word"])
+    params = a.get("params") or {}
+    given = a.get("given") or []
+    parts = [str(a.get("benchmark")), *(f"{k}={params.get(k)}" for k in given)]
+    if a.get("inject_ns"):
+        parts.append(f"inject_ns={int(a['inject_ns'])}")
+    return " ".join(parts)
+
+
+def fail_if(f: Mapping[str, Any], what: str | None) -> list[str]:
+    """The comparisons that make ``--fail-if slower|different`` fail, as lines."""
+    if not what:
+        return []
+    bad = {"slower"} if what == "slower" else {"slower", "faster"}
+    return [
+        f"{c['arm']} {c['column']}: {c['verdict']} ({c['ratio']:.3g}x)"
+        for c in f["comparisons"]
+        if c["verdict"] in bad
+    ]

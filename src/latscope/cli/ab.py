@@ -1,0 +1,144 @@
+"""`latscope ab`: scenarios measured interleaved in one probe process (latscope.ab), their
+paired comparison printed (report.ab) or given as JSON."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+from .. import progress
+from ..errors import BadInput
+from ..units import shown
+from .shared import RAW, clock_arg, console, err_console, open_store, store_arg, wrap
+
+
+def add_parsers(sub: Any) -> None:
+    p = sub.add_parser(
+        "ab",
+        help="A and B interleaved in one process: ratios, intervals and verdicts",
+        description=wrap(
+            "Compare scenarios measured together: one probe process runs them as arms, "
+            "alternating blocks of a few milliseconds in rounds shuffled afresh each round, "
+            "so that every arm sees the same state of the machine (a host that switches "
+            "speed, a neighbour, a timer).  The verdict comes from the per-round ratios of "
+            "each arm's block median to the baseline's (the first scenario): faster or "
+            "slower only when the interval excludes 1 and the change exceeds --noise, same "
+            "when the interval lies within it.  A scenario is one quoted word, 'BENCH "
+            "key=value ...'; inject_ns=N adds a known delay to that arm (validation).  The "
+            "run is kept in the store; 'latscope show' and 'latscope report' read it."
+        ),
+        formatter_class=RAW,
+        epilog="examples:\n"
+        "  latscope ab 'pipe cpus=0,0' 'eventfd cpus=0,0'\n"
+        "  latscope ab 'pipe cpus=0,0' 'pipe cpus=0,1' 'socketpair cpus=0,0'\n"
+        "  latscope ab 'file dir=/var/tmp' 'file dir=/dev/shm'\n"
+        "  latscope ab 'syscall' 'syscall inject_ns=10'     can a 10 ns change be seen here?\n"
+        "  latscope ab 'pipe cpus=0,0' 'pipe cpus=0,1' --json --fail-if slower   for CI\n"
+        "exit status: 0 whatever the verdicts, unless --fail-if: then 1 when a comparison\n"
+        "is slower (slower) or slower or faster (different)\n",
+    )
+    p.add_argument(
+        "scenarios",
+        nargs="+",
+        metavar="SCENARIO",
+        help="'BENCH key=value ...'; the first is the baseline",
+    )
+    p.add_argument(
+        "--time",
+        type=float,
+        default=5.0,
+        metavar="S",
+        help="time budget in seconds, all arms and workers together (default 5, at most 10 "
+        "without --long)",
+    )
+    p.add_argument("--long", action="store_true", help="allow --time above 10 s")
+    p.add_argument(
+        "--block-ms",
+        type=float,
+        default=5.0,
+        metavar="MS",
+        help="length of one arm's block of iterations (default 5 ms)",
+    )
+    p.add_argument(
+        "--noise",
+        type=_fraction,
+        default=0.01,
+        metavar="F",
+        help="the smallest change that matters: 1%% (default), 0.5%%, or 0.02",
+    )
+    p.add_argument(
+        "--repeat",
+        type=int,
+        metavar="R",
+        help="worker processes, one after another, each running every arm (default: the "
+        "probe's, 2)",
+    )
+    p.add_argument("--seed", type=int, metavar="N", help="the seed of the rounds' orders")
+    p.add_argument("--warmup", type=int, metavar="W", help="warm-up iterations per arm and worker")
+    p.add_argument("--clock", type=clock_arg, metavar="C", help="clock (default auto)")
+    p.add_argument("--json", action="store_true", help="the verdicts as JSON (docs/ab.md)")
+    p.add_argument(
+        "--fail-if",
+        choices=["slower", "different"],
+        help="exit 1 when an arm is slower (or different: slower or faster) than the baseline",
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    store_arg(p)
+
+
+def _fraction(text: str) -> float:
+    """'1%' or '0.01' as 0.01 (argparse type)."""
+    t = text.strip()
+    try:
+        v = float(t[:-1]) / 100.0 if t.endswith("%") else float(t)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text}: give a fraction (0.01) or percent (1%)"
+        ) from None
+    if not (0.0 < v < 1.0):
+        raise argparse.ArgumentTypeError(f"{text}: give a fraction between 0 and 1, or a percent")
+    return v
+
+
+def cmd_ab(args: argparse.Namespace) -> int:
+    """`latscope ab A B ...`: the arms measured interleaved, kept, and their comparison."""
+    import json as _json
+
+    from .. import ab
+    from .. import arms as armsmod
+    from ..report.ab import print_ab
+
+    arms = [armsmod.parse_arm(w) for w in args.scenarios]
+    if args.repeat is not None and args.repeat < 1:
+        raise BadInput(f"--repeat {args.repeat}: must be 1 or more")
+    st = open_store(args)
+    label = f"ab: {len(arms)} arms"
+    quiet = args.quiet or args.json
+    with progress.probe_task(err_console, label, quiet) as cb:
+        run = ab.measure(
+            arms,
+            time_s=args.time,
+            block_ms=args.block_ms,
+            seed=args.seed,
+            workers=args.repeat,
+            clock=args.clock,
+            warmup=args.warmup,
+            noise=args.noise,
+            long=args.long,
+            store=st,
+            progress=cb,
+        )
+    f = run.meta["run"]["ab"]
+    if args.json:
+        console.print_json(_json.dumps({"run_id": run.id, "store": str(st.root), **f}))
+    else:
+        print_ab(console, f)
+        console.print(f"[dim]run {shown(run.id)} kept in {shown(st.root)}[/dim]")
+    failing = ab.fail_if(f, args.fail_if)
+    for line in failing:
+        err_console.print(f"latscope: --fail-if {args.fail_if}: {shown(line)}", markup=False)
+    return 1 if failing else 0
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {"ab": cmd_ab}
