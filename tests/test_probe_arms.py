@@ -155,6 +155,25 @@ def test_syscall_arms(probe: str, tmp_path: Path) -> None:
     assert len(set(rounds)) == 2, rounds
 
 
+def test_max_samples_bounds_each_arm_and_keeps_the_rounds(probe: str, tmp_path: Path) -> None:
+    """A fast arm would record millions of samples in a second: --max-samples bounds each
+    arm's (all workers together), by shortening its blocks so that the samples still fall
+    into many rounds, and the run ends when the bound is reached (no warning: by design)."""
+    out = tmp_path / "capped.lss"
+    r = run_probe(probe, *arms_args("syscall", "syscall", out=out, time_s="5", max_samples="4000"))
+    assert r.returncode == 0, r.stderr
+    assert unexpected_stderr(r.stderr) == [], r.stderr
+    f = checked(out, 2)
+    h = f.header
+    assert h["interleave"]["max_samples"] == 4000
+    for a in h["arms"]:
+        assert a["n"] <= 4000
+        # the blocks were shortened: 200 rounds per worker (400 in all) hold them
+        assert all(b <= 4000 // 2 // 200 for b in a["block_iterations"])
+    assert sum(h["interleave"]["rounds"]) >= 2 * (4000 // 2 // 10) // 10
+    assert f.header["n"] == sum(a["n"] for a in h["arms"])
+
+
 def test_the_seed_gives_the_orders(probe: str, tmp_path: Path) -> None:
     """The same --seed gives the same order in every round (as far as both runs went: how
     many rounds fit in the time is the machine's); another gives others."""

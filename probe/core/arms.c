@@ -15,6 +15,7 @@
  * recorded iterations write into the worker's one set of columns, in time order, with the
  * arm, block and round of each row beside them. */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -347,9 +348,20 @@ void arms_worker_run(struct runctx *top, int w, int nw) {
     int cur = -2;
     double round_ns = 0;
     long long per_round = 0;
+    /* --max-samples: each arm's share in this worker, spread over the rounds a run aims at
+     * (a fast arm's blocks are shortened, never its rounds made fewer than that) */
+    long long cap_w = A->max_samples / nw > 1 ? A->max_samples / nw : 1;
+    long long want_rounds = ARMS_TARGET_ROUNDS / nw > 10 ? ARMS_TARGET_ROUNDS / nw : 10;
+    uint64_t bi_max = cap_w / want_rounds > 1 ? (uint64_t)(cap_w / want_rounds) : 1;
+    long long by_samples = LLONG_MAX;
     for (int k = 0; k < K; k++) {
         arm_switch(&ar[k], &cur);
         calibrate(&ar[k], block_ns, (uint64_t)cap, clk);
+        if (ar[k].bi > bi_max) {
+            ar[k].bi = bi_max;
+            ar[k].discard = bi_max / 20 > 2 ? bi_max / 20 : 2;
+        }
+        if (cap_w / (long long)ar[k].bi < by_samples) by_samples = cap_w / (long long)ar[k].bi;
         round_ns += (double)(ar[k].bi + ar[k].discard) * ar[k].iter_ns;
         per_round += (long long)ar[k].bi;
     }
@@ -365,6 +377,11 @@ void arms_worker_run(struct runctx *top, int w, int nw) {
     long long row_bytes = (long long)(top->ncols + 1) * 8 * 2; /* here and in the probe */
     if (avail > 0 && max_rounds * per_round * row_bytes > avail / 2)
         max_rounds = avail / 2 / row_bytes / per_round;
+    int limited_by_samples = 0;
+    if (by_samples < max_rounds) {
+        max_rounds = by_samples > 1 ? by_samples : 1;
+        limited_by_samples = 1;
+    }
     if (max_rounds < 1)
         die(EXIT_BADINPUT, "one round of these arms records %lld samples, more than a sample "
             "file or this machine's memory holds; use a shorter --block-ms", per_round);
@@ -444,6 +461,7 @@ void arms_worker_run(struct runctx *top, int w, int nw) {
     memset(aw, 0, sizeof *aw);
     aw->rounds = r;
     aw->max_rounds = max_rounds;
+    aw->by_samples = limited_by_samples;
     aw->blocks = blk;
     aw->elapsed_s = used / 1e9;
     A->order[w] = order;
@@ -563,6 +581,7 @@ void arms_header(struct jbuf *j, const struct runctx *ctx, int nw) {
     jb_num(j, "time_s", A->time_s);
     jb_num(j, "time_per_worker_s", A->time_s / nw);
     jb_num(j, "block_ms", A->block_ms);
+    jb_int(j, "max_samples", A->max_samples);
     jb_int(j, "block_cap", A->w[0].arm[0].block_cap);
     jb_arr(j, "rounds");
     for (int w = 0; w < nw; w++) jb_int(j, NULL, A->w[w].rounds);

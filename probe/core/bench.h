@@ -321,6 +321,14 @@ void run_workers(struct runctx *ctx, int nw);
 #define ARMS_MIN 2
 #define ARMS_MAX 8
 #define ARMS_AUTO_WORKERS 2LL
+/* --max-samples: the recorded samples of one arm, all workers together (the default, and the
+ * range): a fast arm (a system call of 150 ns) would record tens of millions in a few seconds,
+ * which neither the file nor the analysis needs; its blocks are then shortened so that the
+ * samples still fall into ARMS_TARGET_ROUNDS rounds, the paired statistic's unit. */
+#define ARMS_MAX_SAMPLES 1000000LL
+#define ARMS_MAX_SAMPLES_RANGE_LO 1000LL
+#define ARMS_MAX_SAMPLES_RANGE_HI 100000000LL
+#define ARMS_TARGET_ROUNDS 400LL
 struct arm_spec {
     const struct bench *b;
     struct pval *pv;
@@ -342,6 +350,7 @@ struct arm_part {
 /* One worker's part of an arms run. */
 struct arms_worker {
     long long rounds, max_rounds, blocks;
+    int by_samples; /* max_rounds is --max-samples's (not the file's, header's or memory's) */
     double elapsed_s;
     struct arm_part arm[ARMS_MAX];
 };
@@ -349,6 +358,7 @@ struct arms {
     int narms;
     struct arm_spec arm[ARMS_MAX];
     double time_s, block_ms;
+    long long max_samples; /* per arm, all workers together (--max-samples) */
     unsigned long long seed;
     /* what the workers handed over (core/workers.c): */
     struct arms_worker *w; /* one per worker */

@@ -409,17 +409,24 @@ __attribute__((noinline)) void inject_spin(void) {
     for (uint64_t i = inject_iters; i > 0; i--) __asm__ __volatile__("" ::: "memory");
 }
 
-/* What an otherwise empty timed region with the wait in it adds beyond the clock's read cost:
- * median of `reps`, in ns. */
+/* What the wait adds to an otherwise empty timed region: the median of `reps` regions with it
+ * minus the median of `reps` empty ones, measured alternately (so both see the same speed of
+ * the host: a read cost measured at another moment may differ by more than a short wait), in
+ * ns.  d holds 2 x reps. */
 static double inject_measure(const struct clock_info *ci, int reps, uint64_t *d) {
+    uint64_t *e = d + reps;
     for (int i = 0; i < reps; i++) {
+        uint64_t a0 = clk_start();
+        uint64_t b0 = clk_end();
         uint64_t a = clk_start();
         inject_delay();
         uint64_t b = clk_end();
+        e[i] = b0 - a0;
         d[i] = b - a;
     }
     qsort(d, (size_t)reps, sizeof(uint64_t), cmp_u64);
-    return (double)d[reps / 2] * ci->ns_per_tick - ci->overhead_ns;
+    qsort(e, (size_t)reps, sizeof(uint64_t), cmp_u64);
+    return ((double)d[reps / 2] - (double)e[reps / 2]) * ci->ns_per_tick;
 }
 
 /* Short delays (under four read costs): the loop's speed is measured on a long loop (the
@@ -433,7 +440,7 @@ void inject_calibrate(const struct clock_info *ci, double ns) {
     int reps = (int)(0.2e9 / (ns + 100));
     if (reps > 2001) reps = 2001;
     if (reps < 11) reps = 11;
-    uint64_t *d = xcalloc((size_t)reps, sizeof(uint64_t));
+    uint64_t *d = xcalloc(2 * (size_t)reps, sizeof(uint64_t));
     g_inject_on = 1;
     if (ns < 4 * ci->overhead_ns) {
         uint64_t probe_iters = 1000000;

@@ -22,7 +22,8 @@ static void usage(FILE *f) {
             "                      [--workers W] [--inject-ns N] -o FILE\n"
             "       latscope-probe BENCH --check [-p key=value ...] [-n N] [--workers W] ...\n"
             "       latscope-probe --arm 'BENCH key=value ...' --arm ... [--time S] [--block-ms M]\n"
-            "                      [--seed N] [--workers W] [--warmup W] [--clock C] -o FILE\n"
+            "                      [--seed N] [--max-samples N] [--workers W] [--warmup W]\n"
+            "                      [--clock C] -o FILE\n"
             "       latscope-probe --env [DIR]\n"
             "       latscope-probe serve --bind ADDR:PORT ...  (see latscope-probe serve --help)\n"
             "       latscope-probe --list | --clocks | --version | --help\n"
@@ -49,6 +50,8 @@ static void usage(FILE *f) {
             "                    --block-ms (default 5) in shuffled rounds for --time seconds\n"
             "                    (default 5); inject_ns=N in a word is that arm's busy-wait;\n"
             "                    --seed N the rounds' orders (default: random, recorded);\n"
+            "                    --max-samples N per arm (default 1000000: a fast arm's\n"
+            "                    blocks are shortened, its run ends early);\n"
             "                    --workers auto: 2 (docs/probe-cli.md, \"Arms\")\n"
             "  --check           check the parameters as a run would, print them resolved (JSON)\n"
             "                    and exit 0, or exit 2 or 3 with one line; nothing is measured\n"
@@ -321,6 +324,7 @@ struct arm_options {
     const char *arm[ARMS_MAX + 1];
     int narms;
     long long workers, warmup, seed; /* -1: not given (workers -1: auto) */
+    long long max_samples;
     double time_s, block_ms;
     const char *clock, *out;
     int progress_fd, check;
@@ -332,6 +336,7 @@ static void parse_arm_options(int argc, char **argv, struct arm_options *o) {
     o->workers = o->warmup = o->seed = -1;
     o->time_s = 5;
     o->block_ms = 5;
+    o->max_samples = ARMS_MAX_SAMPLES;
     o->clock = "auto";
     o->progress_fd = -1;
     o->peer_timeout = 2.0;
@@ -358,7 +363,7 @@ static void parse_arm_options(int argc, char **argv, struct arm_options *o) {
         if (strcmp(opt, "--arm") && strcmp(opt, "--time") && strcmp(opt, "--block-ms") &&
             strcmp(opt, "--seed") && strcmp(opt, "--workers") && strcmp(opt, "--warmup") &&
             strcmp(opt, "--clock") && strcmp(opt, "-o") && strcmp(opt, "--progress-fd") &&
-            strcmp(opt, "--peer-timeout"))
+            strcmp(opt, "--peer-timeout") && strcmp(opt, "--max-samples"))
             die(EXIT_BADINPUT, "unknown option %s; see latscope-probe --help", opt);
         if (!v) die(EXIT_BADINPUT, "option %s needs a value", opt);
         i++;
@@ -371,6 +376,9 @@ static void parse_arm_options(int argc, char **argv, struct arm_options *o) {
             o->block_ms = parse_seconds("--block-ms", v, 0.5, 1000);
         } else if (!strcmp(opt, "--seed")) {
             o->seed = parse_count("--seed", v, 0, LLONG_MAX);
+        } else if (!strcmp(opt, "--max-samples")) {
+            o->max_samples = parse_count("--max-samples", v, ARMS_MAX_SAMPLES_RANGE_LO,
+                                         ARMS_MAX_SAMPLES_RANGE_HI);
         } else if (!strcmp(opt, "--workers")) {
             o->workers = !strcmp(v, "auto") ? -1 : parse_count("--workers", v, 1, MAX_WORKERS);
         } else if (!strcmp(opt, "--warmup")) {
@@ -423,6 +431,7 @@ static void resolve_arms(const struct arm_options *o, struct arms_resolved *r) {
     }
     A->time_s = o->time_s;
     A->block_ms = o->block_ms;
+    A->max_samples = o->max_samples;
     if (o->seed >= 0) {
         A->seed = (unsigned long long)o->seed;
     } else { /* a random one, recorded: 53 bits, exact in every JSON reader */
@@ -461,6 +470,7 @@ static void print_arms_check(const struct arm_options *o, const struct arms_reso
     jb_str(&j, "clock", clock_name(r->clock));
     jb_num(&j, "time_s", r->A->time_s);
     jb_num(&j, "block_ms", r->A->block_ms);
+    jb_int(&j, "max_samples", r->A->max_samples);
     if (o->seed >= 0) jb_int(&j, "seed", o->seed);
     else jb_null(&j, "seed"); /* a run draws one, and records it */
     jb_end_obj(&j);
@@ -515,7 +525,8 @@ static int arms_main(int argc, char **argv) {
     run_workers(ctx, (int)r.workers);
     if (ctx->n < 1) die(EXIT_FAIL, "the arms recorded no sample; nothing was written");
     for (int w = 0; w < r.workers; w++)
-        if (A->w[w].rounds >= A->w[w].max_rounds && A->w[w].elapsed_s < A->time_s / r.workers)
+        if (A->w[w].rounds >= A->w[w].max_rounds && !A->w[w].by_samples &&
+            A->w[w].elapsed_s < A->time_s / r.workers)
             warnmsg("worker %d of %lld stopped after %lld rounds, %.2f s into its %.2f s: the "
                     "most a sample file holds (its rows, and every round's order in its "
                     "header); use a longer --block-ms or a shorter --time",

@@ -54,6 +54,7 @@ def arms_args(
     workers: int | None,
     clock: str | None,
     warmup: int | None,
+    max_samples: int | None = None,
     check: bool = False,
 ) -> list[str]:
     """The probe's command line for an interleaved run (docs/probe-cli.md, arms)."""
@@ -69,6 +70,8 @@ def arms_args(
         args += ["--clock", clock]
     if warmup is not None:
         args += ["--warmup", str(warmup)]
+    if max_samples is not None:
+        args += ["--max-samples", str(max_samples)]
     if check:
         args.append("--check")
     elif out is not None:
@@ -135,6 +138,7 @@ def measure(
     warmup: int | None = None,
     noise: float = DEFAULT_NOISE,
     long: bool = False,
+    max_samples: int | None = None,
     store: str | os.PathLike[str] | _store.Store | None = None,
     progress: Callable[[int, int], None] | None = None,
     tags: Mapping[str, Any] | None = None,
@@ -148,7 +152,13 @@ def measure(
     if not (0.0 < noise < 1.0):
         raise BadInput(f"--noise {noise:g}: give a fraction between 0 and 1 (0.01 is 1%)")
     kw = dict(
-        time_s=time_s, block_ms=block_ms, seed=seed, workers=workers, clock=clock, warmup=warmup
+        time_s=time_s,
+        block_ms=block_ms,
+        seed=seed,
+        workers=workers,
+        clock=clock,
+        warmup=warmup,
+        max_samples=max_samples,
     )
     apart = sharing_refused(arms, kw)
     st = open_store(store)

@@ -84,8 +84,9 @@ PROCESS_BLOCK_MS = 100.0
 PILOT_N = 200
 #: The fewest rounds a run makes, whatever the budget (the statistic's minimum is 10).
 MIN_ROUNDS = 12
-#: Iterations of one block, at least and at most.
-BLOCK_N = (20, 2_000_000)
+#: Iterations of one block (one process), at least and at most: a fast arm's process is
+#: shorter than PROCESS_BLOCK_MS rather than record hundreds of thousands of samples.
+BLOCK_N = (20, 50_000)
 
 
 def _one(

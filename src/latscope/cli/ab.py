@@ -75,6 +75,13 @@ def add_parsers(sub: Any) -> None:
         "probe's, 2)",
     )
     p.add_argument("--seed", type=int, metavar="N", help="the seed of the rounds' orders")
+    p.add_argument(
+        "--max-samples",
+        type=int,
+        metavar="N",
+        help="samples one arm records, at most (default 1000000: a fast arm's blocks are "
+        "shortened and the run ends early)",
+    )
     p.add_argument("--warmup", type=int, metavar="W", help="warm-up iterations per arm and worker")
     p.add_argument("--clock", type=clock_arg, metavar="C", help="clock (default auto)")
     p.add_argument("--json", action="store_true", help="the verdicts as JSON (docs/ab.md)")
@@ -126,6 +133,7 @@ def cmd_ab(args: argparse.Namespace) -> int:
             warmup=args.warmup,
             noise=args.noise,
             long=args.long,
+            max_samples=args.max_samples,
             store=st,
             progress=cb,
         )

@@ -12,6 +12,10 @@ from rich.console import Console
 from rich.table import Table
 
 from ..units import fmt, fmt_ratio, pick_unit, shown
+from . import document as doc
+
+#: The tone of each verdict in documents (report.document.Cell).
+_VERDICT_TONE = {"faster": "good", "slower": "bad", "same": "", "inconclusive": "warn"}
 
 #: How each verdict reads, with the change in percent where there is one.
 _VERDICT_STYLE = {
@@ -103,7 +107,7 @@ def headline(f: Mapping[str, Any]) -> str:
     if isinstance(w, int):
         parts.append(f"{w} worker{'s' if w != 1 else ''}")
     if total:
-        parts.append(f"{total:,} rounds of {f.get('block_ms', 0):g} ms blocks")
+        parts.append(f"{total:,} rounds of blocks up to {f.get('block_ms', 0):g} ms")
     if f.get("time_s"):
         parts.append(f"{f['time_s']:g} s")
     return ", ".join(parts)
@@ -145,3 +149,62 @@ def print_ab(console: Console, f: Mapping[str, Any], run_id: str | None = None) 
         )
     if run_id:
         console.print(f"[dim]run {shown(run_id)}[/dim]")
+
+
+def ab_blocks(f: Mapping[str, Any]) -> list[doc.Block]:
+    """The comparison of an interleaved run as document blocks (HTML, Markdown, LaTeX): what
+    it was, the ratios with their intervals and verdicts, each arm's median."""
+    several = len(f.get("columns") or []) > 1
+    out: list[doc.Block] = [
+        doc.Text(
+            "; ".join(
+                f"{a['arm']}: {a['scenario']}" + (" (baseline)" if a["arm"] == "A" else "")
+                for a in f["arms"]
+            )
+        ),
+        doc.Text(f"{headline(f)}; paired per-round ratios", "dim"),
+    ]
+    rows: list[list[Any]] = []
+    for c in f["comparisons"]:
+        row: list[Any] = [str(c["arm"])] + ([str(c["column"])] if several else [])
+        row += [
+            ratio_text(c["ratio"]),
+            f"{ratio_text(c['low'])}–{ratio_text(c['high'])}",
+            doc.Cell(verdict_text(c), _VERDICT_TONE.get(str(c["verdict"]), "")),
+        ]
+        rows.append(row)
+    noise = float(f.get("noise", 0.01))
+    out.append(
+        doc.Table(
+            "Paired comparison with the baseline",
+            ["arm", *(["column"] if several else []), "ratio to A", "95% CI", "verdict"],
+            rows,
+            align="l" + ("l" if several else "") + "rrl",
+            note=f"Faster or slower when the interval excludes 1 and the change exceeds "
+            f"{noise:.0%}; the same when the interval lies within ±{noise:.0%}.",
+        )
+    )
+    mrows: list[list[Any]] = []
+    for m in f["medians"]:
+        lo, hi = m.get("low_ns"), m.get("high_ns")
+        mrows.append(
+            [str(m["arm"])]
+            + ([str(m["column"])] if several else [])
+            + [
+                fmt(m.get("median_ns")),
+                f"{fmt(lo)}–{fmt(hi)}" if lo is not None else "—",
+                f"{m['n']:,}" if isinstance(m.get("n"), int) else "—",
+            ]
+        )
+    out.append(
+        doc.Table(
+            "Each arm's median",
+            ["arm", *(["column"] if several else []), "median", "95% CI", "n"],
+            mrows,
+            align="l" + ("l" if several else "") + "rrr",
+        )
+    )
+    for c in f["comparisons"]:
+        if c.get("order_warning"):
+            out.append(doc.Text(f"{c['arm']} {c['column']}: {c['order_warning']}", "note"))
+    return out

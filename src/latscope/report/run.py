@@ -185,6 +185,11 @@ def run_blocks(ra: RunAnalysis, *, figures: bool = True, anchor: str | None = No
     caveat = emulation_caveat(run.env)
     if caveat:
         out.insert(2, Alert(caveat, code="emulated"))
+    ab = (run.meta.get("run") or {}).get("ab")
+    if isinstance(ab, dict):  # an interleaved run: its comparison first (latscope ab)
+        from .ab import ab_blocks
+
+        out[2:2] = ab_blocks(ab)
     for col in run.all_columns:
         out.append(Heading(f"{col} — {ra.label}", 3, f"{anchor}-{slug(col)}", toc=col))
         if col in ra.errors:
