@@ -240,9 +240,10 @@ def pct(x: float | None, sign: str = "") -> str:
     return f"{sign}{v:.0f}%" if abs(v) >= 10 else f"{sign}{v:.2g}%"
 
 
-def table(bets: Sequence[Between], title: str | None = None) -> Table:
+def table(bets: Sequence[Between], title: str | None = None, interval: bool = True) -> Table:
     """A compact rich table (fits 80 columns): per column the number of processes, the range
-    and CV of their medians, and the interval over them."""
+    and CV of their medians, and (``interval``) the interval over them. A run's own table
+    already gives its median's one interval: beside it, ``interval=False``."""
     from rich import box
     from rich.table import Table
 
@@ -252,7 +253,8 @@ def table(bets: Sequence[Between], title: str | None = None) -> Table:
     t.add_column("worker medians", justify="right", no_wrap=True)
     t.add_column("CV", justify="right")
     t.add_column("within", justify="right")
-    t.add_column("95% CI over workers", justify="right", no_wrap=True)
+    if interval:
+        t.add_column("95% CI over workers", justify="right", no_wrap=True)
     for b in bets:
         unit = pick_unit([b.median_of_medians])
         rng = f"{fmt_bare(b.lowest, unit)}–{fmt_bare(b.highest, unit)} {unit[0]}"
@@ -261,39 +263,45 @@ def table(bets: Sequence[Between], title: str | None = None) -> Table:
             if b.interval
             else "—"
         )
-        t.add_row(
+        row = [
             b.column,
             str(b.r),
             rng,
             pct(b.cv) + (" †" if b.note else ""),
             pct(b.within_rel, "±"),
-            iv,
-        )
+        ]
+        t.add_row(*row, *([iv] if interval else []))
     return t
 
 
-def print_between(console: Console, bets: Sequence[Between], title: str | None = None) -> None:
-    """The table, each column's worker medians on one line, and the notes (one, shared)."""
-    console.print(table(bets, title))
+def print_between(
+    console: Console, bets: Sequence[Between], title: str | None = None, interval: bool = True
+) -> None:
+    """The table, each column's worker medians on one line, and the notes (one, shared);
+    ``interval=False`` beside a run's table, which gives the median's one interval."""
+    console.print(table(bets, title, interval))
     for b in bets:
         unit = pick_unit([b.median_of_medians])
         meds = " ".join(fmt_bare(x.p50, unit) for x in b.reps)
         console.print(f"[dim]{b.column} worker medians ({unit[0]}): {meds}[/dim]")
     if bets:
         r = bets[0].r
-        console.print(
+        legend = (
             "[dim]worker medians: lowest–highest; CV: their coefficient of variation; within: "
-            "typical half width of one worker's interval for its median; CI over workers: "
-            f"Student {bets[0].method.split('Student ', 1)[-1]}[/dim]"
-            if r >= MIN_REPS_FOR_INTERVAL
-            else f"[dim]{bets[0].method}[/dim]"
+            "typical half width of one worker's interval for its median"
         )
+        if interval and r >= MIN_REPS_FOR_INTERVAL:
+            legend += f"; CI over workers: Student {bets[0].method.split('Student ', 1)[-1]}"
+        elif interval:
+            legend = f"[dim]{bets[0].method}"
+        console.print(legend + "[/dim]")
     noted = [b.column for b in bets if b.note]
     if noted:
         console.print(
             f"[yellow]†[/yellow] {', '.join(noted)}: the worker medians differ by more than "
-            "their within-process intervals allow: variation between processes dominates, so "
-            "quote the interval over workers, and add workers (--repeat) rather than samples."
+            "their within-process intervals allow: variation between processes dominates (the "
+            "median's interval is the one over workers); add workers (--repeat) rather than "
+            "samples."
         )
     two = [b for b in bets if b.levels is not None]
     if two:
@@ -306,5 +314,6 @@ def print_between(console: Console, bets: Sequence[Between], title: str | None =
             "the machine switched between two states during the run (on a virtual machine, "
             "often its host), not noise around one value. The median depends on the share of "
             "workers at each level: compare runs whose shares agree, or add workers "
-            "(--repeat) so the share is measured, and see 'latscope trust'."
+            "(--repeat) so the share is measured; to compare scenarios, 'latscope ab' measures "
+            "them interleaved, so both see the same state."
         )

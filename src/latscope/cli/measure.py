@@ -317,6 +317,7 @@ def run_and_print(
             console,
             between_segments(run),
             title=f"between runs: {w} worker processes, {run.n // w:,}+ samples each",
+            interval=False,  # the run's table gives the median's one interval
         )
     else:
         console.print(f"[yellow]{SINGLE_PROCESS}[/yellow]")
