@@ -371,3 +371,45 @@ def interleaved(
         parts.append((x, arm, blk, rnd, np.full(n_blocks, w, dtype=np.int64)))
     values, arm_a, blk_a, rnd_a, wrk_a = (np.concatenate(c) for c in zip(*parts, strict=True))
     return values, arm_a, blk_a, rnd_a, wrk_a
+
+
+# ------------------------------------------------- truths for intervals and periods (issue 22)
+
+
+def regimes_with_states(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """``regimes`` and the regime (0, 1, 2: the index into ``REGIME_LEVELS``) of each sample:
+    the same draws from ``rng``, so ``regimes_with_states(n, rng)[0]`` equals ``regimes(n, rng)``
+    for a generator in the same state."""
+    k = len(REGIME_LEVELS)
+    m = int(n / REGIME_MEAN_LENGTH * 2) + 10
+    while True:
+        lengths = rng.geometric(1.0 / REGIME_MEAN_LENGTH, size=m)
+        if lengths.sum() >= n:
+            break
+        m *= 2
+    jumps = rng.integers(1, k, size=m)
+    states = (rng.integers(0, k) + np.cumsum(jumps) - jumps[0]) % k
+    state = np.repeat(states, lengths)[:n]
+    level = np.asarray(REGIME_LEVELS)[state]
+    return level * np.exp(REGIME_SIGMA * rng.standard_normal(n)), state
+
+
+def periodic_spikes(
+    n: int,
+    rng: np.random.Generator,
+    *,
+    period: int = 4096,
+    jitter: int = 0,
+    random_rate: float = 1e-3,
+    factor: float = 20.0,
+    phi: float = 0.5,
+    sigma: float = 0.3,
+) -> np.ndarray:
+    """Log-normal latencies whose log scale is an AR(1) (``phi``, ``sigma``; median 1,200 ns),
+    with spikes (``factor`` x) every ``period`` iterations (``periodic_positions``, +-``jitter``;
+    none when ``period`` is 0) and at random iterations (probability ``random_rate`` each)."""
+    x = lognormal_ar1(n, rng, phi=phi, sigma=sigma)
+    if period:
+        x[periodic_positions(n, period, jitter, rng)] *= factor
+    x[rng.random(n) < random_rate] *= factor
+    return x

@@ -2,9 +2,10 @@
 
 ``analyze_column`` validates the samples, computes the shared derived arrays once (one argsort
 of the data: the sorted values and the normal scores both come from it) and runs, in order:
-``dependence`` (it decides the interval methods), ``summarize``, ``confidence_intervals``,
-``describe_distribution``, ``outliers`` and ``drift``. The normal scores are released after the
-dependence step to keep the peak memory low (about 10 x 8 bytes per sample at the peak).
+``dependence`` (it decides the interval methods), ``summarize``, ``drift`` (its change points
+cut the interval batches of dependent data), ``confidence_intervals``, ``describe_distribution``
+and ``outliers``. The normal scores are released after the dependence step to keep the peak
+memory low (about 10 x 8 bytes per sample at the peak).
 
 Warnings, in the order a reader should act on them (each says what to do):
 
@@ -133,10 +134,11 @@ def analyze_column(
     dep = dependence(prep)
     prep.release("normal_scores")
     summ = summarize(prep)
-    ivs = confidence_intervals(prep, level=level, seed=seed, dep=dep)
+    dr = drift(prep)
+    shifts = [cp.index for cp in dr.change_points]
+    ivs = confidence_intervals(prep, level=level, seed=seed, dep=dep, shifts=shifts)
     dist = describe_distribution(prep, seed=seed)
     outl = outliers(prep)
-    dr = drift(prep)
     warnings = _collect_warnings(prep.n, summ, dep, ivs, dist, outl, dr, step_ns)
     return ColumnAnalysis(
         n=prep.n,
