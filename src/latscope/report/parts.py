@@ -332,6 +332,9 @@ def _dependence(ca: ColumnAnalysis) -> KeyValues:
             "treated as",
             "independent: exact order-statistic intervals"
             if ivs.independent
+            else f"dependent: {len(ivs.level_shifts) + 1} stretches between level shifts "
+            "(a ratio estimator over unequal stretches, t)"
+            if ivs.level_shifts
             else f"dependent: {ivs.n_blocks} batches of {ivs.block_length:,} (batch shares and "
             "batch means, t)",
         ),
