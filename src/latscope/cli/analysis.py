@@ -475,7 +475,9 @@ def cmd_plot(args: argparse.Namespace) -> int:
                 raise BadInput(f"run {run.id} has no start times (imported without a time column)")
             x = run.values(col)
             t = run.column_times_s(col) if run.has_times else None
-            ca = analyze_column(x, t, step_ns=run.column_step_ns(col))
+            ca = analyze_column(
+                x, t, step_ns=run.column_step_ns(col), segments=run.column_segments(col)
+            )
             return plots.time_series(
                 x,
                 label=title,

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 PRIORITY = (
     "negative",
     "timer_too_coarse",
+    "levels",
     "oscillation",
     "level_shift",
     "multimodal",

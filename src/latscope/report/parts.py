@@ -489,7 +489,23 @@ def _drift(ca: ColumnAnalysis) -> list[Block]:
             f"{d.warmup_iterations:,} iterations" if d.warmup_iterations else "none detected",
         )
     )
-    rows.append(("change points", str(len(d.change_points)) if d.change_points else "none"))
+    lv = d.levels
+    rows.append(
+        (
+            "speeds of the host",
+            "one"
+            if lv is None
+            else f"two, {lv.ratio:.2f}x apart: {_v(lv.fast_ns, unit)} and {_v(lv.slow_ns, unit)} "
+            f"(median at each), {lv.switches} switches, {100 * lv.slow_share:.0f}% of the "
+            "samples at the slow one",
+        )
+    )
+    rows.append(
+        (
+            "change points" + (" (beyond the two speeds)" if lv is not None else ""),
+            str(len(d.change_points)) if d.change_points else "none",
+        )
+    )
     out: list[Block] = [KeyValues("Drift", rows)]
     if d.change_points:
         cps: list[list[str | Cell]] = []

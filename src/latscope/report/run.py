@@ -67,7 +67,12 @@ def analyse(
         t = run.column_times_s(col) if run.has_times else None
         try:
             ra.columns[col] = analyze_column(
-                run.values(col), t, step_ns=run.column_step_ns(col), seed=seed, level=level
+                run.values(col),
+                t,
+                step_ns=run.column_step_ns(col),
+                seed=seed,
+                level=level,
+                segments=run.column_segments(col),
             )
         except ValueError as e:
             ra.errors[col] = str(e)

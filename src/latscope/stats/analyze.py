@@ -10,7 +10,8 @@ memory low (about 10 x 8 bytes per sample at the peak).
 Warnings, in the order a reader should act on them (each says what to do):
 
 - ``timer_too_coarse``: the median is shorter than 10 clock steps (needs ``step_ns``, the step);
-- the drift warnings: ``warmup``, ``slowdown``, ``level_shift``, ``oscillation``, ``trend``;
+- the drift warnings: ``levels`` (two speeds of the host, once), ``warmup`` (within each
+  worker process, given ``segments``), ``slowdown``, ``level_shift``, ``oscillation``, ``trend``;
 - ``short_run``: the dependence reaches further than the run allows its interval batches to see;
 - ``autocorrelated``: ESS below ``AUTOCORRELATED_ESS_RATIO`` (10%) of n;
 - ``multimodal``: the log-scale density has two or more modes;
@@ -127,6 +128,7 @@ def analyze_column(
     step_ns: float | None = None,
     seed: int = 0,
     level: float = DEFAULT_LEVEL,
+    segments: list[int] | None = None,
 ) -> ColumnAnalysis:
     """Analyse one column of latencies ``x`` (ns, iteration order) with optional iteration start
     times ``t`` (s) and clock step (granularity) ``step_ns``. Deterministic for a given ``seed``."""
@@ -134,8 +136,8 @@ def analyze_column(
     dep = dependence(prep)
     prep.release("normal_scores")
     summ = summarize(prep)
-    dr = drift(prep)
-    shifts = [cp.index for cp in dr.change_points]
+    dr = drift(prep, segments=segments)
+    shifts = dr.shifts
     ivs = confidence_intervals(prep, level=level, seed=seed, dep=dep, shifts=shifts)
     dist = describe_distribution(prep, seed=seed)
     outl = outliers(prep)

@@ -4,6 +4,32 @@ Windows. The run is cut into consecutive windows of ``w = max(MIN_WINDOW, n // 2
 (about 200 windows; at least 50 samples each); the last window also takes the remainder. Each
 window is summarised by its median, which ignores the spikes that ``outliers.py`` deals with.
 
+Two speeds of the host (``levels``). A cloud VM often runs at one of two speeds, about 1.3x
+apart, for seconds at a time; a run on it is stationary apart from that, and its change points
+would only report the host switching, again and again. So before change points are looked
+for, the window medians are split in two groups (the best two-group split of their
+logarithms); when the groups are at least ``LEVEL_MIN_RATIO`` (10%) apart, their gap at least
+``LEVEL_SEPARATION`` (3.5) robust SDs of the windows around their own group (one unimodal
+spread split in two gives about 2.5), each holds at least ``LEVEL_MIN_SHARE`` of the windows
+and the windows (each the majority of itself and its neighbours) switch between them at least
+twice, that is one finding, ``levels``: how far apart, how often, what share of the samples at
+the slow one, with advice that fits (``latscope ab``, more workers, a quieter machine). The
+slow windows are then divided by the ratio, the windows beside a switch (partly at each
+speed) take their neighbour's level, and change points, trend and the samples' refinement work
+on what remains: only changes the two speeds do not explain are change points. Where the
+run's level moved (`Drift.shifts`: the change points and the switches) is what the intervals
+cut their batches at. A real step on top of the two speeds is found, but not separated from
+them exactly: more change points may come with it. Checked by simulation (``tests``): a host
+switching between two speeds 1.33x apart every 2,000 iterations on average gives the
+``levels`` finding and nothing else in 10 of 10 runs of 20,000 samples.
+
+Warm-up (``warmup``) is judged first, on the samples as measured, within each worker process
+where the workers are known (``segments``): a worker's first windows against the rest of the
+same worker, and a warning only when at least half of the workers judged had one (each worker
+warms up on its own; a first worker that ran at the host's slow speed throughout is not a
+warm-up). The warm-up windows take no part in the speeds and take the level after them for
+the change points.
+
 Change points. A change point is reported only when it is beyond the noise of the window
 medians *given their serial dependence* and large enough to matter:
 
@@ -30,7 +56,9 @@ medians *given their serial dependence* and large enough to matter:
    merge.
 4. Each remaining change point is moved to the sample, within ``REFINE_WINDOWS`` = 3 windows,
    that best splits the samples between its neighbours into two levels (least squares on
-   their logarithms).
+   their logarithms, winsorised at 3 robust SDs), never leaving a segment shorter than half a
+   window: a single 3 ms sample in a 50 µs run is a spike (outliers.py), not two change
+   points one iteration apart.
 
 Change points are reported as the first iteration (and start time) of the new segment, with
 the medians of the raw samples before and after. Checked by simulation (``tests``): stationary
@@ -48,11 +76,14 @@ above) of the residuals from the fitted line.
 
 Warnings (code: meaning):
 
-- ``warmup``: the first window(s) are more than ``WARMUP_THRESHOLD`` (10%) slower than the
-  median of the other windows and more than 4 sigma above it;
+- ``levels``: the host's two speeds (above), once;
+- ``warmup``: the first window(s) (of at least half the workers) are more than
+  ``WARMUP_THRESHOLD`` (10%) slower than the median of the other windows (of that worker) and
+  more than 4 robust SDs of the window medians above it;
 - ``slowdown``: a change point after which the median is at least ``SLOWDOWN_THRESHOLD`` (10%)
   higher; ``level_shift``: one after which it is that much lower (other than the end of warm-up);
-- ``oscillation``: at least three consecutive changes of at least 5% alternating in direction
+- ``oscillation``: beyond the two speeds, at least three consecutive changes of at least 5%
+  alternating in direction
   (load that comes and goes, migration between CPUs, or throttling where the system controls
   the frequency); it replaces the ``slowdown`` and ``level_shift`` warnings of those changes,
   so that a run that flips between two or three levels gets one warning, not dozens;
@@ -65,8 +96,9 @@ anywhere (load on the machine or, in a virtual machine, on its host; growing fil
 and says to repeat the run; what applies to this machine's CPU frequency is said by
 ``latscope env --check`` (``env.check``), which knows whether the system controls it.
 
-The warm-up check looks at window granularity only: with 10 million samples a window is 50,000
-samples, and a warm-up shorter than half a window does not move its median.
+The warm-up check looks at window granularity only (within a worker, windows of at most an
+eighth of the worker): with 10 million samples a window is 50,000 samples, and a warm-up
+shorter than half a window does not move its median.
 """
 
 from __future__ import annotations
@@ -112,6 +144,14 @@ OSCILLATION_THRESHOLD = 0.05
 TREND_THRESHOLD = 0.10
 #: The median must be at least this many clock ticks.
 TIMER_TICKS = 10
+#: Two speed levels of the host (`levels`): at least this far apart (ratio - 1) ...
+LEVEL_MIN_RATIO = 0.10
+#: ... their gap at least this many robust SDs of the windows around their own level ...
+LEVEL_SEPARATION = 3.5
+#: ... each level holding at least this share of the windows (and 2 windows) ...
+LEVEL_MIN_SHARE = 0.03
+#: ... and the windows switching between them at least this many times.
+LEVEL_MIN_SWITCHES = 2
 
 
 @dataclasses.dataclass(frozen=True)
@@ -122,6 +162,20 @@ class ChangePoint(Result):
     median_before: float
     median_after: float
     relative_change: float  # median_after / median_before - 1
+
+
+@dataclasses.dataclass(frozen=True)
+class Levels(Result):
+    """Two speed levels the run switched between (the host's state: a cloud VM that runs at
+    one of two speeds for seconds at a time, steal, a neighbour in bouts): found in the window
+    medians, reported once instead of as change points."""
+
+    fast_ns: float  # median of the samples in windows at the fast level
+    slow_ns: float  # ... at the slow level
+    ratio: float  # slow_ns / fast_ns
+    switches: int  # changes of level between consecutive windows
+    slow_share: float  # share of the samples in windows at the slow level
+    switch_indices: tuple[int, ...]  # first iteration of each window where the level changed
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -141,6 +195,16 @@ class Drift(Result):
     warnings: tuple[AnalysisWarning, ...]
     method: str
     reason: str | None
+    levels: Levels | None = None  # two speed levels switched between, if found
+
+    @property
+    def shifts(self) -> list[int]:
+        """Where the run's level moved: the change points and the switches between levels
+        (the intervals treat the stretches between them as batches)."""
+        out = {cp.index for cp in self.change_points}
+        if self.levels is not None:
+            out.update(self.levels.switch_indices)
+        return sorted(out)
 
 
 def timer_too_coarse(median_ns: float, step_ns: float | None) -> AnalysisWarning | None:
@@ -246,17 +310,24 @@ def _segment(med: FloatArray, pen: float, min_size: int = MIN_SEGMENT_WINDOWS) -
 def _refine(x: FloatArray, bounds: list[int], w: int) -> list[int]:
     """Each change point moved to the sample within ``REFINE_WINDOWS`` windows of it that best
     splits the samples between its neighbours into two levels (least squares on the
-    logarithms of positive samples, on the values otherwise)."""
+    logarithms of positive samples, on the values otherwise, winsorised at 3 robust SDs so
+    that one spike cannot pull a change point to itself), never leaving a segment shorter
+    than half a window: a level lasts; a single slow sample is a spike, not two changes."""
     out = list(bounds)
+    keep = max(1, w // 2)
     for i in range(1, len(out) - 1):
         a, b = out[i - 1], bounds[i + 1]
         seg = x[a:b]
         y = np.log(seg) if float(seg.min()) > 0.0 else seg
+        sd = _robust_sd(y)
+        if sd > 0.0:
+            mid = float(np.median(y))
+            y = np.clip(y, mid - 3.0 * sd, mid + 3.0 * sd)
         y = y - float(np.mean(y))
         c1 = np.cumsum(y)
         m = y.size
-        lo = max(1, out[i] - a - REFINE_WINDOWS * w)
-        hi = min(m - 1, out[i] - a + REFINE_WINDOWS * w)
+        lo = max(keep, out[i] - a - REFINE_WINDOWS * w)
+        hi = min(m - keep, out[i] - a + REFINE_WINDOWS * w)
         if hi <= lo:
             continue
         k = np.arange(lo, hi + 1)
@@ -301,15 +372,130 @@ def _change_points(
     return bkps, sigma * unit, lrf, pen
 
 
+def levels(
+    x: FloatArray,
+    starts: IntArray,
+    med: FloatArray,
+    min_windows: int = 20,
+    exclude: npt.NDArray[np.bool_] | None = None,
+) -> tuple[Levels, npt.NDArray[np.bool_]] | None:
+    """Two speed levels the window medians switch between, and which windows are at the slow
+    one; None when there are not two. The split is the best two-group split of the sorted
+    logarithms of the window medians (each group at least ``LEVEL_MIN_SHARE`` of them and 2);
+    it is two levels when the groups' medians are at least ``LEVEL_MIN_RATIO`` apart, their gap
+    at least ``LEVEL_SEPARATION`` robust SDs of the windows around their own group's median
+    (one spread-out level split in two gives about 2.5), and the windows change group at least
+    ``LEVEL_MIN_SWITCHES`` times (one change is a level shift: a change point), a window's
+    level being the majority of itself and its two neighbours (a window whose median lies
+    near the threshold by chance is not a switch). Windows in ``exclude`` (a warm-up) take no
+    part and are at neither level."""
+    nw = med.size
+    use = np.ones(nw, dtype=bool) if exclude is None else ~exclude
+    if int(use.sum()) < min_windows or not float(med.min()) > 0.0:
+        return None
+    y = np.log(med)
+    srt = np.sort(y[use])
+    nw = srt.size
+    k0 = max(2, math.ceil(LEVEL_MIN_SHARE * nw))
+    if nw < 2 * k0:
+        return None
+    c1 = np.concatenate([[0.0], np.cumsum(srt)])
+    c2 = np.concatenate([[0.0], np.cumsum(srt * srt)])
+    k = np.arange(k0, nw - k0 + 1)
+    within = (c2[k] - c1[k] ** 2 / k) + ((c2[nw] - c2[k]) - (c1[nw] - c1[k]) ** 2 / (nw - k))
+    cut = int(k[int(np.argmin(within))])
+    lo, hi = float(np.median(srt[:cut])), float(np.median(srt[cut:]))
+    raw = y >= 0.5 * (srt[cut - 1] + srt[cut])
+    res = np.where(raw, y - hi, y - lo)[use]
+    sd = _robust_sd(res)
+    gap = hi - lo
+    if math.expm1(gap) < LEVEL_MIN_RATIO or not gap >= LEVEL_SEPARATION * max(sd, 1e-12):
+        return None
+    # the majority of each window and its neighbours (among the windows used)
+    idx = np.flatnonzero(use)
+    r = raw[idx].astype(np.int64)
+    pad = np.concatenate([r[:1], r, r[-1:]])
+    maj = (pad[:-2] + pad[1:-1] + pad[2:]) >= 2
+    slow = np.zeros(med.size, dtype=bool)
+    slow[idx] = maj
+    changed = idx[np.flatnonzero(maj[1:] != maj[:-1]) + 1]
+    if changed.size < LEVEL_MIN_SWITCHES:
+        return None
+    ends = np.append(starts[1:], x.size)
+    in_slow = np.zeros(x.size, dtype=bool)
+    in_fast = np.zeros(x.size, dtype=bool)
+    for i in idx:
+        (in_slow if slow[i] else in_fast)[starts[i] : ends[i]] = True
+    fast_ns, slow_ns = float(np.median(x[in_fast])), float(np.median(x[in_slow]))
+    return (
+        Levels(
+            fast_ns=fast_ns,
+            slow_ns=slow_ns,
+            ratio=slow_ns / fast_ns if fast_ns > 0 else math.inf,
+            switches=int(changed.size),
+            slow_share=float(in_slow.sum() / max(1, int((in_slow | in_fast).sum()))),
+            switch_indices=tuple(int(starts[i]) for i in changed),
+        ),
+        slow,
+    )
+
+
+def _warmup_by_worker(
+    x: FloatArray, segments: list[int], w: int
+) -> tuple[list[int], list[float], int, list[int]]:
+    """Warm-up judged within each worker process: its first windows against the rest of that
+    worker (`_warmup` on its own window medians). Returns the warm-up iterations and the
+    slowdown of each worker that had one, the number of workers judged (those with at least
+    ``MIN_WINDOWS`` windows) and where each worker that had one starts."""
+    found: list[int] = []
+    ratios: list[float] = []
+    at: list[int] = []
+    judged = 0
+    a = 0
+    for size in segments:
+        seg = x[a : a + size]
+        first = a
+        a += size
+        wk = max(10, min(w, seg.size // 8))
+        if seg.size < MIN_WINDOWS * wk:
+            continue
+        judged += 1
+        st, md = window_medians(seg, wk)
+        got = _warmup(seg, st, md)
+        if got is not None:
+            found.append(got[0])
+            ratios.append(got[1])
+            at.append(first)
+    return found, ratios, judged, at
+
+
+def _warmup(x: FloatArray, starts: IntArray, med: FloatArray) -> tuple[int, float] | None:
+    """Leading windows clearly above the rest (more than ``WARMUP_THRESHOLD`` and 4 robust
+    SDs of the window medians' differences): (warm-up iterations, how much slower they are)."""
+    nw = med.size
+    rest = float(np.median(med[1:]))
+    sd = _robust_sd(np.diff(med[1:])) / math.sqrt(2.0) if nw > 3 else 0.0
+    if not (med[0] > rest * (1.0 + WARMUP_THRESHOLD) and med[0] > rest + 4.0 * sd):
+        return None
+    ends = np.append(starts[1:], x.size)
+    k = 1
+    while k < nw - 1 and med[k] > rest * (1.0 + WARMUP_THRESHOLD):
+        k += 1
+    warm = int(ends[k - 1])
+    return warm, float(np.median(x[:warm])) / rest - 1.0
+
+
 def drift(
     x: npt.ArrayLike | Prepared,
     t: npt.ArrayLike | None = None,
     *,
     window: int | None = None,
     penalty_factor: float = PENALTY_FACTOR,
+    segments: list[int] | None = None,
 ) -> Drift:
     """Windowed medians, change points, trend and drift warnings of ``x`` (ns); ``t`` are
-    iteration start times in seconds (optional)."""
+    iteration start times in seconds (optional); ``segments`` the sizes of the worker
+    processes in the order they ran (warm-up is judged within each)."""
     prep = as_prepared(x, t)
     n, xv, tv = prep.n, prep.x, prep.t
     w = int(window) if window is not None else max(MIN_WINDOW, n // TARGET_WINDOWS)
@@ -348,9 +534,74 @@ def drift(
 
     step = prep.step
     floor = max(NOISE_FLOOR * abs(overall), 0.5 * step if step else 0.0, 1e-12)
-    bkps, sigma, lrv_factor, pen = _change_points(med, overall, step, floor, penalty_factor)
-    bounds = _refine(xv, [0] + [int(starts[b]) for b in bkps] + [n], w)
-    seg_med = [float(np.median(xv[a:b])) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+    # Warm-up first, on the samples as measured: leading windows clearly above the rest,
+    # judged within each worker process where the workers are known.
+    warnings: list[AnalysisWarning] = []
+    warm_ranges: list[tuple[int, int]] = []
+    warmup = 0
+    if segments is not None and len(segments) > 1 and sum(segments) == n:
+        warm, slower, judged, at = _warmup_by_worker(xv, list(segments), w)
+        if judged and len(warm) >= max(1, math.ceil(judged / 2)):
+            warmup = int(max(warm))
+            warm_ranges = [(a0, a0 + k) for a0, k in zip(at, warm, strict=True)]
+            warnings.append(
+                AnalysisWarning(
+                    "warmup",
+                    f"In {len(warm)} of {judged} worker processes the first iterations (up "
+                    f"to {warmup:,}) are {100.0 * float(np.median(slower)):.0f}% slower than "
+                    "the rest of that worker: warm-up was not finished. Raise the warm-up to "
+                    f"at least {warmup:,} iterations (--warmup, per worker).",
+                )
+            )
+    else:
+        got = _warmup(xv, starts, med)
+        if got is not None:
+            warmup = got[0]
+            warm_ranges = [(0, warmup)]
+            warnings.append(
+                AnalysisWarning(
+                    "warmup",
+                    f"The first {warmup:,} iterations ({100.0 * warmup / n:.1f}% of the run) "
+                    f"are {100.0 * got[1]:.0f}% slower than the rest: warm-up was not "
+                    f"finished. Raise the warm-up to at least {warmup:,} iterations.",
+                )
+            )
+    in_warmup = np.zeros(nw, dtype=bool)
+    for a0, b0 in warm_ranges:
+        in_warmup |= (starts < b0) & (ends > a0)
+    # Two speed levels (the host's state): found once, and taken out of the windows and
+    # samples, as the warm-up is, before change points and trend are looked for.
+    found = levels(xv, starts, med, exclude=in_warmup if in_warmup.any() else None)
+    lv, xa, meda = None, xv, med
+    if found is not None or in_warmup.any():
+        meda, xa = med.copy(), xv.copy()
+    if found is not None:
+        lv, slow = found
+        f = math.exp(
+            float(np.median(np.log(med[slow])) - np.median(np.log(med[~slow & ~in_warmup])))
+        )
+        for i in np.flatnonzero(slow):
+            meda[i] /= f
+            xa[starts[i] : ends[i]] /= f
+    # A warm-up window takes the level after it; a window beside a switch of speed (partly
+    # at each) the level of its neighbour on its own side.
+    borrow = {int(i): int(i) + 1 for i in np.flatnonzero(in_warmup)}
+    if lv is not None:
+        edge = set()
+        for c in np.searchsorted(starts, lv.switch_indices):
+            edge.update((int(c) - 1, int(c)))
+        for c in np.searchsorted(starts, lv.switch_indices):
+            for i, j in ((int(c) - 1, int(c) - 2), (int(c), int(c) + 1)):
+                if 0 <= j < nw and j not in edge and i not in borrow:
+                    borrow[i] = j
+    for i in sorted(borrow, reverse=True):
+        j = borrow[i]
+        if j < nw and meda[i] != 0:
+            xa[starts[i] : ends[i]] *= meda[j] / meda[i]
+            meda[i] = meda[j]
+    bkps, sigma, lrv_factor, pen = _change_points(meda, overall, step, floor, penalty_factor)
+    bounds = _refine(xa, [0] + [int(starts[b]) for b in bkps] + [n], w)
+    seg_med = [float(np.median(xa[a:b])) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
     cps = tuple(
         ChangePoint(
             index=bounds[i + 1],
@@ -362,6 +613,7 @@ def drift(
         )
         for i, b in enumerate(bkps)
     )
+    raw_med, med = med, meda
 
     # Trend.
     xaxis = times if times is not None else (starts + ends - 1) / 2.0
@@ -384,23 +636,20 @@ def drift(
         slope_it = float(ts.slope)
         total_change = float(ts.slope) * float(xaxis[-1] - xaxis[0])
 
-    warnings: list[AnalysisWarning] = []
-    # Warm-up: leading windows clearly above the rest.
-    rest = float(np.median(med[1:]))
-    warmup = 0
-    if med[0] > rest * (1.0 + WARMUP_THRESHOLD) and med[0] > rest + 4.0 * sigma:
-        k = 1
-        while k < nw - 1 and med[k] > rest * (1.0 + WARMUP_THRESHOLD):
-            k += 1
-        warmup = int(ends[k - 1])
-        ratio = float(np.median(xv[:warmup])) / rest - 1.0
-        warnings.append(
+    if lv is not None:
+        warnings.insert(
+            0,
             AnalysisWarning(
-                "warmup",
-                f"The first {warmup:,} iterations ({100.0 * warmup / n:.1f}% of the run) are "
-                f"{100.0 * ratio:.0f}% slower than the rest: warm-up was not finished. Raise the "
-                f"warm-up to at least {warmup:,} iterations.",
-            )
+                "levels",
+                f"This machine switched between two speeds about {lv.ratio:.2f}x apart "
+                f"{lv.switches} times during the run: {100.0 * lv.slow_share:.0f}% of the "
+                f"samples at the slow one (median {fmt(lv.slow_ns)} against "
+                f"{fmt(lv.fast_ns)}). That is the host's state (a virtual machine's host, "
+                "steal, a neighbour in bouts), not the benchmark: one median describes the "
+                "mixture. To compare scenarios, measure them together with 'latscope ab' "
+                "(both sides see the same moments); for one figure, use more worker "
+                "processes (--repeat) or a quieter machine.",
+            ),
         )
     stepped = False
     for cp in cps:
@@ -434,8 +683,8 @@ def drift(
     if flips >= 2:
         # One warning for the whole back and forth instead of one per change point.
         warnings = [w for w in warnings if w.code not in ("slowdown", "level_shift")]
-        levels = [cps[0].median_before] + [cp.median_after for cp in cps]
-        lo, hi = min(levels), max(levels)
+        seg_levels = [cps[0].median_before] + [cp.median_after for cp in cps]
+        lo, hi = min(seg_levels), max(seg_levels)
         spread = (
             f" (segment medians {fmt(lo)} to {fmt(hi)}, "
             f"{100.0 * (lo / overall - 1.0):+.0f}% to {100.0 * (hi / overall - 1.0):+.0f}% "
@@ -477,7 +726,7 @@ def drift(
     return Drift(
         window_size=w,
         window_starts=starts,
-        window_medians=med,
+        window_medians=raw_med,
         window_times=times,
         noise=sigma,
         penalty=pen,
@@ -490,4 +739,5 @@ def drift(
         warnings=tuple(warnings),
         method=method,
         reason=None,
+        levels=lv,
     )

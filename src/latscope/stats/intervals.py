@@ -553,7 +553,7 @@ def confidence_intervals(
         bounds = _batch_bounds(n, nb)
         units = f"{nb} batches of {ell:,}"
         if shifts is None:  # drift's change points: where the run's level moved
-            shifts = [cp.index for cp in drift(prep).change_points]
+            shifts = drift(prep).shifts
         cuts = sorted({int(c) for c in shifts if 0 < int(c) < n})
         if cuts:
             # the level moved: the stretches between its shifts are the batches
