@@ -209,7 +209,7 @@ def test_a_single_slow_sample_is_a_spike_not_two_change_points():
     assert len([cp for cp in d.change_points if abs(cp.index - 10_000) <= d.window_size]) == 1
     assert all(abs(cp.relative_change) < 1.0 for cp in d.change_points)
     edges = [0, *(cp.index for cp in d.change_points), x.size]
-    assert min(b - a for a, b in zip(edges[:-1], edges[1:])) >= d.window_size // 2
+    assert min(b - a for a, b in zip(edges[:-1], edges[1:], strict=True)) >= d.window_size // 2
 
 
 def test_warm_up_is_judged_within_each_worker():
