@@ -36,6 +36,7 @@ def make_run(
     header: dict[str, Any] | None = None,
     created_utc: str = "2026-01-01T00:00:01Z",
     host: str | None = None,
+    tags: dict[str, Any] | None = None,
 ) -> Run:
     """A complete run in ``store`` with the given duration columns (ns, equal lengths);
     ``segments``: samples per worker process (the header's ``workers``); ``header``: entries
@@ -94,7 +95,7 @@ def make_run(
         "clock": "mono_raw",
         "latscope_version": "test",
         "probe_warnings": [],
-        "tags": {},
+        "tags": dict(tags or {}),
         "env": run_env,
         "status": "complete",
     }

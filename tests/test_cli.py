@@ -239,3 +239,33 @@ def test_a_reader_that_leaves_early_ends_every_command_quietly_with_status_0(cli
         _, err = p.communicate(timeout=60)
         assert p.returncode == 0, (kind, argv, err)
         assert err == "", (kind, argv, err)
+
+
+@pytest.mark.parametrize(("batch_ns", "disagree"), [(80.0, False), (60.0, True)])
+def test_the_batch_figure_and_the_median_say_when_they_disagree(
+    store: Path, batch_ns: float, disagree: bool
+) -> None:
+    """A per-call median of 100 ns with a 20 ns clock read cost, against a batch figure of
+    80 ns (agreeing) or 60 ns (beyond the median's interval: said, with its likely cause)."""
+    from latscope.report.text import _check_figure
+    from synth import lognormal, make_run
+
+    run = make_run(
+        store,
+        {"call": lognormal(4000, 100.0, sigma=0.05, seed=3)},
+        bench="syscall",
+        segments=[1000] * 4,
+        header={"bench": {"batch": {"per_call_median_ns": batch_ns, "calls_per_batch": 100}}},
+    )
+    check = {
+        "label": "batch figure",
+        "value": "bench.batch.per_call_median_ns",
+        "column": "call",
+        "minus": "clock.overhead_ns",
+        "detail": "",
+    }
+    line = _check_figure(run, run.summary(), check)
+    assert line is not None and "ratio" in line
+    assert ("They disagree" in line) is disagree
+    if disagree:
+        assert "pools 4 worker processes" in line

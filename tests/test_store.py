@@ -11,6 +11,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -52,6 +53,8 @@ def test_two_suites_into_one_store_at_once(cli, store: Path, tmp_path: Path) -> 
             "--html",
             str(tmp_path / f"{f.stem}.html"),
             "--no-figures",
+            "--paired-time",
+            "0.5",
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
@@ -62,12 +65,13 @@ def test_two_suites_into_one_store_at_once(cli, store: Path, tmp_path: Path) -> 
         assert p.returncode == 0, out + err
     scan = Store(store).scan()
     assert not scan.skipped and not scan.partials
-    assert len(scan.runs) == 18  # 2 suites x 3 scenarios x 3 repetitions
+    # 2 suites x (3 scenarios x 3 repetitions + the syscall scenarios' paired run)
+    assert len(scan.runs) == 20
     by_suite = {"alpha": 0, "beta": 0}
     for r in scan.runs:
         by_suite[r.meta["tags"]["suite"]] += 1
         assert (r.dir / SUMMARY_FILE).is_file()
-    assert by_suite == {"alpha": 9, "beta": 9}
+    assert by_suite == {"alpha": 10, "beta": 10}
     ls = cli("ls", "--json")
     assert ls.returncode == 0, ls.stderr
     listed = json.loads(ls.stdout)
@@ -218,6 +222,34 @@ def test_history_in_time_order_with_plot(cli, store: Path, tmp_path: Path) -> No
     assert cli("history", "syscall", "--column", "nope").returncode == 2
     assert cli("history", "pipe").returncode == 2
     assert cli("history", "syscall", "--stat", "p42").returncode == 2
+
+
+def test_history_tags_injected_runs_and_leaves_them_out_of_vs_prev(cli, store: Path) -> None:
+    """A run whose figures hold an injected delay is tagged and never a change from or to a
+    real run; a run with arms (latscope ab) is no point of a history."""
+    made = []
+    for k, (med, tags) in enumerate(
+        [(100.0, {}), (150.0, {"inject_ns": 50.0}), (110.0, {}), (100.0, {"ab": True})]
+    ):
+        made.append(
+            make_run(
+                store,
+                {"call": np.full(500, med)},
+                bench="syscall",
+                params={"op": "getppid"},
+                created_utc=f"2026-02-01T00:00:0{k}Z",
+                tags=tags,
+            ).id
+        )
+    r = cli("history", "syscall", "--wide")
+    assert r.returncode == 0, r.stderr
+    lines = {i: next(ln for ln in r.stdout.splitlines() if i in ln) for i in made[:3]}
+    assert "injected +50 ns" in lines[made[1]] and "%" not in lines[made[1]].split("ns")[-1]
+    assert "+10.0%" in lines[made[2]]  # against the first run, not the injected one
+    assert made[3] not in r.stdout
+    assert "left out of it" in " ".join(r.stdout.split())
+    ls = cli("ls", "--wide")
+    assert "injected +50 ns" in ls.stdout
 
 
 def test_rm(cli, store: Path) -> None:

@@ -154,7 +154,8 @@ def measure(
                 "probe_command": " ".join(shlex.quote(a) for a in args[1:]),
                 "latscope_version": __version__,
                 "probe_warnings": warnings,
-                "tags": dict(tags or {}),
+                # an injected run says so wherever runs are listed (ls, history)
+                "tags": {**dict(tags or {}), **({"inject_ns": inject_ns} if inject_ns else {})},
                 "env": env,
                 "status": "complete",
             }

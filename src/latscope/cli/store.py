@@ -147,6 +147,11 @@ def _status(tags: dict[str, Any], status: str | None) -> str:
             status += f" #{tags['repetition']}"
     elif tags.get("repeat_group"):
         status = f"repetition {tags.get('repetition')}/{tags.get('repeat')}"
+    elif tags.get("ab"):
+        status = "ab (arms)"
+    inj = tags.get("inject_ns")
+    if isinstance(inj, (int, float)) and inj > 0:
+        status += f", injected +{inj:,.0f} ns"
     return status
 
 
@@ -425,6 +430,7 @@ def cmd_history(args: argparse.Namespace) -> int:
     tables: dict[str, list[list[str]]] = {host: [] for host in h.hosts}
     prev: dict[tuple[str, str], float | None] = {}  # per host and series (same parameters)
     reasons: list[str] = []
+    injected = 0
     for i, r in enumerate(h.rows, 1):
         v = h.value(r)
         series = (r["host"] or "", history.series_label(r, keys))
@@ -433,6 +439,10 @@ def cmd_history(args: argparse.Namespace) -> int:
             tags = f"{r.get('suite')}/{r['scenario']} #{r.get('repetition')}"
         elif r.get("repeat_group"):
             tags = f"repetition {r.get('repetition')}"
+        inj = history.injected_ns(r)
+        if inj:
+            tags = f"{tags} injected +{inj:,.0f} ns".strip()
+            injected += 1
         cells = [str(i), r["created_utc"].strftime("%Y-%m-%d %H:%M:%S"), shown(r["run_id"])]
         if keys:
             cells.append(shown(series[1]))
@@ -448,8 +458,11 @@ def cmd_history(args: argparse.Namespace) -> int:
             lo, hi = r["p50_ci_low_ns"], r["p50_ci_high_ns"]
             cells.append(f"{fmt_bare(lo, unit)}–{fmt_bare(hi, unit)}" if lo is not None else "—")
         before = prev.get(series)
-        cells.append(f"{100 * (v / before - 1):+.1f}%" if before and v is not None else "")
-        prev[series] = v
+        if inj:  # its figures hold a known delay: no change from, or to, a real run
+            cells.append("")
+        else:
+            cells.append(f"{100 * (v / before - 1):+.1f}%" if before and v is not None else "")
+            prev[series] = v
         tables[series[0]].append(cells)
     left_out: list[str] = []
     title = f"{shown(h.bench)} {shown(h.column)}: {h.stat} over time ({len(h.rows)} runs)"
@@ -466,6 +479,8 @@ def cmd_history(args: argparse.Namespace) -> int:
     legend = "vs prev: change from the previous run with the same parameters"
     if grouped:
         legend += " on the same host"
+    if injected:
+        legend += " (runs with an injected delay, tagged, are left out of it)"
     if left_out:
         legend += f"; {', '.join(left_out)}: 'latscope history --wide'"
     console.print(f"[dim]{legend}[/dim]")

@@ -422,7 +422,8 @@ def print_run(console: Console, run: Any, details: bool = False) -> None:
     if isinstance(check, dict):
         line = _check_figure(run, summ, check)
         if line:
-            console.print(line)
+            bad = "They disagree" in line
+            console.print(line, style="yellow" if bad else None, markup=False, highlight=False)
     for text, style in display_lines(meta):
         text = shown(text)  # paths and parameters are the user's, never markup
         console.print(f"[{style}]{text}[/{style}]" if style else text, highlight=False)
@@ -493,11 +494,24 @@ def _check_figure(run: Any, summ: Any, check: dict[str, Any]) -> str | None:
     detail = fill(str(check.get("detail") or ""), meta)
     minus_words = str(check.get("minus") or "").replace(".", " ").removesuffix("_ns")
     what = f"median minus {minus_words.replace('_', ' ')}" if check.get("minus") else "median"
-    return (
+    line = (
         f"{check.get('label')}: {fmt(per)} per call"
         + (f" ({detail})" if detail else "")
         + f"; {col} {what}: {fmt(net)} (ratio {net / per:.2f})"
     )
+    lo = summ.filter(summ["column"] == col)["p50_ci_low_ns"][0]
+    hi = summ.filter(summ["column"] == col)["p50_ci_high_ns"][0]
+    if lo is not None and hi is not None and not (lo - minus <= per <= hi - minus):
+        workers = len(run.segments)
+        pooled = f"pools {workers} worker processes" if workers > 1 else "is another process's"
+        line += (
+            f". They disagree beyond the median's 95% interval ({fmt(lo - minus)}–"
+            f"{fmt(hi - minus)} net): the {check.get('label')} is one process's, measured at "
+            f"one moment, while the {col} median {pooled}, at other moments: on a host that "
+            "changes speed (latscope env --check) the two see different speeds. Quote the "
+            "median with its interval."
+        )
+    return line
 
 
 def run_label(run: Any) -> str:

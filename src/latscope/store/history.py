@@ -102,7 +102,8 @@ def query(
         raise BadInput(f"--stat {stat}: choose one of {', '.join(s.key for s in STATS)}")
     cat = catalog(store, benchmark=bench, host=host)
     skipped = list(cat.skipped)
-    rows = cat.dicts()
+    # an interleaved run's columns are its arms' (A:rtt, B:rtt): not a point of a history
+    rows = [r for r in cat.dicts() if not _tags(r).get("ab")]
     if not rows:
         if host is not None and cat.hosts:
             raise BadInput(
@@ -135,6 +136,20 @@ def query(
     h.hosts = sorted({r["host"] or "" for r in picked})
     h.indexed = cat.indexed
     return h
+
+
+def _tags(row: dict[str, Any]) -> dict[str, Any]:
+    try:
+        tags = json.loads(row.get("tags") or "{}")
+    except ValueError:
+        return {}
+    return tags if isinstance(tags, dict) else {}
+
+
+def injected_ns(row: dict[str, Any]) -> float:
+    """The known delay a run's figures hold (``run --inject-ns``; 0: none)."""
+    v = _tags(row).get("inject_ns")
+    return float(v) if isinstance(v, (int, float)) and v > 0 else 0.0
 
 
 def _env_notes(store: Store, rows: list[dict[str, Any]]) -> list[str]:
