@@ -7,11 +7,11 @@ include the variation *between* processes, which only repetitions reveal; the sa
 process, however many, cannot. Runs are measured in several worker processes (segments,
 ``Run.segments``) for that reason.
 
-Ratio. The headline is the ratio of medians (> 1: ``b`` is slower), next to the ratio of p99s.
-With several segments per side it is the ratio of the geometric means of the segment medians
-(a side's typical process), else ``median(b) / median(a)`` of the pooled samples. The pooled
-median of a run whose processes fall into two modes jumps with the share of processes in each;
-the geometric mean of the process medians moves smoothly.
+Ratio. The headline is the ratio of medians (> 1: ``b`` is slower), next to the ratio of p99s:
+``median(b) / median(a)`` of the pooled samples, the medians every view prints for the two
+runs, so that the ratio printed beside two medians is their ratio. (The pooled median of a
+run whose processes fall into two modes jumps with the share of processes in each; the
+interval below holds that, through the variation between the process medians.)
 
 Interval of the ratio of medians, two-level:
 
@@ -245,12 +245,13 @@ def compare(
     if sma.r >= MIN_SEGMENTS and smb.r >= MIN_SEGMENTS and positive:
         d, h, df = _welch_log(ma, mb, level)
         between_iv = (math.exp(d - h), math.exp(d + h))
-        est = math.exp(d)  # the ratio of the geometric means of the worker medians
+        # the estimate stays the ratio of the two medians printed beside it; the interval
+        # is widened to hold the between-process one
         low, high = min(low, between_iv[0]), max(high, between_iv[1])
         bmethod = f"Welch t on the log worker medians ({sma.r} + {smb.r} processes, {df:.1f} df)"
         method = (
             f"two-level interval: hull of the {bmethod} and the {boot_method}; the ratio is "
-            "that of the geometric means of the worker medians"
+            "that of the two runs' medians"
         )
     elif between_cv is not None and positive and between_cv >= 0.0:
         var = 0.0
