@@ -393,35 +393,54 @@ void clock_setup(enum clock_kind k, struct clock_info *info) {
 /* ---------------------------------------------------------------- --inject-ns */
 
 uint64_t g_inject_on = 0;
-static uint64_t inject_iters = 0; /* short delays: a counted empty loop */
-static uint64_t inject_ticks = 0; /* longer ones: spin on the run's clock */
+static uint64_t inject_iters = 0; /* the fine part: a counted empty loop */
+static uint64_t inject_ticks = 0; /* the bulk: a spin on the run's clock */
 
-/* A delay shorter than one read of the clock cannot be timed by the clock itself (each read
- * costs tens of ns), so it is a fixed number of empty loop iterations; a longer one spins on the
- * clock, which holds its length in time even where the CPU's speed varies (a VM's host).  An
- * empty loop before a system call overlaps with it: measured in a pipe's round trip, a loop
- * calibrated to 55 ns in an empty region added about 20 ns; the spin's reads do not overlap. */
+/* The wait is a spin on the clock for its bulk, then a counted empty loop for the rest, then a
+ * fence, so that nothing after it starts before it ends.  A spin on the clock holds its length in
+ * time where the CPU's speed varies (a VM's host), but it can only end at a read of the clock:
+ * its length moves in steps of one read (~20 ns), and a correction that assumes it moves
+ * smoothly settled 13 ns short of a 60 ns wait.  The loop fills in below one step: where the
+ * host's speed varies, only that part varies with it.  Without the fence a loop before a system
+ * call overlaps with it (55 ns calibrated in an empty region added about 20 ns to a pipe's round
+ * trip). */
 __attribute__((noinline)) void inject_spin(void) {
     if (inject_ticks) {
         uint64_t s = clk_end(), target = inject_ticks;
         while (clk_end() - s < target) {
         }
-        return;
     }
     for (uint64_t i = inject_iters; i > 0; i--) __asm__ __volatile__("" ::: "memory");
+#if defined(__x86_64__) || defined(__i386__)
+    __asm__ __volatile__("lfence" ::: "memory");
+#elif defined(__aarch64__) || defined(__arm__)
+    __asm__ __volatile__("isb" ::: "memory");
+#endif
 }
 
-/* What the wait adds to an otherwise empty timed region: the median of `reps` regions with it
- * minus the median of `reps` empty ones, measured alternately (so both see the same speed of
- * the host: a read cost measured at another moment may differ by more than a short wait), in
- * ns.  d holds 2 x reps. */
+/* The work of the calibration's regions: the cheapest system call, as a benchmark's timed region
+ * has one after the wait (a send, a call, an open). */
+#if HAVE_QPC
+static __attribute__((noinline)) void calib_work(void) { __asm__ __volatile__("" ::: "memory"); }
+#else
+#include <sys/syscall.h>
+#include <unistd.h>
+static __attribute__((noinline)) void calib_work(void) { (void)syscall(SYS_getppid); }
+#endif
+
+/* What the wait adds to a timed region that holds one system call (calib_work): the median of
+ * `reps` regions with it minus the median of `reps` without, measured alternately (so both see
+ * the same speed of the host: a read cost measured at another moment may differ by more than a
+ * short wait), in ns.  d holds 2 x reps. */
 static double inject_measure(const struct clock_info *ci, int reps, uint64_t *d) {
     uint64_t *e = d + reps;
     for (int i = 0; i < reps; i++) {
         uint64_t a0 = clk_start();
+        calib_work();
         uint64_t b0 = clk_end();
         uint64_t a = clk_start();
         inject_delay();
+        calib_work();
         uint64_t b = clk_end();
         e[i] = b0 - a0;
         d[i] = b - a;
@@ -431,46 +450,69 @@ static double inject_measure(const struct clock_info *ci, int reps, uint64_t *d)
     return ((double)d[reps / 2] - (double)e[reps / 2]) * ci->ns_per_tick;
 }
 
-/* Short delays (under one read cost): the loop's speed is measured on a long loop (the
- * fastest of five of about 1 ms), then the count is corrected twice against the median of short
- * timed regions with the wait inside them, as a benchmark sees it.  Longer delays: the clock
- * target is corrected twice in the same way for the reads and the overshoot the spin adds. */
+/* The loop's speed: the fastest of five loops of about 1 ms, ns per iteration. */
+static double loop_ns(const struct clock_info *ci) {
+    uint64_t probe_iters = 1000000;
+    double per_iter = 0;
+    uint64_t keep = inject_ticks;
+    inject_ticks = 0;
+    for (int k = 0; k < 5; k++) {
+        inject_iters = probe_iters;
+        uint64_t a = clk_start();
+        inject_spin();
+        uint64_t b = clk_end();
+        double v = (double)(b - a) * ci->ns_per_tick / (double)probe_iters;
+        if (k == 0 || v < per_iter) per_iter = v;
+    }
+    inject_ticks = keep;
+    inject_iters = 0;
+    return per_iter > 0 ? per_iter : 1;
+}
+
+/* Calibrate: the bulk is the longest spin target whose wait (measured as a benchmark sees it,
+ * inject_measure) is not longer than ns, found by bisection over the target (the wait grows in
+ * steps with it); then the loop's count is set from its speed for the rest and corrected twice
+ * against the measured wait.  A wait shorter than one spin's step is the loop alone. */
 void inject_calibrate(const struct clock_info *ci, double ns) {
     g_inject_on = 0;
     inject_iters = inject_ticks = 0;
     if (!(ns > 0)) return;
-    int reps = (int)(0.2e9 / (ns + 100));
+    int reps = (int)(0.2e9 / (ns + 300));
     if (reps > 2001) reps = 2001;
     if (reps < 11) reps = 11;
     uint64_t *d = xcalloc(2 * (size_t)reps, sizeof(uint64_t));
     g_inject_on = 1;
-    if (ns < ci->overhead_ns) {
-        uint64_t probe_iters = 1000000;
-        double per_iter = 0;
-        for (int k = 0; k < 5; k++) {
-            inject_iters = probe_iters;
-            uint64_t a = clk_start();
-            inject_spin();
-            uint64_t b = clk_end();
-            double v = (double)(b - a) * ci->ns_per_tick / (double)probe_iters;
-            if (k == 0 || v < per_iter) per_iter = v;
+    double per_iter = loop_ns(ci);
+    double bulk = 0; /* the wait of the spin alone, ns */
+    if (ns >= ci->overhead_ns) {
+        uint64_t lo = 0, hi = (uint64_t)(ns / ci->ns_per_tick) + 1; /* spin targets, ticks */
+        while (hi - lo > 1) {
+            uint64_t mid = lo + (hi - lo) / 2;
+            inject_ticks = mid;
+            double w = inject_measure(ci, reps, d);
+            if (w <= ns) {
+                lo = mid;
+                bulk = w;
+            } else {
+                hi = mid;
+            }
         }
-        double iters = ns / (per_iter > 0 ? per_iter : 1);
-        for (int pass = 0; pass < 2; pass++) {
-            inject_iters = iters >= 1 ? (uint64_t)(iters + 0.5) : 1;
-            double added = inject_measure(ci, reps, d);
-            if (added > 0) iters *= ns / added;
-        }
-        inject_iters = iters >= 1 ? (uint64_t)(iters + 0.5) : 1;
-    } else {
-        double want = ns / ci->ns_per_tick, target = want;
-        for (int pass = 0; pass < 2; pass++) {
-            inject_ticks = target >= 1 ? (uint64_t)(target + 0.5) : 1;
-            double added = inject_measure(ci, reps, d) / ci->ns_per_tick;
-            target -= added - want;
-        }
-        inject_ticks = target >= 1 ? (uint64_t)(target + 0.5) : 1;
+        /* lo is the edge of a step, where the number of reads the spin makes (and so its
+         * wait) flips with the reads' jitter: back off half a read into the step's plateau,
+         * and let the loop fill what that leaves */
+        uint64_t half = (uint64_t)(0.5 * ci->overhead_ns / ci->ns_per_tick);
+        inject_ticks = lo > half ? lo - half : 0;
+        bulk = inject_ticks ? inject_measure(ci, reps, d) : 0;
+        if (bulk > ns) bulk = ns;
     }
+    double iters = (ns - bulk) / per_iter;
+    for (int pass = 0; pass < 2; pass++) {
+        inject_iters = iters >= 1 ? (uint64_t)(iters + 0.5) : 0;
+        double added = inject_measure(ci, reps, d);
+        iters += (ns - added) / per_iter;
+    }
+    inject_iters = iters >= 1 ? (uint64_t)(iters + 0.5) : 0;
+    if (!inject_ticks && !inject_iters) inject_iters = 1;
     free(d);
 }
 
