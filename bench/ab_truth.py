@@ -11,6 +11,7 @@ loads every CPU.
     python bench/ab_truth.py                      # pipe and syscall, 40 of each, defaults
     python bench/ab_truth.py --pairs 10 --only pipe
     python bench/ab_truth.py --stress 20          # 20 A/A pipe comparisons under stress-ng
+    python bench/ab_truth.py --only pipe --no-aa --fractions 0.04   # other injected sizes
 
 Runs are kept in a temporary store (removed at the end). Run it on a machine with nothing else
 running: it measures the machine.
@@ -82,7 +83,14 @@ def main() -> int:
         metavar="N",
         help="N A/A pipe comparisons under stress-ng --cpu (0: none)",
     )
+    ap.add_argument(
+        "--fractions",
+        metavar="F,F",
+        help="injected sizes as fractions of the median, instead of the plan's (0.04,0.02)",
+    )
+    ap.add_argument("--no-aa", action="store_true", help="no A/A comparisons")
     args = ap.parse_args()
+    chosen = [float(x) for x in args.fractions.split(",")] if args.fractions else None
     store = tempfile.mkdtemp(prefix="latscope-ab-truth-")
     walls: list[float] = []
     try:
@@ -96,13 +104,14 @@ def main() -> int:
                 m["median_ns"] for m in pilot["medians"] if m["arm"] == "A" and m["column"] == col
             )
             print(f"{name}: '{scenario}', {col} median {median:.1f} ns (pilot)", flush=True)
-            aa = []
-            for _ in range(args.pairs):
-                f, w = ab(store, scenario, scenario)
-                aa.append(f)
-                walls.append(w)
-            print(line("A/A", verdicts(aa), len(aa)), flush=True)
-            for frac in fractions:
+            if not args.no_aa:
+                aa = []
+                for _ in range(args.pairs):
+                    f, w = ab(store, scenario, scenario)
+                    aa.append(f)
+                    walls.append(w)
+                print(line("A/A", verdicts(aa), len(aa)), flush=True)
+            for frac in chosen or fractions:
                 inj = max(1, round(frac * median))
                 got = []
                 for _ in range(args.pairs):

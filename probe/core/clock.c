@@ -403,7 +403,8 @@ static uint64_t inject_ticks = 0; /* the bulk: a spin on the run's clock */
  * smoothly settled 13 ns short of a 60 ns wait.  The loop fills in below one step: where the
  * host's speed varies, only that part varies with it.  Without the fence a loop before a system
  * call overlaps with it (55 ns calibrated in an empty region added about 20 ns to a pipe's round
- * trip). */
+ * trip).  A wait shorter than one read is the loop alone, without the fence (which costs
+ * several ns itself: a 3 ns wait with it added 9 ns), calibrated where a system call follows. */
 __attribute__((noinline)) void inject_spin(void) {
     if (inject_ticks) {
         uint64_t s = clk_end(), target = inject_ticks;
@@ -411,6 +412,7 @@ __attribute__((noinline)) void inject_spin(void) {
         }
     }
     for (uint64_t i = inject_iters; i > 0; i--) __asm__ __volatile__("" ::: "memory");
+    if (!inject_ticks) return; /* a wait shorter than the fence itself: the loop alone */
 #if defined(__x86_64__) || defined(__i386__)
     __asm__ __volatile__("lfence" ::: "memory");
 #elif defined(__aarch64__) || defined(__arm__)
