@@ -4,31 +4,8 @@ Windows. The run is cut into consecutive windows of ``w = max(MIN_WINDOW, n // 2
 (about 200 windows; at least 50 samples each); the last window also takes the remainder. Each
 window is summarised by its median, which ignores the spikes that ``outliers.py`` deals with.
 
-Two speeds of the host (``levels``). A cloud VM often runs at one of two speeds, about 1.3x
-apart, for seconds at a time; a run on it is stationary apart from that, and its change points
-would only report the host switching, again and again. So before change points are looked
-for, the window medians are split in two groups (the best two-group split of their
-logarithms); when the groups are at least ``LEVEL_MIN_RATIO`` (10%) apart, their gap at least
-``LEVEL_SEPARATION`` (3.5) robust SDs of the windows around their own group (one unimodal
-spread split in two gives about 2.5), each holds at least ``LEVEL_MIN_SHARE`` of the windows
-and the windows (each the majority of itself and its neighbours) switch between them at least
-twice, that is one finding, ``levels``: how far apart, how often, what share of the samples at
-the slow one, with advice that fits (``latscope ab``, more workers, a quieter machine). The
-slow windows are then divided by the ratio, the windows beside a switch (partly at each
-speed) take their neighbour's level, and change points, trend and the samples' refinement work
-on what remains: only changes the two speeds do not explain are change points. Where the
-run's level moved (`Drift.shifts`: the change points and the switches) is what the intervals
-cut their batches at. A real step on top of the two speeds is found, but not separated from
-them exactly: more change points may come with it. Checked by simulation (``tests``): a host
-switching between two speeds 1.33x apart every 2,000 iterations on average gives the
-``levels`` finding and nothing else in 10 of 10 runs of 20,000 samples.
-
-Warm-up (``warmup``) is judged first, on the samples as measured, within each worker process
-where the workers are known (``segments``): a worker's first windows against the rest of the
-same worker, and a warning only when at least half of the workers judged had one (each worker
-warms up on its own; a first worker that ran at the host's slow speed throughout is not a
-warm-up). The warm-up windows take no part in the speeds and take the level after them for
-the change points.
+The host's two speeds and the warm-up are found first (levels.py) and taken out of the windows
+and samples before change points and trend are looked for.
 
 Change points. A change point is reported only when it is beyond the noise of the window
 medians *given their serial dependence* and large enough to matter:
@@ -112,7 +89,6 @@ from scipy import stats
 
 from ..units import fmt
 from ._common import (
-    MAD_SCALE,
     AnalysisWarning,
     FloatArray,
     IntArray,
@@ -121,10 +97,21 @@ from ._common import (
     as_prepared,
     quantile_sorted,
 )
+from .levels import (
+    MIN_WINDOWS,
+    Levels,
+    levels,
+    levels_warning,
+    robust_sd,
+    warmup_by_worker,
+    warmup_windows,
+    window_medians,
+)
+
+__all__ = ["ChangePoint", "Drift", "Levels", "drift", "timer_too_coarse", "window_medians"]
 
 MIN_WINDOW = 50
 TARGET_WINDOWS = 200
-MIN_WINDOWS = 4
 MIN_SEGMENT_WINDOWS = 2
 PENALTY_FACTOR = 3.0
 NOISE_FLOOR = 1e-3
@@ -138,20 +125,11 @@ LRV_ITERATIONS = 5
 PRACTICAL_CHANGE = 0.05
 #: ... and by at least this many clock steps.
 MIN_CHANGE_STEPS = 3
-WARMUP_THRESHOLD = 0.10
 SLOWDOWN_THRESHOLD = 0.10
 OSCILLATION_THRESHOLD = 0.05
 TREND_THRESHOLD = 0.10
 #: The median must be at least this many clock ticks.
 TIMER_TICKS = 10
-#: Two speed levels of the host (`levels`): at least this far apart (ratio - 1) ...
-LEVEL_MIN_RATIO = 0.10
-#: ... their gap at least this many robust SDs of the windows around their own level ...
-LEVEL_SEPARATION = 3.5
-#: ... each level holding at least this share of the windows (and 2 windows) ...
-LEVEL_MIN_SHARE = 0.03
-#: ... and the windows switching between them at least this many times.
-LEVEL_MIN_SWITCHES = 2
 
 
 @dataclasses.dataclass(frozen=True)
@@ -162,20 +140,6 @@ class ChangePoint(Result):
     median_before: float
     median_after: float
     relative_change: float  # median_after / median_before - 1
-
-
-@dataclasses.dataclass(frozen=True)
-class Levels(Result):
-    """Two speed levels the run switched between (the host's state: a cloud VM that runs at
-    one of two speeds for seconds at a time, steal, a neighbour in bouts): found in the window
-    medians, reported once instead of as change points."""
-
-    fast_ns: float  # median of the samples in windows at the fast level
-    slow_ns: float  # ... at the slow level
-    ratio: float  # slow_ns / fast_ns
-    switches: int  # changes of level between consecutive windows
-    slow_share: float  # share of the samples in windows at the slow level
-    switch_indices: tuple[int, ...]  # first iteration of each window where the level changed
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -225,28 +189,11 @@ def timer_too_coarse(median_ns: float, step_ns: float | None) -> AnalysisWarning
     )
 
 
-def window_medians(x: FloatArray, w: int) -> tuple[IntArray, FloatArray]:
-    """The starts and medians of consecutive windows of ``w`` samples (the last one also takes
-    the remainder)."""
-    n = x.size
-    nw = max(1, n // w)
-    starts = np.arange(nw, dtype=np.int64) * w
-    med = np.empty(nw)
-    if nw > 1:
-        med[:-1] = np.median(x[: (nw - 1) * w].reshape(nw - 1, w), axis=1)
-    med[-1] = np.median(x[(nw - 1) * w :])
-    return starts, med
-
-
 def _where(index: int, t: FloatArray | None) -> str:
     s = f"iteration {index:,}"
     if t is not None:
         s += f" (t = {t[index] - t[0]:.3g} s)"
     return s
-
-
-def _robust_sd(r: FloatArray) -> float:
-    return MAD_SCALE * float(np.median(np.abs(r - np.median(r))))
 
 
 def _segment_fit(med: FloatArray, bkps: list[int]) -> tuple[FloatArray, list[float]]:
@@ -265,7 +212,7 @@ def _long_run_factor(res: FloatArray) -> float:
     """``(1 + rho) / (1 - rho)``: the long-run variance of an AR(1) over its variance, with
     ``rho`` the lag-1 autocorrelation of the residuals winsorised at 3 robust SDs, clipped to
     ``[0, MAX_RHO]`` (never below 1: a negative correlation is not trusted to help)."""
-    sd = _robust_sd(res)
+    sd = robust_sd(res)
     if res.size < 3 or not sd > 0.0:
         return 1.0
     r = np.clip(res - np.median(res), -3.0 * sd, 3.0 * sd)
@@ -319,7 +266,7 @@ def _refine(x: FloatArray, bounds: list[int], w: int) -> list[int]:
         a, b = out[i - 1], bounds[i + 1]
         seg = x[a:b]
         y = np.log(seg) if float(seg.min()) > 0.0 else seg
-        sd = _robust_sd(y)
+        sd = robust_sd(y)
         if sd > 0.0:
             mid = float(np.median(y))
             y = np.clip(y, mid - 3.0 * sd, mid + 3.0 * sd)
@@ -345,13 +292,13 @@ def _change_points(
     y, fl, unit = med, floor, 1.0
     if overall > 0.0 and float(med.min()) > 0.0:  # relative changes: segment the logarithms
         y, fl, unit = np.log(med), floor / overall, overall
-    sigma = max(_robust_sd(np.diff(y)) / math.sqrt(2.0), fl)
+    sigma = max(robust_sd(np.diff(y)) / math.sqrt(2.0), fl)
     lrf, pen = 1.0, factor * sigma**2 * math.log(nw)
     bkps = _segment(y, pen)
     seen: set[tuple[int, ...]] = set()
     for _ in range(LRV_ITERATIONS):
         res, _ = _segment_fit(y, bkps)
-        sigma = max(_robust_sd(res), fl)
+        sigma = max(robust_sd(res), fl)
         lrf = _long_run_factor(res)
         pen = factor * lrf * sigma**2 * math.log(nw)
         new = _segment(y, pen)
@@ -370,119 +317,6 @@ def _change_points(
             break
         del bkps[i]
     return bkps, sigma * unit, lrf, pen
-
-
-def levels(
-    x: FloatArray,
-    starts: IntArray,
-    med: FloatArray,
-    min_windows: int = 20,
-    exclude: npt.NDArray[np.bool_] | None = None,
-) -> tuple[Levels, npt.NDArray[np.bool_]] | None:
-    """Two speed levels the window medians switch between, and which windows are at the slow
-    one; None when there are not two. The split is the best two-group split of the sorted
-    logarithms of the window medians (each group at least ``LEVEL_MIN_SHARE`` of them and 2);
-    it is two levels when the groups' medians are at least ``LEVEL_MIN_RATIO`` apart, their gap
-    at least ``LEVEL_SEPARATION`` robust SDs of the windows around their own group's median
-    (one spread-out level split in two gives about 2.5), and the windows change group at least
-    ``LEVEL_MIN_SWITCHES`` times (one change is a level shift: a change point), a window's
-    level being the majority of itself and its two neighbours (a window whose median lies
-    near the threshold by chance is not a switch). Windows in ``exclude`` (a warm-up) take no
-    part and are at neither level."""
-    nw = med.size
-    use = np.ones(nw, dtype=bool) if exclude is None else ~exclude
-    if int(use.sum()) < min_windows or not float(med.min()) > 0.0:
-        return None
-    y = np.log(med)
-    srt = np.sort(y[use])
-    nw = srt.size
-    k0 = max(2, math.ceil(LEVEL_MIN_SHARE * nw))
-    if nw < 2 * k0:
-        return None
-    c1 = np.concatenate([[0.0], np.cumsum(srt)])
-    c2 = np.concatenate([[0.0], np.cumsum(srt * srt)])
-    k = np.arange(k0, nw - k0 + 1)
-    within = (c2[k] - c1[k] ** 2 / k) + ((c2[nw] - c2[k]) - (c1[nw] - c1[k]) ** 2 / (nw - k))
-    cut = int(k[int(np.argmin(within))])
-    lo, hi = float(np.median(srt[:cut])), float(np.median(srt[cut:]))
-    raw = y >= 0.5 * (srt[cut - 1] + srt[cut])
-    res = np.where(raw, y - hi, y - lo)[use]
-    sd = _robust_sd(res)
-    gap = hi - lo
-    if math.expm1(gap) < LEVEL_MIN_RATIO or not gap >= LEVEL_SEPARATION * max(sd, 1e-12):
-        return None
-    # the majority of each window and its neighbours (among the windows used)
-    idx = np.flatnonzero(use)
-    r = raw[idx].astype(np.int64)
-    pad = np.concatenate([r[:1], r, r[-1:]])
-    maj = (pad[:-2] + pad[1:-1] + pad[2:]) >= 2
-    slow = np.zeros(med.size, dtype=bool)
-    slow[idx] = maj
-    changed = idx[np.flatnonzero(maj[1:] != maj[:-1]) + 1]
-    if changed.size < LEVEL_MIN_SWITCHES:
-        return None
-    ends = np.append(starts[1:], x.size)
-    in_slow = np.zeros(x.size, dtype=bool)
-    in_fast = np.zeros(x.size, dtype=bool)
-    for i in idx:
-        (in_slow if slow[i] else in_fast)[starts[i] : ends[i]] = True
-    fast_ns, slow_ns = float(np.median(x[in_fast])), float(np.median(x[in_slow]))
-    return (
-        Levels(
-            fast_ns=fast_ns,
-            slow_ns=slow_ns,
-            ratio=slow_ns / fast_ns if fast_ns > 0 else math.inf,
-            switches=int(changed.size),
-            slow_share=float(in_slow.sum() / max(1, int((in_slow | in_fast).sum()))),
-            switch_indices=tuple(int(starts[i]) for i in changed),
-        ),
-        slow,
-    )
-
-
-def _warmup_by_worker(
-    x: FloatArray, segments: list[int], w: int
-) -> tuple[list[int], list[float], int, list[int]]:
-    """Warm-up judged within each worker process: its first windows against the rest of that
-    worker (`_warmup` on its own window medians). Returns the warm-up iterations and the
-    slowdown of each worker that had one, the number of workers judged (those with at least
-    ``MIN_WINDOWS`` windows) and where each worker that had one starts."""
-    found: list[int] = []
-    ratios: list[float] = []
-    at: list[int] = []
-    judged = 0
-    a = 0
-    for size in segments:
-        seg = x[a : a + size]
-        first = a
-        a += size
-        wk = max(10, min(w, seg.size // 8))
-        if seg.size < MIN_WINDOWS * wk:
-            continue
-        judged += 1
-        st, md = window_medians(seg, wk)
-        got = _warmup(seg, st, md)
-        if got is not None:
-            found.append(got[0])
-            ratios.append(got[1])
-            at.append(first)
-    return found, ratios, judged, at
-
-
-def _warmup(x: FloatArray, starts: IntArray, med: FloatArray) -> tuple[int, float] | None:
-    """Leading windows clearly above the rest (more than ``WARMUP_THRESHOLD`` and 4 robust
-    SDs of the window medians' differences): (warm-up iterations, how much slower they are)."""
-    nw = med.size
-    rest = float(np.median(med[1:]))
-    sd = _robust_sd(np.diff(med[1:])) / math.sqrt(2.0) if nw > 3 else 0.0
-    if not (med[0] > rest * (1.0 + WARMUP_THRESHOLD) and med[0] > rest + 4.0 * sd):
-        return None
-    ends = np.append(starts[1:], x.size)
-    k = 1
-    while k < nw - 1 and med[k] > rest * (1.0 + WARMUP_THRESHOLD):
-        k += 1
-    warm = int(ends[k - 1])
-    return warm, float(np.median(x[:warm])) / rest - 1.0
 
 
 def drift(
@@ -540,7 +374,7 @@ def drift(
     warm_ranges: list[tuple[int, int]] = []
     warmup = 0
     if segments is not None and len(segments) > 1 and sum(segments) == n:
-        warm, slower, judged, at = _warmup_by_worker(xv, list(segments), w)
+        warm, slower, judged, at = warmup_by_worker(xv, list(segments), w)
         if judged and len(warm) >= max(1, math.ceil(judged / 2)):
             warmup = int(max(warm))
             warm_ranges = [(a0, a0 + k) for a0, k in zip(at, warm, strict=True)]
@@ -554,7 +388,7 @@ def drift(
                 )
             )
     else:
-        got = _warmup(xv, starts, med)
+        got = warmup_windows(xv, starts, med)
         if got is not None:
             warmup = got[0]
             warm_ranges = [(0, warmup)]
@@ -637,20 +471,7 @@ def drift(
         total_change = float(ts.slope) * float(xaxis[-1] - xaxis[0])
 
     if lv is not None:
-        warnings.insert(
-            0,
-            AnalysisWarning(
-                "levels",
-                f"This machine switched between two speeds about {lv.ratio:.2f}x apart "
-                f"{lv.switches} times during the run: {100.0 * lv.slow_share:.0f}% of the "
-                f"samples at the slow one (median {fmt(lv.slow_ns)} against "
-                f"{fmt(lv.fast_ns)}). That is the host's state (a virtual machine's host, "
-                "steal, a neighbour in bouts), not the benchmark: one median describes the "
-                "mixture. To compare scenarios, measure them together with 'latscope ab' "
-                "(both sides see the same moments); for one figure, use more worker "
-                "processes (--repeat) or a quieter machine.",
-            ),
-        )
+        warnings.insert(0, levels_warning(lv))
     stepped = False
     for cp in cps:
         where = _where(cp.index, tv)
