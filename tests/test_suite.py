@@ -335,11 +335,14 @@ def test_suite_runs_tags_and_compares(cli, store: Path, tmp_path: Path) -> None:
         str(tmp_path / "md"),
         "--latex",
         str(tex),
+        "--paired-time",
+        "1",
     )
     assert r.returncode == 0, r.stderr
     out = r.stdout
     for w in ("median of", "ratio to baseline", "verdict", "sys-read0", "baselines", "report:"):
         assert w in out, w
+    assert "[paired 1/1] syscall: sys-getppid, sys-read0" in out
     assert html.is_file() and html.read_text().startswith("<!DOCTYPE html")
     assert "<img" in html.read_text()  # the one suite report drawn with its figures
     assert (tmp_path / "md" / "report.md").is_file()
@@ -347,12 +350,22 @@ def test_suite_runs_tags_and_compares(cli, store: Path, tmp_path: Path) -> None:
     assert len(fragment) == 1 and "Scenarios compared" in fragment[0].read_text()
     assert (tex / "example.tex").is_file() and list(tex.glob("suite-*.pdf"))
     assert "report (LaTeX)" in out
-    runs = Store(store).list_meta()
-    assert len(runs) == 6
-    tags = [m["tags"] for m in runs]
+    every = Store(store).list_meta()
+    assert len(every) == 7  # 3 scenarios x 2 repetitions, and the syscall scenarios paired
+    paired = [m for m in every if m["tags"].get("paired")]
+    runs = [m for m in every if not m["tags"].get("paired")]
+    assert len(paired) == 1 and paired[0]["tags"]["scenario"] == "paired:sys-getppid,sys-read0"
+    assert paired[0]["ab"]["arms"][1]["params"]["op"] == "read0"
+    tags = [m["tags"] for m in every]
     assert {t["suite"] for t in tags} == {"small"}
     assert len({t["suite_run"] for t in tags}) == 1
-    assert Counter(t["scenario"] for t in tags) == {"sys-getppid": 2, "sys-read0": 2, "pipe": 2}
+    assert Counter(t["scenario"] for t in tags) == {
+        "sys-getppid": 2,
+        "sys-read0": 2,
+        "pipe": 2,
+        "paired:sys-getppid,sys-read0": 1,
+    }
+    tags = [m["tags"] for m in runs]
     assert sorted(t["order"] for t in tags) == list(range(6))
     assert all(t["suite_seed"] == 9 for t in tags)
     # the runs were made in the planned order
@@ -365,8 +378,15 @@ def test_suite_runs_tags_and_compares(cli, store: Path, tmp_path: Path) -> None:
     # the record of the suite run
     rec = json.loads(next((store / "suites").glob("*.json")).read_text())
     assert rec["seed"] == 9 and len(rec["steps"]) == 6 and rec["comparison"]
+    assert [p["run_id"] for p in rec["paired_runs"]] == [paired[0]["id"]]
+    read0 = [c for c in rec["comparison"] if c["scenario"] == "sys-read0"]
+    assert read0 and all(c["paired"]["run_id"] == paired[0]["id"] for c in read0)
+    assert all(c["comparison"] is not None for c in read0)  # the unpaired one stays
+    assert not any(c["paired"] for c in rec["comparison"] if c["scenario"] == "pipe")
     ls = cli("ls", "--suite", tags[0]["suite_run"])
-    assert ls.returncode == 0 and ls.stdout.count("small/") == 6
+    assert ls.returncode == 0 and ls.stdout.count("small/") == 7
+    again = cli("show", paired[0]["id"])
+    assert again.returncode == 0 and "read0" in again.stdout
 
 
 def test_not_permitted_scenario_is_skipped_and_the_suite_goes_on(
@@ -627,3 +647,99 @@ def test_two_levels_of_worker_medians_are_named_and_noise_is_not() -> None:
     # wide within-run intervals: the gap is within what each run allows
     wide = [Rep(str(i), m, m * 0.85, m * 1.15) for i, m in enumerate(meds)]
     assert two_levels(wide) is None
+
+
+# ------------------------------------------------------------------------------- paired
+
+
+def _paired_facts(verdicts: dict[str, tuple[float, float, float, str]]) -> dict:
+    """run.json ``ab`` facts with one comparison per arm (letter -> ratio, low, high, verdict)."""
+    return {
+        "comparisons": [
+            {"arm": k, "column": "call", "ratio": r, "low": lo, "high": hi, "verdict": v}
+            for k, (r, lo, hi, v) in verdicts.items()
+        ]
+    }
+
+
+def test_paired_groups_put_the_baseline_first_and_chunk_by_arms(store: Path) -> None:
+    """One paired run per benchmark (and clock) with two or more scenarios that ran, the
+    baseline as arm A of each; more scenarios than arms are split; a lone scenario, or one
+    without runs, is in none."""
+    from dataclasses import replace
+
+    from latscope.ab import MAX_ARMS
+    from latscope.suite.paired import groups
+
+    names = [f"s{i}" for i in range(MAX_ARMS + 3)]
+    sr = make_suite_run(store, {n: [1000.0] for n in [*names, "lone", "fine"]})
+    scs = sr.suite.scenarios
+    scs[-2] = replace(scs[-2], benchmark="other")  # alone in its benchmark
+    scs[-1] = replace(scs[-1], clock="gettime")  # another clock: its own group (alone)
+    sr.results = [x for x in sr.results if x.step.scenario.name != "s3"]  # s3 never ran
+    got = groups(sr)
+    ran = [n for n in names if n != "s3"]
+    assert [b for b, _ in got] == ["synthetic", "synthetic"]
+    assert got[0][1] == ran[:MAX_ARMS]
+    assert got[1][1] == [ran[0], *ran[MAX_ARMS:]]
+    assert all(len(g) <= MAX_ARMS for _, g in got)
+
+
+def test_a_suites_verdicts_come_from_its_paired_run(store: Path) -> None:
+    """The repetitions alone cannot resolve 4% between runs 5% apart; the paired run of the
+    same scenarios can: its ratio, interval and verdict are the ones printed, the unpaired
+    comparison stays in the record, and a scenario without a paired run is marked."""
+    from types import SimpleNamespace
+
+    from latscope.suite import compare_rows
+    from latscope.suite.comparison import UNPAIRED_MARK, row_text, verdict_legend
+    from latscope.suite.paired import PairedRun
+    from latscope.suite.records import record
+
+    spread = [0.95, 1.0, 1.05, 0.97, 1.03]
+    sr = make_suite_run(
+        store,
+        {
+            "a": [1000.0 * f for f in spread],
+            "b": [1040.0 * f for f in spread[::-1]],
+            "c": [1250.0 * f for f in spread],
+        },
+    )
+    fake = SimpleNamespace(
+        id="20261128-000000-synthetic-ab",
+        meta={"run": {"ab": _paired_facts({"B": (1.041, 1.032, 1.050, "slower")})}},
+    )
+    sr.paired = [PairedRun(["a", "b"], "synthetic", run=fake)]  # type: ignore[arg-type]
+    rows = {r.scenario: r for r in compare_rows(sr)}
+    assert rows["b"].comparison is not None and rows["b"].comparison.verdict != "slower"
+    assert rows["b"].paired is not None and rows["b"].paired["run_id"] == fake.id
+    assert rows["c"].paired is None and rows["a"].paired is None
+    base = {"a"}
+    tb, tc = row_text(rows["b"], base, True), row_text(rows["c"], base, True)
+    assert tb.verdict == "slower" and tb.ratio.startswith("1.04") and "1.03" in tb.ratio
+    assert tc.verdict == "slower" + UNPAIRED_MARK
+    legend = verdict_legend(list(rows.values()))
+    assert fake.id in legend and UNPAIRED_MARK.strip() in legend
+    d = rows["b"].to_dict()
+    assert d["paired"]["verdict"] == "slower" and d["comparison"]["verdict"] != "slower"
+    rec = record(sr, list(rows.values()))
+    assert rec["paired_runs"] == [
+        {"benchmark": "synthetic", "scenarios": ["a", "b"], "run_id": fake.id, "why": None}
+    ]
+    json.dumps(rec)
+
+
+def test_a_paired_run_against_another_baseline_is_not_used(store: Path) -> None:
+    """A paired comparison counts only against the row's own baseline."""
+    from types import SimpleNamespace
+
+    from latscope.suite import compare_rows
+    from latscope.suite.paired import PairedRun
+
+    sr = make_suite_run(store, {"a": [1000.0], "b": [1000.0], "c": [1100.0]})
+    fake = SimpleNamespace(
+        id="x", meta={"run": {"ab": _paired_facts({"B": (1.1, 1.09, 1.11, "slower")})}}
+    )
+    sr.paired = [PairedRun(["b", "c"], "synthetic", run=fake)]  # type: ignore[arg-type]
+    rows = {r.scenario: r for r in compare_rows(sr)}
+    assert rows["c"].baseline == "a" and rows["c"].paired is None

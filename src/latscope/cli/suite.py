@@ -25,8 +25,11 @@ examples:
   latscope suite my.toml --dry-run      validate the file and print the plan; run nothing
   latscope suite my.toml --repeat 5 --seed 7 --html report.html
   latscope suite my.toml --latex tex/   also tex/<suite run>.tex and its PDF figures
+  latscope suite my.toml --paired-time 0   verdicts from the repetitions alone (unpaired)
 
 built-in suite names resolve before paths; the file format is in docs/suites.md
+after the repetitions, each benchmark's scenarios run once more together, interleaved in
+one process (--paired-time, 5 s each): the ratios and verdicts come from that paired run.
 --html FILE and --md DIR are checked before the first run: a file that exists is replaced
 only with --force. SIGINT, SIGTERM and SIGHUP stop after the current probe has cleaned up;
 the finished runs stay (exit 130, 143, 129).
@@ -58,6 +61,15 @@ def add_parsers(sub: Any) -> None:
     )
     p.add_argument("--repeat", type=int, metavar="R", help="repetitions of every scenario")
     p.add_argument("--seed", type=int, metavar="S", help="seed of the run order (default: random)")
+    p.add_argument(
+        "--paired-time",
+        type=float,
+        default=5.0,
+        metavar="S",
+        help="after the repetitions, each benchmark's scenarios are measured once more as arms "
+        "of one interleaved run of S seconds (as 'latscope ab'), and the ratios and verdicts "
+        "come from it (default 5; 0: none, the verdicts come from the repetitions alone)",
+    )
     p.add_argument(
         "--html",
         metavar="FILE",
@@ -189,6 +201,11 @@ def cmd_suite(args: argparse.Namespace) -> int:
     from .. import scenarios
     from ..suite import execute  # the comparison (scipy) is imported once the runs are done
 
+    if args.paired_time and not (0.2 <= args.paired_time <= 3600):
+        raise BadInput(
+            f"--paired-time {args.paired_time:g}: give seconds between 0.2 and 3600, or 0 for "
+            "no paired runs"
+        )
     suite = scenarios.load(args.suite, repeat=args.repeat)
     seed = args.seed if args.seed is not None else suite.seed
     if seed is None:
@@ -216,6 +233,15 @@ def cmd_suite(args: argparse.Namespace) -> int:
     for k in suite.skipped:
         console.print(f"[yellow]not run:[/yellow] {shown(k.name)}: {shown(k.why)}")
     sr = execute(suite, steps, seed, st, console, err_console, quiet=args.quiet)
+    if args.paired_time and not sr.interrupted:
+        from .. import probe
+        from ..suite.paired import measure_pairs
+
+        try:
+            measure_pairs(sr, console, time_s=args.paired_time)
+        except (Interrupted, KeyboardInterrupt) as e:
+            sr.interrupted = True
+            sr.signum = probe.signum_of(e)
     from ..suite import write_record
 
     rows: list[Any] = []

@@ -2,6 +2,7 @@
 recorded and reported (docs/suites.md).
 
 - `running`: the runs, in the planned order (`execute`), and what is skipped or stops;
+- `paired`: each benchmark's scenarios measured together as arms of one run (`measure_pairs`);
 - `comparison`: the scenarios compared per column (`compare_rows`) and the terminal table;
 - `records`: the suite's JSON record (`write_record`);
 - `report`: the suite's report as a document (`document`).

@@ -32,8 +32,9 @@ class Row:
     column: str
     between: Between
     baseline: str | None = None  # the scenario compared against (None: this is a baseline)
-    comparison: Comparison | None = None
+    comparison: Comparison | None = None  # unpaired: the repetitions, made apart in time
     note: str | None = None  # why no comparison
+    paired: dict[str, Any] | None = None  # the paired run's comparison (paired.py), if any
 
     def to_dict(self) -> dict[str, Any]:
         b = self.between
@@ -61,6 +62,24 @@ class Row:
                 "explanation": c.explanation,
                 "method": c.median_ratio.method,
                 "noise_threshold": c.noise,
+            },
+            "paired": None
+            if self.paired is None
+            else {
+                k: self.paired.get(k)
+                for k in (
+                    "run_id",
+                    "ratio",
+                    "low",
+                    "high",
+                    "verdict",
+                    "settle",
+                    "rounds",
+                    "workers",
+                    "method",
+                    "order_effect",
+                    "order_warning",
+                )
             },
             "note": self.note,
         }
@@ -90,6 +109,9 @@ def compare_rows(sr: SuiteRun) -> list[Row]:
     from ..variation import known_variation
 
     rows: list[Row] = []
+    paired: dict[tuple[str, str], dict[str, Any]] = {}
+    for pr in sr.paired:
+        paired.update(pr.comparisons())
     pooled: dict[tuple[str, str], tuple[np.ndarray, list[int], float | None]] = {}
     first_run: dict[str, Run] = {}
     first_of: dict[tuple[str, str], Row] = {}
@@ -116,6 +138,9 @@ def compare_rows(sr: SuiteRun) -> list[Row]:
                 first_of[key] = row
             else:
                 row.baseline = base.scenario
+                p = paired.get((sc.name, col))
+                if p is not None and p["baseline"] == base.scenario:
+                    row.paired = p
                 own = [x.run.id for x in sr.results if x.run is not None]
                 known = [
                     known_variation(sr.store, first_run[name], col, own)
@@ -162,18 +187,31 @@ class RowText:
     tone: str  # the verdict, when there is one (faster, slower, same, inconclusive)
 
 
-def row_text(r: Row, baselines: set[str | None]) -> RowText:
+#: The mark of a verdict from the repetitions alone, in a suite whose other rows are paired.
+UNPAIRED_MARK = " ‡"
+
+
+def row_text(r: Row, baselines: set[str | None], paired_any: bool = False) -> RowText:
+    """The row's figures as text; its ratio and verdict from its paired run when it has one,
+    else from the repetitions (marked `UNPAIRED_MARK` when ``paired_any``: other rows are
+    paired)."""
     b, c = r.between, r.comparison
     unit = pick_unit([b.median_of_medians])
     tone = ""
     if r.baseline is None:
         ratio, verdict = ("baseline" if r.scenario in baselines else ""), ""
+    elif r.paired is not None:
+        p = r.paired
+        ratio = f"{fmt_ratio(p['ratio'])} [{fmt_ratio(p['low'])}–{fmt_ratio(p['high'])}]"
+        verdict = tone = str(p["verdict"])
     elif c is None:
         ratio, verdict = "—", r.note or ""
     else:
         mr = c.median_ratio
         ratio = f"{fmt_ratio(mr.estimate)} [{fmt_ratio(mr.low)}–{fmt_ratio(mr.high)}]"
         verdict = tone = c.verdict
+        if paired_any:
+            verdict += UNPAIRED_MARK
     return RowText(
         unit=unit,
         median=f"{fmt_bare(b.median_of_medians, unit)} {unit[0]}",
@@ -199,6 +237,7 @@ def comparison_table(
 
     reps = any(r.between.r > 1 for r in rows)  # between-run columns only when there are reps
     baselines = {r.baseline for r in rows if r.baseline}
+    paired_any = any(r.paired is not None for r in rows)
     cols = [
         Column("scenario", group=True),
         Column("column"),
@@ -216,7 +255,7 @@ def comparison_table(
     out: list[list[str]] = []
     last = None
     for r in rows:
-        x = row_text(r, baselines)
+        x = row_text(r, baselines, paired_any)
         style = {"faster": "green", "slower": "red"}.get(x.tone)
         cells = [shown(r.scenario) if r.scenario != last else "", shown(r.column)]
         cells += [str(r.between.r), x.median, x.within]
@@ -249,6 +288,45 @@ def baselines_line(rows: list[Row]) -> str:
                 f"{bench}: " + ", ".join(f"{b} ({', '.join(cols)})" for b, cols in bases.items())
             )
     return "; ".join(parts)
+
+
+def paired_runs(rows: list[Row]) -> list[str]:
+    """The ids of the paired runs the rows' ratios come from, in order."""
+    out: list[str] = []
+    for r in rows:
+        if r.paired is not None and r.paired["run_id"] not in out:
+            out.append(str(r.paired["run_id"]))
+    return out
+
+
+def verdict_legend(rows: list[Row]) -> str:
+    """What the ratio and the verdict of a suite's rows are (terminal and report alike)."""
+    unpaired = (
+        "of the medians of the repetitions, 95% interval from the repetitions (Welch t on the "
+        "log repetition medians, never narrower than the block bootstrap of the pooled "
+        "samples); verdict: slower/faster when the interval excludes 1 and the change exceeds "
+        "the noise threshold (±2%, or the A/A range 'latscope trust' measured), same when the "
+        "interval lies within it, else inconclusive."
+    )
+    from ..ab import DEFAULT_NOISE
+
+    ids = paired_runs(rows)
+    if not ids:
+        return "ratio: " + unpaired
+    noise = f"{100 * DEFAULT_NOISE:g}%"
+    text = (
+        "ratio and verdict: paired. Each benchmark's scenarios were measured once more as "
+        "arms of one interleaved run (as 'latscope ab': blocks of a few ms alternated in "
+        "shuffled rounds), so that both sides saw the same state of the machine: the ratio is "
+        "that run's paired estimate (per-round ratios of block medians), its 95% interval a "
+        f"bootstrap over rounds; slower/faster when it excludes 1 and the change exceeds {noise}, "
+        f"same when it lies within ±{noise}, else inconclusive. Paired runs: "
+        + ", ".join(ids)
+        + " (latscope show RUN)."
+    )
+    if any(r.baseline and r.paired is None for r in rows):
+        text += f" {UNPAIRED_MARK.strip()} no paired run: ratio " + unpaired
+    return text
 
 
 def print_comparison(console: Console, sr: SuiteRun, rows: list[Row]) -> None:
@@ -285,14 +363,14 @@ def print_comparison(console: Console, sr: SuiteRun, rows: list[Row]) -> None:
             "run-to-run variation."
         )
     if base:
-        parts.append(
-            "ratio: of the medians, 95% interval from the repetitions (Welch t on the log "
-            "repetition medians, never narrower than the block bootstrap of the pooled samples); "
-            "verdict: slower/faster when the interval excludes 1 and the change exceeds the "
-            "noise threshold (±2%, or the A/A range 'latscope trust' measured), same when the "
-            "interval lies within it, else inconclusive."
-        )
+        parts.append(verdict_legend(rows))
     console.print(f"[dim]{' '.join(parts)}[/dim]")
+    for r in rows:
+        if r.paired is not None and r.paired.get("order_warning"):
+            console.print(
+                f"[yellow]{shown(r.scenario)} {shown(r.column)}: "
+                f"{shown(r.paired['order_warning'])}[/yellow]"
+            )
     for names, n in grouped_notes((sc.name, sc.benchmark, sc.params) for sc in sr.suite.scenarios):
         console.print(f"[dim]note ({n.key}) — {shown(names)}: {n.text}[/dim]", highlight=False)
     noted = [f"{r.scenario}:{r.column}" for r in rows if r.between.note]

@@ -59,6 +59,15 @@ def record(sr: SuiteRun, rows: list[Row]) -> dict[str, Any]:
             }
             for r in sr.results
         ],
+        "paired_runs": [
+            {
+                "benchmark": p.benchmark,
+                "scenarios": p.scenarios,
+                "run_id": p.run.id if p.run else None,
+                "why": p.why,
+            }
+            for p in sr.paired
+        ],
         "comparison": [r.to_dict() for r in rows],
     }
 

@@ -13,7 +13,7 @@ from ..units import fmt_bare, pick_unit
 
 if TYPE_CHECKING:
     from ..runs import Run
-from .comparison import Row, row_text
+from .comparison import Row, row_text, verdict_legend
 from .running import SuiteRun, _now
 
 # ------------------------------------------------------------------------------- the report
@@ -107,9 +107,11 @@ def document(sr: SuiteRun, rows: list[Row], *, details: bool = True, figures: bo
 
     doc.add(Heading("Comparison", 2, "comparison"))
     baselines = {r.baseline for r in rows if r.baseline}
+    paired_any = any(r.paired is not None for r in rows)
+    legend = verdict_legend(rows)
     trows: list[list[Any]] = []
     for r in rows:
-        x = row_text(r, baselines)
+        x = row_text(r, baselines, paired_any)
         tone = {"faster": "good", "slower": "bad", "inconclusive": "warn"}.get(x.tone, "")
         trows.append(
             [
@@ -148,13 +150,9 @@ def document(sr: SuiteRun, rows: list[Row], *, details: bool = True, figures: bo
             "a repetition's 95% interval for its median. Between runs: coefficient of variation "
             "of the repetition medians (†: they differ by more than their within-run intervals "
             "allow). Interval over reps: Student t on the logarithms of the repetition medians "
-            "(R ≥ 3); it covers within- and between-run variation. Ratio: of the medians of each "
-            "scenario against its baseline (the suite's first scenario with the same "
-            "benchmark), its interval from the repetitions: Welch t on the log repetition "
-            "medians, never narrower than the block bootstrap of the pooled samples. Verdict: "
-            "slower/faster when the interval excludes 1 and the change exceeds the noise "
-            "threshold (±2%, or the A/A range 'latscope trust' measured), same when the "
-            "interval lies within it, else inconclusive.",
+            "(R ≥ 3); it covers within- and between-run variation. "
+            + legend[:1].upper()
+            + legend[1:],
         )
     )
     if figures:

@@ -9,18 +9,22 @@ on.  SIGINT (Ctrl-C), SIGTERM or SIGHUP stops after the current probe has cleane
 (`probe.stop_signals`); the runs that finished stay in the store.  The suite's record (plan,
 seed, outcome of every step, comparison) is kept as `STORE/suites/<suite run id>.json`.
 
+After the runs, the scenarios of each benchmark are measured once more together, as the arms
+of one interleaved run (paired.py: `latscope ab`); the ratio and verdict against the baseline
+come from it where there is one.
+
 The comparison (comparison.py), per scenario and column:
 
 - the median of the repetition medians, the typical within-run interval, the spread between
   repetitions and the interval over repetitions (`repeat.between`);
 - against the suite's first scenario with the same benchmark (the baseline; same column):
-  `stats.compare` with the repetitions as the upper level: the pooled samples of all
-  repetitions of each side with one segment per repetition, so the interval of the ratio of
-  medians is the hull of Welch's t interval on the log repetition medians and the block
-  bootstrap of the pooled samples (with one repetition per side, the segments are that run's
-  worker processes instead). Never from the pooled samples alone: the samples of a run, however
-  many, do not show how much a second run differs. The noise threshold is raised to the A/A
-  range that `latscope trust` measured for the scenario, where there is a record.
+  the paired run's ratio, interval and verdict (`stats.paired`), and, always, the unpaired
+  comparison of the repetitions: `stats.compare` with the repetitions as the upper level (the
+  pooled samples of all repetitions of each side with one segment per repetition, so the
+  interval of the ratio of medians is the hull of Welch's t interval on the log repetition
+  medians and the block bootstrap of the pooled samples; with one repetition per side, the
+  segments are that run's worker processes instead), whose noise threshold is raised to the
+  A/A range that `latscope trust` measured for the scenario, where there is a record.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ import secrets
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .. import probe
 from ..errors import Interrupted, LatscopeError, Unsupported
@@ -61,6 +65,35 @@ class StepResult:
 
 
 @dataclass
+class PairedRun:
+    """One interleaved run of a suite: its scenarios (the first the baseline), the run when it
+    was made, else why not."""
+
+    scenarios: list[str]
+    benchmark: str
+    run: Run | None = None
+    why: str | None = None
+
+    def comparisons(self) -> dict[tuple[str, str], dict[str, Any]]:
+        """(scenario, column) -> its paired comparison with the baseline (run.json ``ab``)."""
+        if self.run is None:
+            return {}
+        from ..ab import LETTERS  # the suite's first use of the ab module
+
+        facts = self.run.meta["run"].get("ab") or {}
+        name = {LETTERS[i]: s for i, s in enumerate(self.scenarios)}
+        out: dict[tuple[str, str], dict[str, Any]] = {}
+        for c in facts.get("comparisons") or []:
+            if c.get("arm") in name:
+                out[(name[c["arm"]], str(c["column"]))] = {
+                    **c,
+                    "run_id": self.run.id,
+                    "baseline": self.scenarios[0],
+                }
+        return out
+
+
+@dataclass
 class SuiteRun:
     suite: Suite
     suite_run: str
@@ -72,6 +105,7 @@ class SuiteRun:
     finished_utc: str | None = None
     interrupted: bool = False
     signum: int | None = None  # the signal that stopped it (probe.stop_signals)
+    paired: list[PairedRun] = field(default_factory=list)  # the paired runs (paired.py)
 
     def runs_of(self, scenario: str) -> list[Run]:
         return [
