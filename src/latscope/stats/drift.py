@@ -5,7 +5,12 @@ Windows. The run is cut into consecutive windows of ``w = max(MIN_WINDOW, n // 2
 window is summarised by its median, which ignores the spikes that ``outliers.py`` deals with.
 
 The host's two speeds and the warm-up are found first (levels.py) and taken out of the windows
-and samples before change points and trend are looked for.
+and samples before change points and trend are looked for. Given the worker processes
+(``segments``), a change point within a window of a worker's start goes (a worker at its own
+level is the between-worker variation the worker table gives, not a change during the run).
+A change must last: a bout shorter than
+``levels.MIN_LASTING`` (10) windows that returns to its level is an excursion (``excursions``),
+not two change points (levels.lasting).
 
 Change points. A change point is reported only when it is beyond the noise of the window
 medians *given their serial dependence* and large enough to matter:
@@ -100,6 +105,7 @@ from ._common import (
 from .levels import (
     MIN_WINDOWS,
     Levels,
+    lasting,
     levels,
     levels_warning,
     robust_sd,
@@ -160,12 +166,13 @@ class Drift(Result):
     method: str
     reason: str | None
     levels: Levels | None = None  # two speed levels switched between, if found
+    excursions: tuple[int, ...] = ()  # where bouts that did not last began and ended
 
     @property
     def shifts(self) -> list[int]:
-        """Where the run's level moved: the change points and the switches between levels
-        (the intervals treat the stretches between them as batches)."""
-        out = {cp.index for cp in self.change_points}
+        """Where the run's level moved: the change points, the excursions and the switches
+        between levels (the intervals treat the stretches between them as batches)."""
+        out = {cp.index for cp in self.change_points} | set(self.excursions)
         if self.levels is not None:
             out.update(self.levels.switch_indices)
         return sorted(out)
@@ -435,6 +442,18 @@ def drift(
             meda[i] = meda[j]
     bkps, sigma, lrv_factor, pen = _change_points(meda, overall, step, floor, penalty_factor)
     bounds = _refine(xa, [0] + [int(starts[b]) for b in bkps] + [n], w)
+    bounds, bkps, passing = lasting(xa, bounds, bkps, w, PRACTICAL_CHANGE)
+    if segments is not None and len(segments) > 1 and sum(segments) == n and len(bounds) > 2:
+        # Each worker process runs at its own level (its memory layout, its CPUs): a change at
+        # the start of a worker is the between-worker variation the run's worker table gives,
+        # not a change during the run.
+        fresh = np.cumsum(segments)[:-1]
+        at_worker = [abs(fresh - b).min() <= w for b in bounds[1:-1]]
+        passing += [b for b, f in zip(bounds[1:-1], at_worker, strict=True) if f]
+        bkps = [k for k, f in zip(bkps, at_worker, strict=True) if not f]
+        bounds = [0, *(b for b, f in zip(bounds[1:-1], at_worker, strict=True) if not f), n]
+        bounds, bkps, more = lasting(xa, bounds, bkps, w, PRACTICAL_CHANGE)
+        passing += more
     seg_med = [float(np.median(xa[a:b])) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
     cps = tuple(
         ChangePoint(
@@ -561,4 +580,5 @@ def drift(
         method=method,
         reason=None,
         levels=lv,
+        excursions=tuple(passing),
     )

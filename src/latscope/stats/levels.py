@@ -46,6 +46,9 @@ from ._common import MAD_SCALE, AnalysisWarning, FloatArray, IntArray, Result
 #: Fewest windows a run (or a worker) needs for its windows to be judged.
 MIN_WINDOWS = 4
 WARMUP_THRESHOLD = 0.10
+#: A change must hold at least this many windows to be a change point: a bout that returns
+#: to the level before it sooner is an excursion (the host slowed for a moment), not a change.
+MIN_LASTING = 10
 #: Two speed levels of the host (`levels`): at least this far apart (ratio - 1) ...
 LEVEL_MIN_RATIO = 0.10
 #: ... their gap at least this many robust SDs of the windows around their own level ...
@@ -222,3 +225,59 @@ def levels_warning(lv: Levels) -> AnalysisWarning:
         "(both sides see the same moments); for one figure, use more worker "
         "processes (--repeat) or a quieter machine.",
     )
+
+
+def lasting(
+    x: FloatArray, bounds: list[int], bkps: list[int], w: int, practical: float
+) -> tuple[list[int], list[int], list[int]]:
+    """The change points of changes that last: a bout of segments together shorter than
+    ``MIN_LASTING`` windows between two segments whose medians agree within
+    ``practical`` is an excursion (its change points go); between two that do not, the
+    level moved on, and the bout's first change point stays alone; a bout at either end of the
+    run goes (a change cannot be shown to last there). Returns the bounds, the window
+    breakpoints and the sample indices of the change points that went."""
+    bounds, bkps = list(bounds), list(bkps)
+    short = MIN_LASTING * w
+    gone: list[int] = []
+    changed = True
+    while changed and len(bounds) > 2:
+        changed = False
+        med = [float(np.median(x[a:b])) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+        last = len(med) - 1
+        if bounds[1] - bounds[0] < short:  # a bout at the start
+            gone.append(bounds.pop(1))
+            del bkps[0]
+            changed = True
+            continue
+        if bounds[-1] - bounds[-2] < short:  # a bout at the end
+            gone.append(bounds.pop(-2))
+            del bkps[-1]
+            changed = True
+            continue
+        for i in range(1, last):
+            if bounds[i + 1] - bounds[i] >= short:
+                continue
+            j = i  # the bout: segments i..j, together shorter than MIN_LASTING windows
+            while j + 1 < last and bounds[j + 2] - bounds[i] < short:
+                j += 1
+            before, after = med[i - 1], med[j + 1]
+            if before and abs(after / before - 1.0) < practical:
+                gone += bounds[i : j + 2]  # back where it was: an excursion
+                del bounds[i : j + 2]
+                del bkps[i - 1 : j + 1]
+            else:  # the level moved on: one change point, where the bout began
+                gone += bounds[i + 1 : j + 2]
+                del bounds[i + 1 : j + 2]
+                del bkps[i : j + 1]
+            changed = True
+            break
+    # what merging left must still be large enough to matter: the smallest change goes first
+    while len(bounds) > 2:
+        med = [float(np.median(x[a:b])) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+        rel = [abs(b / a - 1.0) if a else math.inf for a, b in zip(med[:-1], med[1:], strict=True)]
+        k = int(np.argmin(rel))
+        if rel[k] >= practical:
+            break
+        gone.append(bounds.pop(k + 1))
+        del bkps[k]
+    return bounds, bkps, sorted(gone)
