@@ -244,40 +244,40 @@ def _rate(k: int, n: int) -> str:
 
 def print_record(console: Console, rec: dict[str, Any], path: Path | None = None) -> None:
     """What ``latscope ab`` resolves here, per column, and what compare will use."""
-    from rich import box
-    from rich.table import Table
-
     from .repeat import pct
+    from .tables import Column, fit
     from .units import fmt
 
-    t = Table(
-        title=f"trust: {rec['key']} — {rec['pairs']} rounds of latscope ab, "
-        f"{rec.get('time_s', '?')} s and {rec['workers']} worker processes each",
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
-    )
-    for name, just in (
-        ("column", "left"),
-        ("median", "right"),
-        ("A/A: faster or slower", "right"),
-        ("injected: called slower", "left"),
-        ("ab resolves", "right"),
-    ):
-        t.add_column(name, justify=just)  # type: ignore[arg-type]
+    cols = [
+        Column("column"),
+        Column("median", justify="right"),
+        Column("A/A: faster\nor slower", justify="right"),
+        Column("injected: called slower", wrap=True),
+        Column("ab\nresolves", justify="right"),
+    ]
+    rows = []
     for c, d in rec["columns"].items():
         det = ", ".join(
             f"+{x['size']:.0%}: {_rate(x['slower'], x['pairs'])}"
             + (f" ({x['faster']} faster!)" if x["faster"] else "")
             for x in d["injected"]
         )
-        t.add_row(
-            c,
-            fmt(d["median_ns"]),
-            _rate(d["aa_false"], d["aa_pairs"]),
-            det,
-            "—" if d["smallest_detected"] is None else f"+{d['smallest_detected']:.0%}",
+        rows.append(
+            [
+                c,
+                fmt(d["median_ns"]),
+                _rate(d["aa_false"], d["aa_pairs"]),
+                det,
+                "—" if d["smallest_detected"] is None else f"+{d['smallest_detected']:.0%}",
+            ]
         )
+    t, _ = fit(
+        console,
+        cols,
+        rows,
+        title=f"trust: {rec['key']} — {rec['pairs']} rounds of latscope ab, "
+        f"{rec.get('time_s', '?')} s and {rec['workers']} worker processes each",
+    )
     console.print(t)
     first = next(iter(rec["columns"].values()))
     console.print(
