@@ -264,8 +264,10 @@ def test_the_batch_figure_and_the_median_say_when_they_disagree(
         "minus": "clock.overhead_ns",
         "detail": "",
     }
-    line = _check_figure(run, run.summary(), check)
-    assert line is not None and "ratio" in line
+    got = _check_figure(run, run.summary(), check)
+    assert got is not None
+    line, said = got
+    assert "ratio" in line and said is disagree
     assert ("They disagree" in line) is disagree
     if disagree:
         assert "pools 4 worker processes" in line

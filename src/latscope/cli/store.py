@@ -149,8 +149,10 @@ def _status(tags: dict[str, Any], status: str | None) -> str:
         status = f"repetition {tags.get('repetition')}/{tags.get('repeat')}"
     elif tags.get("ab"):
         status = "ab (arms)"
-    inj = tags.get("inject_ns")
-    if isinstance(inj, (int, float)) and inj > 0:
+    from ..store.history import injected_ns
+
+    inj = injected_ns(tags)
+    if inj:
         status += f", injected +{inj:,.0f} ns"
     return status
 
@@ -158,14 +160,6 @@ def _status(tags: dict[str, Any], status: str | None) -> str:
 def _utc_text(t: Any) -> str:
     """A creation time as run.json writes it (microseconds where it has them)."""
     return t.strftime("%Y-%m-%dT%H:%M:%S.%fZ" if t.microsecond else "%Y-%m-%dT%H:%M:%SZ")
-
-
-def _tags(row: dict[str, Any]) -> dict[str, Any]:
-    try:
-        tags = json.loads(row.get("tags") or "{}")
-    except ValueError:
-        return {}
-    return tags if isinstance(tags, dict) else {}
 
 
 def _report_indexed(st: Any, n: int) -> None:
@@ -182,6 +176,7 @@ def cmd_ls(args: argparse.Namespace) -> int:
     import polars as pl
 
     from ..store.catalog import catalog
+    from ..store.history import row_tags
     from ..summary import WITHHELD_LEGEND, value, withheld, withheld_reason
     from ..tables import Column, fit, show
     from ..units import fmt_bare, pick_unit
@@ -225,7 +220,7 @@ def cmd_ls(args: argparse.Namespace) -> int:
                     "n": r["n"],
                     "column": r["column"],
                     **figs(r),
-                    "tags": _tags(r),
+                    "tags": row_tags(r),
                     "status": r["status"] or "complete",
                 }
                 for r in first
@@ -285,7 +280,7 @@ def cmd_ls(args: argparse.Namespace) -> int:
                 str(row["n"]),
                 f"{text(row['column'])} ({unit[0]})",
                 *(fmt_bare(v, unit) for v in vals),
-                text(_status(_tags(row), row["status"])),
+                text(_status(row_tags(row), row["status"])),
             ]
         )
     prows: list[list[str]] = []
@@ -439,7 +434,7 @@ def cmd_history(args: argparse.Namespace) -> int:
             tags = f"{r.get('suite')}/{r['scenario']} #{r.get('repetition')}"
         elif r.get("repeat_group"):
             tags = f"repetition {r.get('repetition')}"
-        inj = history.injected_ns(r)
+        inj = history.injected_ns(history.row_tags(r))
         if inj:
             tags = f"{tags} injected +{inj:,.0f} ns".strip()
             injected += 1

@@ -420,9 +420,9 @@ def print_run(console: Console, run: Any, details: bool = False) -> None:
     show = display(meta)
     check = show.get("check_figure")
     if isinstance(check, dict):
-        line = _check_figure(run, summ, check)
-        if line:
-            bad = "They disagree" in line
+        got = _check_figure(run, summ, check)
+        if got:
+            line, bad = got
             console.print(line, style="yellow" if bad else None, markup=False, highlight=False)
     for text, style in display_lines(meta):
         text = shown(text)  # paths and parameters are the user's, never markup
@@ -477,20 +477,22 @@ def _family_words(family: str) -> str:
     return family
 
 
-def _check_figure(run: Any, summ: Any, check: dict[str, Any]) -> str | None:
+def _check_figure(run: Any, summ: Any, check: dict[str, Any]) -> tuple[str, bool] | None:
     """The catalogue's clock-free check of a column (``display.check_figure``: syscall's batch
-    figure against the per-call median minus the clock's read cost), None where the run does
-    not record what it needs."""
+    figure against the per-call median minus the clock's read cost) and whether the two
+    disagree beyond the median's interval; None where the run does not record what it
+    needs."""
     meta = run.meta
     per = header_field(meta, str(check.get("value")))
     minus = header_field(meta, str(check.get("minus"))) if check.get("minus") else 0.0
     col = str(check.get("column"))
     if not isinstance(per, (int, float)) or not isinstance(minus, (int, float)) or not per:
         return None
-    rows = summ.filter(summ["column"] == col)["p50_ns"]
-    if len(rows) == 0:
+    rows = summ.filter(summ["column"] == col)
+    if rows.height == 0:
         return None
-    net = rows[0] - minus
+    r = rows.row(0, named=True)
+    net = r["p50_ns"] - minus
     detail = fill(str(check.get("detail") or ""), meta)
     minus_words = str(check.get("minus") or "").replace(".", " ").removesuffix("_ns")
     what = f"median minus {minus_words.replace('_', ' ')}" if check.get("minus") else "median"
@@ -499,9 +501,9 @@ def _check_figure(run: Any, summ: Any, check: dict[str, Any]) -> str | None:
         + (f" ({detail})" if detail else "")
         + f"; {col} {what}: {fmt(net)} (ratio {net / per:.2f})"
     )
-    lo = summ.filter(summ["column"] == col)["p50_ci_low_ns"][0]
-    hi = summ.filter(summ["column"] == col)["p50_ci_high_ns"][0]
-    if lo is not None and hi is not None and not (lo - minus <= per <= hi - minus):
+    lo, hi = r["p50_ci_low_ns"], r["p50_ci_high_ns"]
+    disagree = lo is not None and hi is not None and not (lo - minus <= per <= hi - minus)
+    if disagree:
         workers = len(run.segments)
         pooled = f"pools {workers} worker processes" if workers > 1 else "is another process's"
         line += (
@@ -511,7 +513,7 @@ def _check_figure(run: Any, summ: Any, check: dict[str, Any]) -> str | None:
             "changes speed (latscope env --check) the two see different speeds. Quote the "
             "median with its interval."
         )
-    return line
+    return line, disagree
 
 
 def run_label(run: Any) -> str:

@@ -380,8 +380,9 @@ def drift(
     warnings: list[AnalysisWarning] = []
     warm_ranges: list[tuple[int, int]] = []
     warmup = 0
-    if segments is not None and len(segments) > 1 and sum(segments) == n:
-        warm, slower, judged, at = warmup_by_worker(xv, list(segments), w)
+    workers = list(segments) if segments is not None and sum(segments) == n else []
+    if len(workers) > 1:
+        warm, slower, judged, at = warmup_by_worker(xv, workers, w)
         if judged and len(warm) >= max(1, math.ceil(judged / 2)):
             warmup = int(max(warm))
             warm_ranges = [(a0, a0 + k) for a0, k in zip(at, warm, strict=True)]
@@ -428,11 +429,10 @@ def drift(
     # at each) the level of its neighbour on its own side.
     borrow = {int(i): int(i) + 1 for i in np.flatnonzero(in_warmup)}
     if lv is not None:
-        edge = set()
-        for c in np.searchsorted(starts, lv.switch_indices):
-            edge.update((int(c) - 1, int(c)))
-        for c in np.searchsorted(starts, lv.switch_indices):
-            for i, j in ((int(c) - 1, int(c) - 2), (int(c), int(c) + 1)):
+        switched = [int(c) for c in np.searchsorted(starts, lv.switch_indices)]
+        edge = {i for c in switched for i in (c - 1, c)}
+        for c in switched:
+            for i, j in ((c - 1, c - 2), (c, c + 1)):
                 if 0 <= j < nw and j not in edge and i not in borrow:
                     borrow[i] = j
     for i in sorted(borrow, reverse=True):
@@ -443,11 +443,11 @@ def drift(
     bkps, sigma, lrv_factor, pen = _change_points(meda, overall, step, floor, penalty_factor)
     bounds = _refine(xa, [0] + [int(starts[b]) for b in bkps] + [n], w)
     bounds, bkps, passing = lasting(xa, bounds, bkps, w, PRACTICAL_CHANGE)
-    if segments is not None and len(segments) > 1 and sum(segments) == n and len(bounds) > 2:
+    if len(workers) > 1 and len(bounds) > 2:
         # Each worker process runs at its own level (its memory layout, its CPUs): a change at
         # the start of a worker is the between-worker variation the run's worker table gives,
         # not a change during the run.
-        fresh = np.cumsum(segments)[:-1]
+        fresh = np.cumsum(workers)[:-1]
         at_worker = [abs(fresh - b).min() <= w for b in bounds[1:-1]]
         passing += [b for b, f in zip(bounds[1:-1], at_worker, strict=True) if f]
         bkps = [k for k, f in zip(bkps, at_worker, strict=True) if not f]

@@ -103,7 +103,7 @@ def query(
     cat = catalog(store, benchmark=bench, host=host)
     skipped = list(cat.skipped)
     # an interleaved run's columns are its arms' (A:rtt, B:rtt): not a point of a history
-    rows = [r for r in cat.dicts() if not _tags(r).get("ab")]
+    rows = [r for r in cat.dicts() if not row_tags(r).get("ab")]
     if not rows:
         if host is not None and cat.hosts:
             raise BadInput(
@@ -138,7 +138,8 @@ def query(
     return h
 
 
-def _tags(row: dict[str, Any]) -> dict[str, Any]:
+def row_tags(row: dict[str, Any]) -> dict[str, Any]:
+    """A summary-table row's tags (its JSON ``tags``; {} where unreadable)."""
     try:
         tags = json.loads(row.get("tags") or "{}")
     except ValueError:
@@ -146,9 +147,9 @@ def _tags(row: dict[str, Any]) -> dict[str, Any]:
     return tags if isinstance(tags, dict) else {}
 
 
-def injected_ns(row: dict[str, Any]) -> float:
-    """The known delay a run's figures hold (``run --inject-ns``; 0: none)."""
-    v = _tags(row).get("inject_ns")
+def injected_ns(tags: dict[str, Any]) -> float:
+    """The known delay a run's figures hold, from its tags (``run --inject-ns``; 0: none)."""
+    v = tags.get("inject_ns")
     return float(v) if isinstance(v, (int, float)) and v > 0 else 0.0
 
 
