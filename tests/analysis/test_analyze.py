@@ -53,3 +53,19 @@ def test_tiny_inputs_do_not_crash():
     for n in (1, 2, 3, 10):
         a = analyze_column(np.arange(1.0, n + 1.0))
         json.dumps(a.to_dict(), allow_nan=False)
+
+
+def test_the_hosts_two_speeds_are_said_once_not_again_as_two_modes():
+    """Samples from a host that switches between two speeds have two modes, and they are those
+    speeds: the finding is `levels`, once; two modes mixed at random stay `multimodal`."""
+    rng = np.random.default_rng(81)
+    x = lognormal_ar1(20_000, rng, phi=0.3, sigma=0.05)
+    slow = np.zeros(x.size, dtype=bool)
+    for a in range(1_000, 20_000, 4_000):
+        slow[a : a + 1_500] = True
+    x[slow] *= 1.6
+    codes = [w.code for w in analyze_column(x, segments=[2000] * 10).warnings]
+    assert "levels" in codes and "multimodal" not in codes
+    mixed = rng.permutation(x)
+    codes = [w.code for w in analyze_column(mixed, segments=[2000] * 10).warnings]
+    assert "multimodal" in codes and "levels" not in codes

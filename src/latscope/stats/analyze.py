@@ -14,7 +14,8 @@ Warnings, in the order a reader should act on them (each says what to do):
   worker process, given ``segments``), ``slowdown``, ``level_shift``, ``oscillation``, ``trend``;
 - ``short_run``: the dependence reaches further than the run allows its interval batches to see;
 - ``autocorrelated``: ESS below ``AUTOCORRELATED_ESS_RATIO`` (10%) of n;
-- ``multimodal``: the log-scale density has two or more modes;
+- ``multimodal``: the log-scale density has two or more modes (not when they are the host's two
+  speeds, which ``levels`` says);
 - ``periodic_spikes``: spikes recur with a confident period;
 - ``tail_too_few``: some upper percentiles are withheld for lack of samples beyond them.
 """
@@ -53,6 +54,24 @@ class ColumnAnalysis(Result):
     seed: int
 
 
+#: Two modes this close (relative) to the host's two speeds are those speeds.
+SPEEDS_MATCH = 0.10
+
+
+def _the_speeds(dist: Distribution, dr: Drift) -> bool:
+    """Whether the distribution's modes are the host's two speeds (``drift.levels``), already
+    said once: two modes as far apart as the speeds, each near one of them."""
+    lv, modes = dr.levels, dist.modes
+    if lv is None or modes is None or len(modes.locations) != 2:
+        return False
+    lo, hi = sorted(modes.locations)
+    return bool(
+        lo > 0
+        and abs(lo / lv.fast_ns - 1.0) < SPEEDS_MATCH
+        and abs(hi / lv.slow_ns - 1.0) < SPEEDS_MATCH
+    )
+
+
 def _collect_warnings(
     n: int,
     summ: Summary,
@@ -84,7 +103,7 @@ def _collect_warnings(
                 "account for it; to narrow them, measure longer or space the calls out.",
             )
         )
-    if dist.modes is not None and dist.modes.multimodal:
+    if dist.modes is not None and dist.modes.multimodal and not _the_speeds(dist, dr):
         locs = ", ".join(fmt(v) for v in dist.modes.locations)
         shares = ", ".join(f"{100 * m:.0f}%" for m in dist.modes.masses)
         out.append(
