@@ -392,6 +392,24 @@ def test_inject_ns(probe: str, tmp_path: Path) -> None:
     assert (sf.ns("call") > 18000).all()
 
 
+@pytest.mark.parametrize("mode", ["processes", "threads"])
+def test_inject_ns_is_the_responders_late_answer(probe: str, tmp_path: Path, mode: str) -> None:
+    """In ping-pong the wait is the responder's, between its receive time and its answer:
+    every round trip holds it, the one-way time (initiator's start to the responder's receive)
+    does not."""
+    out = tmp_path / "pp.lss"
+    r = run_probe(
+        probe, "pipe", "-p", "cpus=0,0", "-p", f"mode={mode}", "-n", "300",
+        "--inject-ns", "20000", "-o", str(out),
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    sf = samples.load(out)
+    assert sf.header["inject_ns"] == 20000
+    rtt, oneway = sf.ns("rtt"), sf.ns("oneway")
+    assert (rtt > 18000).all()
+    assert (rtt - oneway > 18000).mean() > 0.9, np.median(rtt - oneway)
+
+
 # ------------------------------------------------------------------------------ --check
 
 

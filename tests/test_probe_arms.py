@@ -155,6 +155,19 @@ def test_syscall_arms(probe: str, tmp_path: Path) -> None:
     assert len(set(rounds)) == 2, rounds
 
 
+def test_a_ping_pong_arms_wait_is_its_own_responders(probe: str, tmp_path: Path) -> None:
+    """Threads share the wait's setting: the responder of the arm that runs answers with
+    that arm's wait, never another's (B's every round trip holds its 20 µs; A's do not)."""
+    f = measured(
+        probe, tmp_path, "pipe cpus=0,0 mode=threads",
+        "pipe cpus=0,0 mode=threads inject_ns=20000", seed="5",
+    )  # fmt: skip
+    arm, rtt = f.index("arm"), f.ns("rtt")
+    assert (rtt[arm == 1] > 18000).all()
+    assert (rtt[arm == 0] < 18000).mean() > 0.5
+    assert (rtt[arm == 1] - f.ns("oneway")[arm == 1] > 18000).mean() > 0.9
+
+
 def test_max_samples_bounds_each_arm_and_keeps_the_rounds(probe: str, tmp_path: Path) -> None:
     """A fast arm would record millions of samples in a second: --max-samples bounds each
     arm's (all workers together), by shortening its blocks so that the samples still fall

@@ -148,6 +148,7 @@ void pp_responder_loop(struct pp_ctx *pp) {
     for (uint64_t i = 0; i < warm; i++) {
         if (pp->m->recv(pp, 1)) goto fail;
         (void)clk_stamp();
+        inject_delay();
         if (pp->m->send(pp, 1)) goto fail;
     }
     struct thread_usage u0, u1;
@@ -159,6 +160,7 @@ void pp_responder_loop(struct pp_ctx *pp) {
         for (; i < n; i++) {
             if (pp->m->recv(pp, 1)) goto fail;
             uint64_t t = clk_stamp();
+            inject_delay();
             if (pp->m->send(pp, 1)) goto fail;
             at[i] = (int64_t)t;
         }
@@ -268,11 +270,11 @@ static void pp_initiator_start(struct pp_ctx *pp) {
     pp_touch_side(pp, 0);
 }
 
-/* One round trip of the initiator, as timed: the start read, the injected delay (if any), the
- * mechanism's send and receive, the end read.  Returns the ticks; *start is the start read. */
+/* One round trip of the initiator, as timed: the start read, the mechanism's send and receive,
+ * the end read (an injected delay is the responder's: it answers late).  Returns the ticks;
+ * *start is the start read. */
 static inline int64_t timed_round_trip(struct pp_ctx *pp, uint64_t *start) {
     uint64_t a = clk_start();
-    inject_delay();
     if (pp->m->send(pp, 0) || pp->m->recv(pp, 0)) initiator_failed(pp);
     uint64_t b = clk_end();
     *start = a;
@@ -393,7 +395,8 @@ static void pp_meta(struct pp_ctx *pp) {
            "in an arms run the first of each block, which is discarded).  Each sample holds "
            "one clock read cost (clock.overhead_ns) and one "
            "responder read (responder_read_ns); neither is subtracted.  With --inject-ns the "
-           "busy-wait (header inject_ns) follows the start read.  oneway: from the "
+           "busy-wait (header inject_ns) is the responder's, between its receive time and "
+           "its answer: it lengthens rtt, not oneway.  oneway: from the "
            "initiator's start read to the responder's read right after its receive returned "
            "(the subtraction is done after the block, outside every timed region)");
     jb_num(j, "responder_read_ns", pp->stamp_ns);
