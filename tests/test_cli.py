@@ -241,13 +241,45 @@ def test_a_reader_that_leaves_early_ends_every_command_quietly_with_status_0(cli
         assert err == "", (kind, argv, err)
 
 
+@pytest.mark.parametrize(("oneway_ns", "disagree"), [(1500.0, False), (1000.0, True)])
+def test_a_one_way_time_and_half_the_round_trip_say_when_they_disagree(
+    store: Path, oneway_ns: float, disagree: bool
+) -> None:
+    """A ping-pong run whose round trips have a median of 3 µs and whose one-way times from
+    the shared clock have one of 1.5 µs (both directions cost the same: nothing said) or of
+    1 µs (the return trip is twice the forward: said, with the figures and what to quote)."""
+    from latscope.report.figures import one_way_checks
+    from synth import lognormal, make_run
+
+    def col(name: str, latency: str) -> dict:
+        return {"name": name, "unit": "ticks", "kind": "duration", "latency": latency}
+
+    cols = [{"name": "t_start", "unit": "ticks", "kind": "time"}]
+    cols += [col("rtt", "round_trip"), col("oneway", "one_way_shared_clock")]
+    run = make_run(
+        store,
+        {"rtt": lognormal(4000, 3000.0, 0.05, 1), "oneway": lognormal(4000, oneway_ns, 0.05, 2)},
+        bench="pipe",
+        params={"mode": "processes", "cpus": "0,0", "size": 8},
+        segments=[1000] * 4,
+        header={"columns": cols},
+    )
+    assert "rtt/2" in run.derived_columns
+    said = one_way_checks(run, run.summary())
+    assert len(said) == int(disagree)
+    if disagree:
+        assert said[0].startswith("oneway and rtt/2 disagree")
+        assert "is 0.67 of rtt/2's" in said[0] and "the return trip costs more" in said[0]
+        assert said[0].endswith("Quote oneway as the one-way time.")
+
+
 @pytest.mark.parametrize(("batch_ns", "disagree"), [(80.0, False), (60.0, True)])
 def test_the_batch_figure_and_the_median_say_when_they_disagree(
     store: Path, batch_ns: float, disagree: bool
 ) -> None:
     """A per-call median of 100 ns with a 20 ns clock read cost, against a batch figure of
     80 ns (agreeing) or 60 ns (beyond the median's interval: said, with its likely cause)."""
-    from latscope.report.text import _check_figure
+    from latscope.report.figures import check_figure
     from synth import lognormal, make_run
 
     run = make_run(
@@ -264,7 +296,7 @@ def test_the_batch_figure_and_the_median_say_when_they_disagree(
         "minus": "clock.overhead_ns",
         "detail": "",
     }
-    got = _check_figure(run, run.summary(), check)
+    got = check_figure(run, run.summary(), check)
     assert got is not None
     line, said = got
     assert "ratio" in line and said is disagree

@@ -17,6 +17,7 @@ from ..env import emulation_caveat
 from ..summary import P50_CI_HIGH, P50_CI_LOW, stat, value, withheld_reason
 from ..units import fmt, pick_unit
 from .document import Alert, Block, Heading, Image, Text
+from .figures import one_way_checks
 from .text import injected_line, latency_label
 
 if TYPE_CHECKING:
@@ -94,7 +95,8 @@ def glance_blocks(
     out.extend(Text(v) for v in verdicts)  # with several runs, the answer is the comparison
     several = len(analyses) > 1
     for ra in analyses:
-        rows = {r["column"]: r for r in ra.run.summary().iter_rows(named=True)}
+        summ = ra.run.summary()
+        rows = {r["column"]: r for r in summ.iter_rows(named=True)}
         cols = [c for c in ra.run.all_columns if c in rows][:MAX_COLUMNS]
         head = f"{ra.label}: " if several else ""
         caveat = emulation_caveat(ra.run.env)
@@ -109,6 +111,7 @@ def glance_blocks(
             out.append(Text(f"… and {more} more columns in the run's section.", "dim"))
         for col, code, msg in top_warnings(ra):
             out.append(Alert(f"{head}{col}: {msg}", code=code))
+        out.extend(Alert(f"{head}{w}", code="one-way") for w in one_way_checks(ra.run, summ))
         if not any(ca.warnings for ca in ra.columns.values()):
             out.append(Text(f"{head}no warnings: nothing in the analysis says to distrust it."))
     if not figures:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
     from ..runs import Run
     from ..stats import ColumnAnalysis
+from .figures import display_lines
 from .parts import (
     _clock,
     _columns_table,
@@ -36,7 +37,6 @@ from .parts import (
     _outliers,
     _summary_table,
 )
-from .text import display_lines
 
 # HIST_CUT (plots): the report's linear histograms are cut there; the log-x one shows everything
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import re
 from typing import Any
 
 from rich import box
@@ -23,6 +22,7 @@ from ..summary import (
     withheld_notes,
 )
 from ..units import fmt, fmt_bare, pick_unit, shown
+from .figures import check_figure, display, display_lines, one_way_checks
 
 #: A terminal at least this wide gets every figure of the run table; a narrower one the brief
 #: set (summary.STATS brief, and max), whole.
@@ -41,67 +41,6 @@ def latency_label(col: dict[str, Any]) -> str:
 
 #: The resource-usage counters the probe records per measuring thread over the timed loop.
 RUSAGE_FIELDS = ("minflt", "majflt", "nvcsw", "nivcsw")
-_FIELD = re.compile(r"\{([A-Za-z0-9_.]+)(?::(words|onoff))?\}")
-
-
-def header_field(meta: dict[str, Any], path: str) -> Any:
-    """The header field a catalogue path names (``bench.path``, ``clock.overhead_ns``);
-    None where the run does not record it."""
-    v: Any = meta
-    for part in path.split("."):
-        if not isinstance(v, dict):
-            return None
-        v = v.get(part)
-    return v
-
-
-def fill(template: str, meta: dict[str, Any]) -> str | None:
-    """A catalogue display template filled from a run's header: ``{path}`` is the field's
-    value (a list joined with commas, a float to six significant figures), ``{path:words}``
-    the same with underscores as spaces, ``{path:onoff}`` a true/false as on/off; None where
-    the run does not record a field the template names (an older run)."""
-    missing = False
-
-    def one(m: re.Match[str]) -> str:
-        nonlocal missing
-        v = header_field(meta, m.group(1))
-        if v is None:
-            missing = True
-            return ""
-        if isinstance(v, (list, tuple)):
-            text = ",".join(str(x) for x in v)
-        elif isinstance(v, bool):
-            text = ("on" if v else "off") if m.group(2) == "onoff" else ("true" if v else "false")
-        elif isinstance(v, float):
-            text = f"{v:.6g}"  # 0.0001, not 9.999999999999999e-05
-        else:
-            text = str(v)
-        return text.replace("_", " ") if m.group(2) == "words" else text
-
-    out = _FIELD.sub(one, template)
-    return None if missing else out
-
-
-def display_lines(meta: dict[str, Any]) -> list[tuple[str, str | None]]:
-    """The catalogue's display lines of a run (``display.lines``: what was measured, between
-    which ends), filled from its header, with their styles; those naming a field the run does
-    not record are left out."""
-    # the environment in its one schema, also for runs recorded before it was shared
-    filled = {**meta, "env": of_header(meta) or meta.get("env")}
-    out: list[tuple[str, str | None]] = []
-    for ln in display(meta).get("lines") or []:
-        text = fill(str(ln.get("template") or ""), filled)
-        if text:
-            out.append((text, ln.get("style")))
-    return out
-
-
-def display(meta: dict[str, Any]) -> dict[str, Any]:
-    """How the lab shows a run of this benchmark (catalogue ``display``: roles,
-    faults_expected_when, switches_column, lines, check_figure); empty for a benchmark the
-    probe does not know (an import, another probe's run)."""
-    d = (probe.entry(str(meta.get("benchmark") or "")) or {}).get("display")
-    return d if isinstance(d, dict) else {}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -420,7 +359,7 @@ def print_run(console: Console, run: Any, details: bool = False) -> None:
     show = display(meta)
     check = show.get("check_figure")
     if isinstance(check, dict):
-        got = _check_figure(run, summ, check)
+        got = check_figure(run, summ, check)
         if got:
             line, bad = got
             console.print(line, style="yellow" if bad else None, markup=False, highlight=False)
@@ -435,6 +374,7 @@ def print_run(console: Console, run: Any, details: bool = False) -> None:
         warnings += usage.notes
     for w in meta.get("run", {}).get("probe_warnings", []) or []:
         warnings.append(w)
+    warnings += one_way_checks(run, summ)
     for w in warnings:
         console.print(f"[yellow]warning:[/yellow] {shown(w)}")
     if details and meta.get("source"):
@@ -475,45 +415,6 @@ def _family_words(family: str) -> str:
     if family.startswith("between runs: t interval over "):
         return "a t interval over the " + family.removeprefix("between runs: t interval over ")
     return family
-
-
-def _check_figure(run: Any, summ: Any, check: dict[str, Any]) -> tuple[str, bool] | None:
-    """The catalogue's clock-free check of a column (``display.check_figure``: syscall's batch
-    figure against the per-call median minus the clock's read cost) and whether the two
-    disagree beyond the median's interval; None where the run does not record what it
-    needs."""
-    meta = run.meta
-    per = header_field(meta, str(check.get("value")))
-    minus = header_field(meta, str(check.get("minus"))) if check.get("minus") else 0.0
-    col = str(check.get("column"))
-    if not isinstance(per, (int, float)) or not isinstance(minus, (int, float)) or not per:
-        return None
-    rows = summ.filter(summ["column"] == col)
-    if rows.height == 0:
-        return None
-    r = rows.row(0, named=True)
-    net = r["p50_ns"] - minus
-    detail = fill(str(check.get("detail") or ""), meta)
-    minus_words = str(check.get("minus") or "").replace(".", " ").removesuffix("_ns")
-    what = f"median minus {minus_words.replace('_', ' ')}" if check.get("minus") else "median"
-    line = (
-        f"{check.get('label')}: {fmt(per)} per call"
-        + (f" ({detail})" if detail else "")
-        + f"; {col} {what}: {fmt(net)} (ratio {net / per:.2f})"
-    )
-    lo, hi = r["p50_ci_low_ns"], r["p50_ci_high_ns"]
-    disagree = lo is not None and hi is not None and not (lo - minus <= per <= hi - minus)
-    if disagree:
-        workers = len(run.segments)
-        pooled = f"pools {workers} worker processes" if workers > 1 else "is another process's"
-        line += (
-            f". They disagree beyond the median's 95% interval ({fmt(lo - minus)}–"
-            f"{fmt(hi - minus)} net): the {check.get('label')} is one process's, measured at "
-            f"one moment, while the {col} median {pooled}, at other moments: on a host that "
-            "changes speed (latscope env --check) the two see different speeds. Quote the "
-            "median with its interval."
-        )
-    return line, disagree
 
 
 def run_label(run: Any) -> str:
