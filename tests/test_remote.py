@@ -459,6 +459,34 @@ def test_the_lab_runs_it(
     no_server_left(tmp_path, s)
 
 
+def test_a_remote_host_is_an_arm(
+    probe: str, tmp_path: Path, servers: list[Server], cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`latscope ab` with tcp_remote arms: a far side cannot share the probe's process, so the
+    arms alternate as short processes in shuffled rounds, one session each, and the verdict
+    comes from the same paired statistic (docs/ab.md, "Arms in separate processes")."""
+    monkeypatch.setenv("LATSCOPE_PROBE", probe)
+    tok = token_file(tmp_path)
+    # both ends on one CPU: an unpinned loopback round trip is 10 or 100 µs by where the two
+    # threads land, process by process
+    s = serve(servers, probe, tok, "--sessions", "400", "--max-time", "120", "--cpu", "0")
+    far = f"tcp_remote host=127.0.0.1 port={s.port} token_file={tok} cpu=0"
+    r = cli("ab", far, f"{far} size=512", "--time", "1", "--json")
+    assert r.returncode == 0, r.stderr
+    f = json.loads(r.stdout)
+    assert f["mode"] == "processes" and "tcp_remote" in f["apart"]
+    assert [a["params"]["size"] for a in f["arms"]] == [8, 512]
+    rounds = sum(f["rounds"])
+    assert rounds >= 12 and all(a["n"] > 0 for a in f["arms"])
+    assert [c["column"] for c in f["comparisons"]] == ["rtt"]
+    assert all(c["rounds"] == rounds for c in f["comparisons"])
+    # a pilot per arm, then one process per arm and round: each a session of its own
+    assert len(s.log("admitted")) == 2 + 2 * rounds
+    s.p.send_signal(signal.SIGTERM)
+    assert s.end() == 0
+    no_server_left(tmp_path, s)
+
+
 # ------------------------------------------------------------------ two network namespaces
 
 

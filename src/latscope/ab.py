@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
@@ -105,7 +106,9 @@ def sharing_refused(arms: Sequence[Arm], kw: Mapping[str, Any]) -> str | None:
         check_arms(arms, **kw)
         return None
     except BadInput as e:
-        why = e.message
+        # the probe's reason, without its '--arm WORD: ' and its advice to a user of the probe
+        # alone ('; run it alone ...'): here the lab alternates the arms instead
+        why = re.sub(r"^--arm '[^']*': ", "", e.message).split("; run ")[0]
     for a in arms:
         params = dict(a.params)
         probe.check(a.bench, params, clock=kw.get("clock"), warmup=kw.get("warmup"))

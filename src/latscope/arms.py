@@ -111,6 +111,12 @@ def _per_iteration_ns(f: samples.SampleFile) -> float:
     return float(t[-1] - t[0]) / (n - 1) if n > 1 and t[-1] > t[0] else 1000.0
 
 
+def _block_n(per_ns: float) -> int:
+    """The iterations of one process of an arm that takes ``per_ns`` per iteration: about
+    PROCESS_BLOCK_MS of them, within BLOCK_N."""
+    return int(min(max(PROCESS_BLOCK_MS * 1e6 / per_ns, BLOCK_N[0]), BLOCK_N[1]))
+
+
 def alternate(
     arms: Sequence[Arm],
     directory: Path,
@@ -138,27 +144,20 @@ def alternate(
                 f"{arms[k].word}: {', '.join(names[k])}): compare scenarios of one benchmark, "
                 "or ping-pong mechanisms with each other"
             )
-    block_n, cost = [], 0.0
-    for f, wall in pilots:
-        per = _per_iteration_ns(f)
-        b = int(min(max(PROCESS_BLOCK_MS * 1e6 / per, BLOCK_N[0]), BLOCK_N[1]))
-        block_n.append(b)
-        loop = per * PILOT_N / 1e9
-        cost += max(wall - loop, 0.0) + b * per / 1e9
-    rounds = max(MIN_ROUNDS, int(time_s / cost)) if cost > 0 else MIN_ROUNDS
-    warnings = []
-    if rounds * cost > 1.5 * time_s:
-        warnings.append(
-            f"one round of processes takes about {cost:.2f} s: {rounds} rounds (the fewest that "
-            f"give an interval) take about {rounds * cost:.0f} s, more than --time {time_s:g}"
-        )
+    block_n = [_block_n(_per_iteration_ns(f)) for f, _ in pilots]
+    first_n = list(block_n)  # the header's block_iterations: each arm's first block
     cols: dict[str, list[np.ndarray]] = {c: [] for c in ["t_start", *names[0]]}
     arm_i, block_i, round_i = [], [], []
     order: list[list[int]] = []
     counts = [0] * len(arms)
     start = time.monotonic()
     block = 0
-    for r in range(rounds):
+    r = 0
+    # rounds until the budget is spent (at least MIN_ROUNDS); each arm's next block is sized
+    # from its last process, not only from its pilot: a pilot can run at another speed (an
+    # unpinned ping-pong whose two sides shared a CPU in the pilot and not after it ran 15x
+    # slower), and blocks sized from it alone made a 1 s budget take 30 s
+    while r < MIN_ROUNDS or time.monotonic() - start < time_s:
         o = list(range(len(arms)))
         rng.shuffle(o)
         order.append(o)
@@ -175,8 +174,19 @@ def alternate(
             round_i.append(np.full(m, r, np.int64))
             counts[k] += m
             block += 1
+            block_n[k] = _block_n(_per_iteration_ns(f))
+        r += 1
         if progress:
-            progress(r + 1, rounds)
+            done = time.monotonic() - start
+            progress(min(r, MIN_ROUNDS) if done < time_s else r, max(MIN_ROUNDS, r + 1))
+    rounds = r
+    spent = time.monotonic() - start
+    warnings = []
+    if spent > 1.5 * time_s:
+        warnings.append(
+            f"{rounds} rounds of processes (the fewest that give an interval) took {spent:.0f} s, "
+            f"more than --time {time_s:g}: one round takes about {spent / rounds:.2f} s"
+        )
     data = {c: np.concatenate(v) for c, v in cols.items()}
     data.update(
         arm=np.concatenate(arm_i), block=np.concatenate(block_i), round=np.concatenate(round_i)
@@ -184,7 +194,7 @@ def alternate(
     # t_start on one timeline, in time order (a process's own clock starts at its first sample)
     data["t_start"] = np.maximum.accumulate(data["t_start"]) - data["t_start"][0]
     f0 = pilots[0][0]
-    header = _header(arms, pilots, block_n, counts, rounds, order, seed, time_s, why)
+    header = _header(arms, pilots, first_n, counts, rounds, order, seed, time_s, why)
     header["columns"] = [
         {"name": "t_start", "unit": "ticks", "kind": "time"},
         *[
