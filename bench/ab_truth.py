@@ -12,6 +12,7 @@ loads every CPU.
     python bench/ab_truth.py --pairs 10 --only pipe
     python bench/ab_truth.py --stress 20          # 20 A/A pipe comparisons under stress-ng
     python bench/ab_truth.py --only pipe --no-aa --fractions 0.04   # other injected sizes
+    python bench/ab_truth.py --only pipe --no-aa --median-ns 2900     # waits sized from 2.9 us
 
 Runs are kept in a temporary store (removed at the end). Run it on a machine with nothing else
 running: it measures the machine.
@@ -89,6 +90,12 @@ def main() -> int:
         help="injected sizes as fractions of the median, instead of the plan's (0.04,0.02)",
     )
     ap.add_argument("--no-aa", action="store_true", help="no A/A comparisons")
+    ap.add_argument(
+        "--median-ns",
+        type=float,
+        help="size the injected waits from this median instead of the pilot's (a pilot that "
+        "ran while the host was at its slow speed sizes them a third too large)",
+    )
     args = ap.parse_args()
     chosen = [float(x) for x in args.fractions.split(",")] if args.fractions else None
     store = tempfile.mkdtemp(prefix="latscope-ab-truth-")
@@ -104,6 +111,9 @@ def main() -> int:
                 m["median_ns"] for m in pilot["medians"] if m["arm"] == "A" and m["column"] == col
             )
             print(f"{name}: '{scenario}', {col} median {median:.1f} ns (pilot)", flush=True)
+            if args.median_ns:
+                median = args.median_ns
+                print(f"  the waits sized from a median of {median:.1f} ns (--median-ns)")
             if not args.no_aa:
                 aa = []
                 for _ in range(args.pairs):
@@ -123,10 +133,16 @@ def main() -> int:
                 ratios = [
                     next(x["ratio"] for x in f["comparisons"] if x["column"] == col) for f in got
                 ]
-                truth = (median + inj) / median
+                # the truth of each comparison: its own baseline's median plus the wait (the
+                # host may have changed speed since the pilot that sized the wait)
+                truths = [
+                    1 + inj / next(m["median_ns"] for m in f["medians"] if m["arm"] == "A"
+                                   and m["column"] == col)
+                    for f in got
+                ]  # fmt: skip
                 print(
-                    f"  {'':<34} ratio median {statistics.median(ratios):.4f}, "
-                    f"truth about {truth:.4f}",
+                    f"  {'':<34} ratio median {statistics.median(ratios):.4f}, truth median "
+                    f"{statistics.median(truths):.4f} ({min(truths):.4f}-{max(truths):.4f})",
                     flush=True,
                 )
         if args.stress:

@@ -148,11 +148,22 @@ def test_syscall_arms(probe: str, tmp_path: Path) -> None:
     assert h["arms"][1]["given"] == ["op"]
     assert [a["bench"]["op"] for a in h["arms"]] == ["getppid", "read0"]
     assert h["interleave"]["seed"] == 11 and h["interleave"]["time_s"] == 0.5
-    assert len(h["workers"]) == 2  # --workers auto: 2 for arms
+    assert len(h["workers"]) == 2  # --workers auto: one per second of --time, at least 2
     assert all(set(w["timed_rusage"]) == {"main"} for w in h["workers"])
     # the orders differ between rounds
     rounds = [tuple(o) for w in orders(f) for o in w]
     assert len(set(rounds)) == 2, rounds
+
+
+@pytest.mark.parametrize(
+    ("time_s", "workers"), [("5", 4), ("30", 4), ("3", 3), ("0.5", 2), ("0.2", 2)]
+)
+def test_workers_auto_is_one_per_second_of_time(probe: str, time_s: str, workers: int) -> None:
+    """More workers average out more of the layouts' effect on a ratio: one per second of the
+    budget, 2 to 4."""
+    r = run_probe(probe, *arms_args("syscall", "syscall", time_s=time_s), "--check")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["workers"] == workers
 
 
 def test_a_ping_pong_arms_wait_is_its_own_responders(probe: str, tmp_path: Path) -> None:

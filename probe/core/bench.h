@@ -320,7 +320,12 @@ void run_workers(struct runctx *ctx, int nw);
  * is used (docs/probe-cli.md, "Arms").  Not on Windows. */
 #define ARMS_MIN 2
 #define ARMS_MAX 8
-#define ARMS_AUTO_WORKERS 2LL
+/* --workers auto for arms: one worker per second of --time, ARMS_AUTO_WORKERS_MIN to
+ * ARMS_AUTO_WORKERS_MAX.  The layout of a worker's memory moves the arms' ratio by a random
+ * amount that only more workers average out: with 2 the lab's interval of a ratio is about
+ * +-1% whatever the rounds, with 4 about +-0.5%. */
+#define ARMS_AUTO_WORKERS_MIN 2LL
+#define ARMS_AUTO_WORKERS_MAX 4LL
 /* --max-samples: the recorded samples of one arm, all workers together (the default, and the
  * range): a fast arm (a system call of 150 ns) would record tens of millions in a few seconds,
  * which neither the file nor the analysis needs; its blocks are then shortened so that the

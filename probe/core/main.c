@@ -52,7 +52,8 @@ static void usage(FILE *f) {
             "                    --seed N the rounds' orders (default: random, recorded);\n"
             "                    --max-samples N per arm (default 1000000: a fast arm's\n"
             "                    blocks are shortened, its run ends early);\n"
-            "                    --workers auto: 2 (docs/probe-cli.md, \"Arms\")\n"
+            "                    --workers auto: one per second of --time, 2 to 4\n"
+            "                    (docs/probe-cli.md, \"Arms\")\n"
             "  --check           check the parameters as a run would, print them resolved (JSON)\n"
             "                    and exit 0, or exit 2 or 3 with one line; nothing is measured\n"
             "  --env [DIR]       print the environment a sample file records (JSON), with the\n"
@@ -418,7 +419,12 @@ static void resolve_arms(const struct arm_options *o, struct arms_resolved *r) {
     int code = arms_check(A, err, sizeof err);
     if (code) die(code, "%s", err);
     resolve_output_clock(o->out, o->check, o->progress_fd, o->clock, &r->clock);
-    long long workers = o->workers < 0 ? ARMS_AUTO_WORKERS : o->workers;
+    long long workers = o->workers;
+    if (workers < 0) {
+        workers = (long long)o->time_s;
+        if (workers > ARMS_AUTO_WORKERS_MAX) workers = ARMS_AUTO_WORKERS_MAX;
+        if (workers < ARMS_AUTO_WORKERS_MIN) workers = ARMS_AUTO_WORKERS_MIN; /* --time >= 0.2 */
+    }
     if (o->time_s / (double)workers < 0.1)
         die(EXIT_BADINPUT, "--workers %lld: each worker's share of --time %g s would be under "
             "0.1 s; use fewer workers or a longer --time", workers, o->time_s);

@@ -71,8 +71,8 @@ def add_parsers(sub: Any) -> None:
         "--repeat",
         type=int,
         metavar="R",
-        help="worker processes, one after another, each running every arm (default: the "
-        "probe's, 2)",
+        help="worker processes, one after another, each running every arm (default: one per "
+        "second of --time, 2 to 4)",
     )
     p.add_argument("--seed", type=int, metavar="N", help="the seed of the rounds' orders")
     p.add_argument(
