@@ -216,14 +216,13 @@ def levels_warning(lv: Levels) -> AnalysisWarning:
     """The one finding of the host's two speeds, with the advice that fits."""
     return AnalysisWarning(
         "levels",
-        f"This machine switched between two speeds about {lv.ratio:.2f}x apart "
-        f"{lv.switches} times during the run: {100.0 * lv.slow_share:.0f}% of the "
-        f"samples at the slow one (median {fmt(lv.slow_ns)} against "
-        f"{fmt(lv.fast_ns)}). That is the host's state (a virtual machine's host, "
-        "steal, a neighbour in bouts), not the benchmark: one median describes the "
-        "mixture. To compare scenarios, measure them together with 'latscope ab' "
-        "(both sides see the same moments); for one figure, use more worker "
-        "processes (--repeat) or a quieter machine.",
+        f"This machine changed between two speeds about {lv.ratio:.2f}x apart "
+        f"{lv.switches} time{'s' if lv.switches != 1 else ''} during the run, "
+        f"{100.0 * lv.slow_share:.0f}% of the samples at the slow one (median "
+        f"{fmt(lv.slow_ns)} against {fmt(lv.fast_ns)}): the host's state (a virtual "
+        "machine's host, steal, a neighbour), not the benchmark's; one median describes the "
+        "mixture. To compare scenarios, run them together with 'latscope ab'; for one "
+        "figure, use more worker processes (--repeat) or a quieter machine.",
     )
 
 
