@@ -559,6 +559,7 @@ void arms_header(struct jbuf *j, const struct runctx *ctx, int nw) {
             jb_str(j, "latency", col->latency);
             if (col->context_switches >= 0) jb_int(j, "context_switches", col->context_switches);
             else jb_null(j, "context_switches");
+            jb_bool(j, "holds_inject", !col->inject_free);
             jb_str(j, "description", col->desc);
             jb_end_obj(j);
         }

@@ -83,6 +83,9 @@ struct column {
     const char *desc;
     const char *latency;
     int context_switches; /* -1 unknown / not applicable */
+    /* 1: an injected wait (--inject-ns, an arm's inject_ns) is not in this column (ping-pong's
+     * oneway: the wait is the responder's late answer, after its receive time) */
+    int inject_free;
     int64_t *data;
     /* NULL: a duration in ticks; "index": a whole number that is no time (an arms run's arm,
      * block and round columns, docs/sample-format.md) */

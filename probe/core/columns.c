@@ -32,6 +32,7 @@ struct column *add_column(struct runctx *ctx, const char *name, const char *desc
     c->desc = desc;
     c->latency = latency;
     c->context_switches = ctxsw;
+    c->inject_free = 0;
     c->kind = NULL;
     c->data = ctx->is_arm ? NULL : alloc_samples((size_t)ctx->n);
     return c;

@@ -264,6 +264,7 @@ void sfile_write(struct runctx *ctx, int fd, int argc, char **argv, const char *
             jb_int(&j, "context_switches", ctx->cols[c].context_switches);
         else
             jb_null(&j, "context_switches");
+        jb_bool(&j, "holds_inject", !ctx->cols[c].inject_free);
         jb_str(&j, "description", ctx->cols[c].desc);
         jb_end_obj(&j);
     }

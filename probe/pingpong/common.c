@@ -223,7 +223,9 @@ static void pp_columns_add(struct pp_ctx *pp) {
               : pl == PL_DIFFERENT_CPUS ? 0
                                         : -1;
     add_column(ctx, "rtt", pp_columns[0].desc, "round_trip", pp->way < 0 ? -1 : 2 * pp->way);
-    add_column(ctx, "oneway", pp_columns[1].desc, "one_way_shared_clock", pp->way);
+    struct column *oneway =
+        add_column(ctx, "oneway", pp_columns[1].desc, "one_way_shared_clock", pp->way);
+    oneway->inject_free = 1; /* the injected wait is the responder's, after its receive time */
     add_t_start(ctx);
     /* on one CPU every hand-over may preempt (a woken receiver preempts its waker); unpinned
      * peers may share a CPU at any time; helper threads (ZeroMQ's I/O threads, on the
