@@ -271,6 +271,9 @@ def test_a_one_way_time_and_half_the_round_trip_say_when_they_disagree(
         assert said[0].startswith("oneway and rtt/2 disagree")
         assert "is 0.67 of rtt/2's" in said[0] and "the return trip costs more" in said[0]
         assert said[0].endswith("Quote oneway as the one-way time.")
+    from latscope.report.figures import disagreements
+
+    assert disagreements(run, run.summary()) == said
 
 
 @pytest.mark.parametrize(("batch_ns", "disagree"), [(80.0, False), (60.0, True)])
@@ -303,3 +306,7 @@ def test_the_batch_figure_and_the_median_say_when_they_disagree(
     assert ("They disagree" in line) is disagree
     if disagree:
         assert "pools 4 worker processes" in line
+    # the report says the same where it opens, and only when they disagree
+    from latscope.report.figures import disagreements
+
+    assert disagreements(run, run.summary()) == ([line] if disagree else [])

@@ -176,16 +176,16 @@ def alternate(
             block += 1
             block_n[k] = _block_n(_per_iteration_ns(f))
         r += 1
-        if progress:
-            done = time.monotonic() - start
-            progress(min(r, MIN_ROUNDS) if done < time_s else r, max(MIN_ROUNDS, r + 1))
+        if progress:  # done when both the budget and the fewest rounds are, in thousandths
+            done = min(1.0, (time.monotonic() - start) / time_s, r / MIN_ROUNDS)
+            progress(int(1000 * done), 1000)
     rounds = r
     spent = time.monotonic() - start
     warnings = []
     if spent > 1.5 * time_s:
         warnings.append(
-            f"{rounds} rounds of processes (the fewest that give an interval) took {spent:.0f} s, "
-            f"more than --time {time_s:g}: one round takes about {spent / rounds:.2f} s"
+            f"{rounds} rounds of processes took {spent:.0f} s, more than --time {time_s:g}: one "
+            f"round takes about {spent / rounds:.2f} s, and an interval needs {MIN_ROUNDS}"
         )
     data = {c: np.concatenate(v) for c, v in cols.items()}
     data.update(

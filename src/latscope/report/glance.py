@@ -17,7 +17,7 @@ from ..env import emulation_caveat
 from ..summary import P50_CI_HIGH, P50_CI_LOW, stat, value, withheld_reason
 from ..units import fmt, pick_unit
 from .document import Alert, Block, Heading, Image, Text
-from .figures import one_way_checks
+from .figures import disagreements
 from .text import injected_line, latency_label
 
 if TYPE_CHECKING:
@@ -111,7 +111,7 @@ def glance_blocks(
             out.append(Text(f"… and {more} more columns in the run's section.", "dim"))
         for col, code, msg in top_warnings(ra):
             out.append(Alert(f"{head}{col}: {msg}", code=code))
-        out.extend(Alert(f"{head}{w}", code="one-way") for w in one_way_checks(ra.run, summ))
+        out.extend(Alert(f"{head}{w}", code="disagree") for w in disagreements(ra.run, summ))
         if not any(ca.warnings for ca in ra.columns.values()):
             out.append(Text(f"{head}no warnings: nothing in the analysis says to distrust it."))
     if not figures:
