@@ -262,6 +262,12 @@ def test_a_report_of_an_interleaved_run_gives_its_comparison(cli, tmp_path) -> N
     md = (out / "report.md").read_text()
     assert "A: syscall (baseline); B: syscall inject_ns=500" in md
     assert "**Paired comparison with the baseline**" in md and "**Each arm's median**" in md
+    # it opens with its answer: the comparison is the first thing under "At a glance"
+    glance = md.split("At a glance", 1)[1].lstrip("#\n ")
+    assert glance.startswith("B (syscall inject_ns=500) against A (syscall), call: ratio "), glance[
+        :200
+    ]
+    assert "paired in" in glance.splitlines()[0]
     # the samples stay within the bound asked for, each arm's
     from latscope.runner import load
 

@@ -151,6 +151,18 @@ def print_ab(console: Console, f: Mapping[str, Any], run_id: str | None = None) 
         console.print(f"[dim]run {shown(run_id)}[/dim]")
 
 
+def ab_sentences(f: Mapping[str, Any]) -> list[str]:
+    """The answer of an interleaved run, one sentence per arm and column: what a report of
+    it opens with."""
+    scen = {a["arm"]: a["scenario"] for a in f["arms"]}
+    return [
+        f"{c['arm']} ({scen.get(c['arm'])}) against A ({scen.get('A')}), {c['column']}: "
+        f"ratio {ratio_text(c['ratio'])} (95% CI {ratio_text(c['low'])}–"
+        f"{ratio_text(c['high'])}), {verdict_text(c)}; paired in {c['rounds']} rounds"
+        for c in f["comparisons"]
+    ]
+
+
 def ab_blocks(f: Mapping[str, Any]) -> list[doc.Block]:
     """The comparison of an interleaved run as document blocks (HTML, Markdown, LaTeX): what
     it was, the ratios with their intervals and verdicts, each arm's median."""

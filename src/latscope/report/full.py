@@ -192,6 +192,12 @@ def build(
         if not isinstance(compared, BadInput):
             verdicts = [compare.explain(r, labels) for r in compared[1]]
             figure = scenarios_image(analyses, compared[0])
+    else:  # an interleaved run: its comparison is the answer
+        ab = (runs[0].meta.get("run") or {}).get("ab")
+        if isinstance(ab, dict):
+            from .ab import ab_sentences
+
+            verdicts = ab_sentences(ab)
     doc.extend(glance_blocks(analyses, verdicts=verdicts, figure=figure, figures=figures))
     if len(runs) > 1:
         rows: list[list[str | Cell]] = []
