@@ -36,8 +36,13 @@ def timed(args: list[str], reps: int) -> list[float]:
     for _ in range(reps):
         t0 = time.perf_counter()
         r = subprocess.run(
-            [sys.executable, "-c", "import sys; from latscope._entry import main; "
-             "sys.argv[0] = 'latscope'; sys.exit(main())", *args],
+            [
+                sys.executable,
+                "-c",
+                "import sys; from latscope._entry import main; "
+                "sys.argv[0] = 'latscope'; sys.exit(main())",
+                *args,
+            ],
             capture_output=True,
             env=env,
             check=False,

@@ -116,7 +116,7 @@ STEP = {
 
 def test_latency_labels_and_clock_choices_come_from_the_catalogue(fake: dict[str, Any]) -> None:
     from latscope.cli.shared import clock_arg
-    from latscope.report.text import latency_label
+    from latscope.facts.wording import latency_label
 
     fake["latencies"]["round_trip"]["label"] = "there and back"
     assert latency_label({"latency": "round_trip", "context_switches": 2}) == (
@@ -146,7 +146,7 @@ def test_placements_and_n_rules_come_from_the_catalogue(fake: dict[str, Any]) ->
 
 
 def test_display_templates_fill_from_header_paths() -> None:
-    from latscope.report.figures import fill
+    from latscope.facts.checks import fill
 
     meta = {"bench": {"placement": "different_cpus", "cpus": [0, 1], "mode": "threads"}}
     assert fill("{bench.placement:words} (cpus {bench.cpus}), {bench.mode}", meta) == (
@@ -159,7 +159,7 @@ def test_display_templates_fill_from_header_paths() -> None:
 
 
 def test_a_ping_pong_runs_placement_line_gives_its_cpus_parameter(real: dict[str, Any]) -> None:
-    from latscope.report.figures import display_lines
+    from latscope.facts.checks import display_lines
 
     # the probe records unpinned parties as cpus [-1, -1]; the line gives the parameter
     meta = {

@@ -248,7 +248,7 @@ def test_a_one_way_time_and_half_the_round_trip_say_when_they_disagree(
     """A ping-pong run whose round trips have a median of 3 µs and whose one-way times from
     the shared clock have one of 1.5 µs (both directions cost the same: nothing said) or of
     1 µs (the return trip is twice the forward: said, with the figures and what to quote)."""
-    from latscope.report.figures import one_way_checks
+    from latscope.facts.checks import one_way_checks
     from synth import lognormal, make_run
 
     def col(name: str, latency: str) -> dict:
@@ -271,9 +271,9 @@ def test_a_one_way_time_and_half_the_round_trip_say_when_they_disagree(
         assert said[0].startswith("oneway and rtt/2 disagree")
         assert "is 0.67 of rtt/2's" in said[0] and "the return trip costs more" in said[0]
         assert said[0].endswith("Quote oneway as the one-way time.")
-    from latscope.report.figures import disagreements
+    from latscope.facts import disagreements
 
-    assert disagreements(run, run.summary()) == said
+    assert disagreements(run.facts) == said
 
 
 @pytest.mark.parametrize(("batch_ns", "disagree"), [(80.0, False), (60.0, True)])
@@ -282,7 +282,7 @@ def test_the_batch_figure_and_the_median_say_when_they_disagree(
 ) -> None:
     """A per-call median of 100 ns with a 20 ns clock read cost, against a batch figure of
     80 ns (agreeing) or 60 ns (beyond the median's interval: said, with its likely cause)."""
-    from latscope.report.figures import check_figure
+    from latscope.facts.checks import check_figure
     from synth import lognormal, make_run
 
     run = make_run(
@@ -307,6 +307,6 @@ def test_the_batch_figure_and_the_median_say_when_they_disagree(
     if disagree:
         assert "pools 4 worker processes" in line
     # the report says the same where it opens, and only when they disagree
-    from latscope.report.figures import disagreements
+    from latscope.facts import disagreements
 
-    assert disagreements(run, run.summary()) == ([line] if disagree else [])
+    assert disagreements(run.facts) == ([line] if disagree else [])

@@ -23,6 +23,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("summary", "env", "scenarios", "plots"),
     ("notes",),  # reads the environment in its one schema (env.of_header)
     ("store",),
+    ("facts",),  # a run's facts: built from a Run given to it, read by runs and the views
     ("runs",),
     ("runner", "repeat", "variation", "arms"),
     ("importer", "report", "ipc_matrix", "ab"),

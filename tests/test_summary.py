@@ -158,7 +158,7 @@ def _ru(minflt: int = 0, nvcsw: int = 0, nivcsw: int = 0) -> dict[str, int]:
 
 
 def test_page_faults_under_emulation_are_named_the_emulators_without_advice() -> None:
-    from latscope.report.text import timed_usage
+    from latscope.facts.wording import timed_usage
 
     n = 1000
     ru = {"initiator": _ru(minflt=2, nvcsw=n), "responder": _ru(nvcsw=n)}  # 2 switches each
@@ -177,7 +177,7 @@ def test_page_faults_under_emulation_are_named_the_emulators_without_advice() ->
 
 
 def test_timed_rusage_in_show_and_report(cli, store: Path, tmp_path: Path) -> None:
-    from latscope.report.text import timed_usage
+    from latscope.facts.wording import timed_usage
 
     n = 1000
     # two workers of 500 round trips: 3 page faults in the initiator's timed loop, and
@@ -220,7 +220,7 @@ def test_timed_rusage_in_show_and_report(cli, store: Path, tmp_path: Path) -> No
 
 
 def test_timed_rusage_as_the_benchmark_implies_or_absent(store: Path) -> None:
-    from latscope.report.text import timed_usage
+    from latscope.facts.wording import timed_usage
 
     n = 1000
     fewer = [{"initiator": _ru(nvcsw=300), "responder": _ru(nvcsw=300)}]
@@ -323,7 +323,7 @@ def test_withheld_figures_of_several_columns_are_one_line_per_reason() -> None:
 
 
 def test_the_interval_line_names_the_between_worker_method_in_words() -> None:
-    from latscope.report.text import _family_words
+    from latscope.facts.wording import family_words as _family_words
 
     # it read "95% CI of p50 by between runs: t interval over 10 worker medians: rtt (...)"
     got = _family_words("between runs: t interval over 10 worker medians")
@@ -332,7 +332,7 @@ def test_the_interval_line_names_the_between_worker_method_in_words() -> None:
 
 
 def test_a_rare_count_per_iteration_reads_as_one_per_so_many() -> None:
-    from latscope.report.text import _per_iter
+    from latscope.facts.wording import _per_iter
 
     assert _per_iter(1, 20_000) == "1 per 20,000 iterations"  # it read "5e-05 per iteration"
     assert _per_iter(16, 10_000) == "0.0016 per iteration"

@@ -60,16 +60,21 @@ def summary_rows(run: Run, meta: Mapping[str, Any]) -> pl.DataFrame:
 
 def keep(t: _store.Transaction, meta: dict[str, Any], measured: Run | None = None) -> Run:
     """Commit a run whose sample file is written in ``t``'s partial directory (``measured``:
-    that file, read): its summary computed now, kept with ``meta`` (run.json) by one rename;
-    the run read back, its summary already known."""
+    that file, read): its summary and its facts (`latscope.facts`) computed now, kept with
+    ``meta`` (run.json) by one rename; the run read back, its summary already known."""
+    from . import facts
+    from .facts.build import build
     from .runs import Run
 
     if measured is None:
         measured = Run(t.samples_path)
     summary = measured.summary()
     rows = summary_rows(measured, meta)
+    measured.meta["run"] = meta  # the facts name the run as it is kept
+    measured.id = str(meta["id"])
+    kept = build(measured)
     with probe.held_signals():  # a run is committed whole; a signal meanwhile comes after
-        final = t.commit(meta, summary=rows)
+        final = t.commit(meta, summary=rows, files={facts.FACTS_FILE: facts.dumps(kept)})
     run = Run(final)
     run._summaries[0.95] = summary
     return run
@@ -288,6 +293,32 @@ def import_samples(
         if why:
             raise BadInput(f"{p}: its header cannot be kept ({why}); nothing imported")
         return keep(t, meta, measured)
+
+
+def load_facts(
+    ref: str | os.PathLike[str],
+    store: str | os.PathLike[str] | _store.Store | None = None,
+    host: str | None = None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The facts of a run (`latscope.facts`) and its run.json, found as `load` finds it: a
+    kept run's facts are read without its samples; a run kept without current facts (by an
+    older latscope) has them built and kept; a sample file's are built (its run.json: {})."""
+    from . import facts
+    from .store.layout import RUN_FILE
+    from .store.meta import read_run
+
+    p = Path(ref)
+    if os.path.lexists(p) and not p.is_dir():
+        return load(p).facts, {}
+    d = open_store(store).resolve(str(ref), host=host)
+    # a run without its run.json is shown from its samples, as `Run` reads it
+    meta = read_run(d) if os.path.lexists(d / RUN_FILE) else {}
+    got = facts.read(d)
+    if got is None or got.get("id") != d.name:
+        from .runs import Run
+
+        got = Run(d).facts
+    return got, meta
 
 
 def load(

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from . import facts as _facts
 from . import probe, samples
 from .errors import BadInput
 from .store.layout import RUN_FILE, SAMPLES_FILE
@@ -122,7 +123,34 @@ class Run:
         return self._file.ns(column)
 
     @cached_property
+    def _kept_facts(self) -> dict[str, Any] | None:
+        """The facts kept with the run (facts.json) when they are current and its own."""
+        if self.dir is None:
+            return None
+        got = _facts.read(self.dir)
+        return got if got is not None and got.get("id") == self.id else None
+
+    @cached_property
+    def facts(self) -> dict[str, Any]:
+        """Everything a view shows of the run (`latscope.facts`): those kept with it, else
+        built now from its samples and kept where the store allows (a run kept by an older
+        latscope is upgraded on first read)."""
+        if self._kept_facts is not None:
+            return self._kept_facts
+        from .facts.build import build
+
+        got = build(self)
+        if self.dir is not None and self.dir.parent.name == "runs":
+            _facts.keep(self.dir, got)
+        return got
+
+    @cached_property
     def _derived(self) -> dict[str, dict[str, Any]]:
+        kept = self._kept_facts  # the catalogue's entry as it was when the run was kept
+        if kept is not None:
+            return {
+                c["name"]: dict(c["meta"]) for c in kept["columns"] if c["derived"] and c["meta"]
+            }
         return {str(d["name"]): d for d in probe.derived_columns(self.benchmark, self.columns)}
 
     @property
@@ -281,6 +309,9 @@ class Run:
     def summary(self, confidence: float = 0.95) -> pl.DataFrame:
         """One row per timed column: n, min, p50, mean, std, p95, p99, p99.9, max (ns) and
         the confidence interval of the median, with its method and effective sample size."""
+        kept = self._kept_facts
+        if confidence == 0.95 and confidence not in self._summaries and kept is not None:
+            self._summaries[confidence] = frame(kept["summary"])  # computed when kept
         if confidence not in self._summaries:
             rows = [
                 {

@@ -81,7 +81,7 @@ def _fits(console: Console, t: Table, width: int, text_min: int = 12) -> bool:
 
 #: Rows beyond which a table of text is laid out on its widest rows and printed line by line
 #: (`Long`): rich lays out and renders every cell, about 0.1 ms each.
-LONG = 400
+LONG = 50
 
 
 @dataclass

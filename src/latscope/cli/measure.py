@@ -490,7 +490,7 @@ NEXT_AFTER_QUICK = (
 def quick_table(done: list[tuple[Any, Any, str | None]]) -> Table:
     """One row per scenario of `latscope quick`: its first column's median and p99 (withheld:
     —), and what that column's latency is."""
-    from ..report.text import latency_label
+    from ..facts import latency_of
     from ..summary import stat, value
     from ..units import fmt
 
@@ -508,7 +508,7 @@ def quick_table(done: list[tuple[Any, Any, str | None]]) -> Table:
             str(row["column"]),
             fmt(p50) if p50 is not None else "—",
             fmt(p99) if p99 is not None else "—",
-            latency_label(run.column_meta(row["column"])),
+            latency_of(run.facts, str(row["column"])),
         )
     return t
 

@@ -79,25 +79,26 @@ def add_parsers(sub: Any) -> None:
 def cmd_show(args: argparse.Namespace) -> int:
     """``show``, plus the full analysis with --full."""
     from ..report.text import print_run
-    from ..runner import load
+    from ..runner import load, load_facts
 
-    run = load(args.run, open_store(args), host=args.host)
-    ab = (run.meta.get("run") or {}).get("ab")
+    # the run's facts, kept with it: no samples read, no statistic computed (latscope.facts)
+    facts, meta = load_facts(args.run, open_store(args), host=args.host)
+    ab = meta.get("ab")
     if isinstance(ab, dict):  # an interleaved run: its comparison first (latscope ab)
         from ..report.ab import print_ab
 
         print_ab(console, ab)
-    print_run(console, run, details=True)
-    tag = (run.meta.get("run") or {}).get("host")
+    print_run(console, facts, details=True)
+    tag = meta.get("host")
     if tag:  # a host tag (an import's, a fleet's): the host the run belongs to
         console.print(f"[dim]host {shown(tag)} (the host tag it was added with)[/dim]")
     if not getattr(args, "full", False):
         return 0
     from ..report import analyse, run_blocks
     from ..report.document import render_rich
-    from ..report.text import run_label
 
-    ra = value_error(lambda: analyse(run, run_label(run)))
+    run = load(args.run, open_store(args), host=args.host)
+    ra = value_error(lambda: analyse(run, facts["label"]))
     render_rich(run_blocks(ra, figures=False), console)
     return 0
 

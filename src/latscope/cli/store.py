@@ -75,6 +75,22 @@ def add_parsers(sub: Any) -> None:
     store_arg(p)
 
     p = sub.add_parser(
+        "store",
+        help="keep the store's runs current: 'latscope store upgrade'",
+        description=wrap(
+            "upgrade: give every run kept by an older latscope the facts this one keeps with a "
+            "run (facts.json: its summary, findings and the catalogue's entry as it was), "
+            "computed once from its samples, so that show, ls and the reports read them "
+            "instead of computing them.  A run is otherwise upgraded when it is first shown; "
+            "one that cannot be (damaged samples) is named with the reason."
+        ),
+        epilog="example:\n  latscope store upgrade --store ~/runs\n",
+        formatter_class=RAW,
+    )
+    p.add_argument("action", choices=("upgrade",), help="what to do: upgrade")
+    store_arg(p)
+
+    p = sub.add_parser(
         "rm",
         help="remove runs from the store",
         description=wrap(
@@ -336,6 +352,50 @@ def cmd_ls(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_store(args: argparse.Namespace) -> int:
+    """``store upgrade``: facts.json for every run that lacks current ones."""
+    from .. import facts
+    from ..errors import LatscopeError
+    from ..runs import Run
+
+    st = open_store(args)
+    if not st.exists():
+        raise BadInput(f"the store {st.root} has no runs yet")
+    if not st.writable():
+        raise BadInput(f"the store {st.root} cannot be written: nothing upgraded")
+    skipped: list[Any] = []
+    dirs = list(st.run_dirs(skipped))
+    done = current = 0
+    failed: list[str] = []
+    for i, d in enumerate(dirs):
+        got = facts.read(d)
+        if got is not None and got.get("id") == d.name:
+            current += 1
+            continue
+        try:
+            _ = Run(d).facts  # built from the samples and kept
+        except (LatscopeError, OSError, ValueError) as e:
+            why = e.message if isinstance(e, LatscopeError) else str(e)
+            failed.append(f"{d.name}: {why}")
+            continue
+        if facts.read(d) is None:
+            failed.append(f"{d.name}: its facts could not be written")
+            continue
+        done += 1
+        if done % 50 == 0:
+            err_console.print(f"[dim]{i + 1} of {len(dirs)} runs read[/dim]")
+    _report_skipped(skipped)
+    for line in failed:
+        err_console.print(f"[yellow]latscope: not upgraded: {shown(line)}[/yellow]", soft_wrap=True)
+    console.print(
+        f"{done} runs upgraded, {current} already current"
+        + (f", {len(failed)} could not be (above)" if failed else "")
+        + f" in {shown(st.root)}",
+        highlight=False,
+    )
+    return 1 if failed else 0
+
+
 def cmd_rm(args: argparse.Namespace) -> int:
 
     st = open_store(args)
@@ -488,4 +548,4 @@ def cmd_history(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"ls": cmd_ls, "rm": cmd_rm, "history": cmd_history}
+COMMANDS = {"ls": cmd_ls, "rm": cmd_rm, "history": cmd_history, "store": cmd_store}

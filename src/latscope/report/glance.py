@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..env import emulation_caveat
+from ..facts import disagreements, latency_of
+from ..facts.wording import injected_line
 from ..summary import P50_CI_HIGH, P50_CI_LOW, stat, value, withheld_reason
 from ..units import fmt, pick_unit
 from .document import Alert, Block, Heading, Image, Text
-from .figures import disagreements
-from .text import injected_line, latency_label
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -56,7 +56,7 @@ def column_sentence(ra: RunAnalysis, col: str, row: dict[str, Any]) -> str:
     """``rtt (round trip, 2 ctx sw): median 6.306 µs (95% CI 6.215–7.476 µs), p99 11.31 µs,
     max 107.1 µs; 5,000 samples``."""
     unit = pick_unit([row.get("p50_ns")])
-    lat = latency_label(ra.run.column_meta(col))
+    lat = latency_of(ra.run.facts, col)
     p50 = fmt(row.get("p50_ns"), unit)
     lo, hi = row.get(P50_CI_LOW), row.get(P50_CI_HIGH)
     ci = f" (95% CI {fmt(lo, unit)} – {fmt(hi, unit)})" if lo is not None else ""
@@ -111,7 +111,7 @@ def glance_blocks(
             out.append(Text(f"… and {more} more columns in the run's section.", "dim"))
         for col, code, msg in top_warnings(ra):
             out.append(Alert(f"{head}{col}: {msg}", code=code))
-        out.extend(Alert(f"{head}{w}", code="disagree") for w in disagreements(ra.run, summ))
+        out.extend(Alert(f"{head}{w}", code="disagree") for w in disagreements(ra.run.facts))
         if not any(ca.warnings for ca in ra.columns.values()):
             out.append(Text(f"{head}no warnings: nothing in the analysis says to distrust it."))
     if not figures:

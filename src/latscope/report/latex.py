@@ -373,14 +373,14 @@ def _run_table(ra: RunAnalysis) -> list[str]:
 
 
 def _run_notes(ra: RunAnalysis) -> list[str]:
+    from ..facts import latency_of
     from ..summary import WITHHELD_LEGEND, withheld_notes
-    from .text import latency_label
 
     run = ra.run
     summ = list(run.summary().iter_rows(named=True))
     out = [
         "Latency: "
-        + "; ".join(f"{r['column']}: {latency_label(run.column_meta(r['column']))}" for r in summ)
+        + "; ".join(f"{r['column']}: {latency_of(run.facts, r['column'])}" for r in summ)
         + "."
     ]
     withheld = withheld_notes([(r["column"], r) for r in summ])

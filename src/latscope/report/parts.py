@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 from .. import probe
 from .._version import __version__
+from ..facts import latency_of
+from ..facts.wording import injected_line
 from ..notes import run_notes
 from ..units import fmt, pick_unit
 from .document import (
@@ -19,7 +21,6 @@ from .document import (
     Table,
     Text,
 )
-from .text import injected_line, latency_label, timed_usage
 
 if TYPE_CHECKING:
     from ..runs import Run
@@ -101,12 +102,15 @@ def _measurement(run: Run) -> list[Block]:
         bench["open_flags"] = bench.pop("open_flags_names")
     for k, v in bench.items():
         rows.append((str(k).replace("_", " "), _flat(v)))
-    usage = timed_usage(meta)
+    usage = run.facts["usage"]
     if usage is not None:
-        rows.append(("timed loop", f"{usage.scope} — {usage.detail}"))
+        rows.append(("timed loop", f"{usage['scope']} — {usage['detail']}"))
     out: list[Block] = [KeyValues("What was measured", rows)]
-    if usage is not None:
-        out += [Alert(n, code="timed-rusage") for n in usage.notes]
+    out += [
+        Alert(w["text"], code="timed-rusage")
+        for w in run.facts["findings"]
+        if w["key"] == "timed-loop"
+    ]
     src = meta.get("source")
     if src:
         srows: list[tuple[str, str | Cell]] = [
@@ -245,11 +249,16 @@ def _columns_table(run: Run) -> Table:
     for c in run.all_columns:
         m = run.column_meta(c)
         if c in run.derived_columns:
-            rows.append([c, latency_label(m), "—", str(m.get("formula") or "")])
+            rows.append([c, latency_of(run.facts, c), "—", str(m.get("formula") or "")])
             continue
         cs = m.get("context_switches")
         rows.append(
-            [c, latency_label(m) or "—", "—" if cs is None else str(cs), m.get("description", "")]
+            [
+                c,
+                latency_of(run.facts, c) or "—",
+                "—" if cs is None else str(cs),
+                m.get("description", ""),
+            ]
         )
     return Table("Columns", ["column", "latency", "context switches", "what"], rows, "llrl")
 

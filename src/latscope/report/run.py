@@ -25,7 +25,6 @@ if TYPE_CHECKING:
 
     from ..runs import Run
     from ..stats import ColumnAnalysis
-from .figures import display_lines
 from .parts import (
     _clock,
     _columns_table,
@@ -185,7 +184,7 @@ def run_blocks(ra: RunAnalysis, *, figures: bool = True, anchor: str | None = No
         ),
         _columns_table(run),
         # what was measured, between which ends (the catalogue's lines, as `show` prints them)
-        *(Text(text, "dim" if style else "") for text, style in display_lines(run.meta)),
+        *(Text(d["text"], "dim" if d["style"] else "") for d in run.facts["display"]),
     ]
     caveat = emulation_caveat(run.env)
     if caveat:

@@ -1,17 +1,15 @@
-"""The terminal summary of a run (rich)."""
+"""The terminal summary of a run (rich), rendered from its facts (`latscope.facts`): nothing
+here asks the probe's catalogue or computes a statistic."""
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from .. import probe
-from ..env import emulation_caveat, emulator, of_header
-from ..notes import run_notes
+from ..facts.wording import injected_line, run_label
 from ..summary import (
     P50_CI_HIGH,
     P50_CI_LABEL,
@@ -19,252 +17,47 @@ from ..summary import (
     STATS,
     WITHHELD_LEGEND,
     value,
-    withheld_notes,
 )
-from ..units import fmt, fmt_bare, pick_unit, shown
-from .figures import check_figure, display, display_lines, one_way_checks
+from ..units import fmt_bare, pick_unit, shown
 
 #: A terminal at least this wide gets every figure of the run table; a narrower one the brief
 #: set (summary.STATS brief, and max), whole.
 WIDE_TABLE = 120
 
 
-def latency_label(col: dict[str, Any]) -> str:
-    """A column's latency in words: its catalogue label (``latency_label``, else the
-    catalogue's ``latencies`` label of its kind), with the context switches it holds."""
-    name = col.get("latency_label") or probe.latency_label(col.get("latency"))
-    cs = col.get("context_switches")
-    if cs is not None and col.get("latency") != "call":
-        name += f", {cs} ctx sw"
-    return str(name)
-
-
-#: The resource-usage counters the probe records per measuring thread over the timed loop.
-RUSAGE_FIELDS = ("minflt", "majflt", "nvcsw", "nivcsw")
-
-
-@dataclasses.dataclass(frozen=True)
-class RoleUsage:
-    """One measuring thread's page faults and context switches over the timed loop, summed
-    over the worker processes."""
-
-    role: str
-    minflt: int
-    majflt: int
-    nvcsw: int
-    nivcsw: int
-
-    @property
-    def faults(self) -> int:
-        return self.minflt + self.majflt
-
-    @property
-    def switches(self) -> int:
-        return self.nvcsw + self.nivcsw
-
-
-@dataclasses.dataclass(frozen=True)
-class TimedUsage:
-    """What the measuring threads did besides the measured work (header ``workers[i].
-    timed_rusage``): `line` says it in one line, `notes` where it is not what the benchmark
-    implies."""
-
-    workers: int
-    iterations: int
-    roles: tuple[RoleUsage, ...]
-    scope: str  # "2 workers, 20,000 iterations"
-    detail: str  # per role: page faults, context switches
-    notes: tuple[str, ...]
-
-    @property
-    def line(self) -> str:
-        return f"timed loop ({self.scope}): {self.detail}"
-
-
-def _count(v: Any) -> int | None:
-    return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
-
-
-def _many(k: int, one: str, many: str) -> str:
-    return f"{k:,} {one if k == 1 else many}"
-
-
-def _per_iter(k: int, n: int) -> str:
-    """'0.0016 per iteration', '1 per iteration', '1 per 20,000 iterations' (never 5e-05)."""
-    if n <= 0:
-        return ""
-    if k and k / n < 0.001:
-        return f"1 per {n / k:,.0f} iterations"
-    return f"{k / n:.3g} per iteration"
-
-
-def _expected_switches(meta: dict[str, Any], column: str | None) -> int | None:
-    """Context switches per iteration, from the header: those of the benchmark's
-    ``display.switches_column`` (`columns[].context_switches`), None where unknown."""
-    for c in meta.get("columns") or []:
-        if isinstance(c, dict) and column is not None and c.get("name") == column:
-            return _count(c.get("context_switches"))
-    return None
-
-
-def timed_usage(meta: dict[str, Any]) -> TimedUsage | None:
-    """The page faults and context switches of each measuring thread over the timed loop,
-    summed over the workers, from a sample file's header; None where the file does not record
-    them (older files, imports).  Fields that are missing or not counts are left out.
-
-    Notes are added where the counts are not what the benchmark implies:
-
-    - a page fault in the timed loop of a ping-pong or `syscall` benchmark (their timed region
-      touches no new memory: every page is touched before timing), and
-    - for ping-pong, switches per iteration of the two measuring threads together against the
-      header's count for the round trip. Each measuring thread is switched out at most once per
-      round trip (it blocks, or is preempted, waiting for the other), so the threads' own
-      share is min(expected, 2); the rest (ZeroMQ's I/O threads) are other threads' switches.
-      More than that (by over 10%, at least 0.05 per iteration) means the threads were switched
-      out for other work inside the timed loop; fewer (under 90%) means some waits found the
-      message already there, so not every iteration contains the switches its latency names.
-    """
-    workers = meta.get("workers")
-    if not isinstance(workers, list):
-        return None
-    sums: dict[str, dict[str, int]] = {}
-    iterations, seen = 0, 0
-    for w in workers:
-        if not isinstance(w, dict):
-            continue
-        iterations += _count(w.get("n")) or 0
-        ru = w.get("timed_rusage")
-        if not isinstance(ru, dict):
-            continue
-        seen += 1
-        for role, counts in ru.items():
-            if not isinstance(counts, dict):
-                continue
-            acc = sums.setdefault(str(role), dict.fromkeys(RUSAGE_FIELDS, 0))
-            for f in RUSAGE_FIELDS:
-                acc[f] += _count(counts.get(f)) or 0
-    if not sums:
-        return None
-    if iterations <= 0:
-        iterations = _count(meta.get("n")) or 0
-    roles = tuple(RoleUsage(r, **c) for r, c in sums.items())
-    parts = []
-    for u in roles:
-        pf = _many(u.faults, "page fault", "page faults")
-        faults = (
-            "no page faults"
-            if u.faults == 0
-            else f"{pf} ({u.minflt:,} minor, {u.majflt:,} major; {_per_iter(u.faults, iterations)})"
-        )
-        parts.append(
-            f"{u.role}: {faults}, {_many(u.switches, 'context switch', 'context switches')} "
-            f"({u.nvcsw:,} voluntary, "
-            f"{u.nivcsw:,} involuntary"
-            + (f"; {_per_iter(u.switches, iterations)})" if u.switches else ")")
-        )
-    wtxt = f"{seen} worker{'s' if seen != 1 else ''}"
-    scope = f"{wtxt}, {iterations:,} iterations"
-
-    notes: list[str] = []
-    show = display(meta)
-    measuring = set(show.get("roles") or [])
-    under = emulator(of_header(meta))
-    if show and not probe.holds(show.get("faults_expected_when"), meta.get("params") or {}):
-        for u in roles:
-            if not (u.faults and u.role in measuring):
-                continue
-            pf = _many(u.faults, "page fault", "page faults")
-            if under:  # the probe says the same: nothing to do about them, nothing to report
-                notes.append(
-                    f"{u.role}: {pf} inside the timed loop under emulation "
-                    f"({shown(under)}): the emulator's own (its translated code, its "
-                    "view of the guest's memory), not the target machine's."
-                )
-            else:
-                notes.append(
-                    f"{u.role}: {pf} inside the timed loop, where this "
-                    "benchmark touches no new memory: the iterations that took them include "
-                    "the kernel's fault handling. A longer --warmup should remove them; if not, "
-                    "the probe timed a page it had not touched (please report it)."
-                )
-    expected = _expected_switches(meta, show.get("switches_column"))
-    if expected is not None and iterations > 0:
-        own = min(expected, 2)
-        got = sum(u.switches for u in roles if u.role in measuring) / iterations
-        rate = f"{got:.3g} context switches per round trip against {own}"
-        if got > own + max(0.05, 0.1 * own):
-            notes.append(
-                f"{rate} that the mechanism needs: the measuring threads were switched out for "
-                "other work inside the timed loop (preempted, or the CPU shared), so the "
-                "latencies include other programs' time. Pin the parties (-p cpus=A,B) to "
-                "quiet CPUs."
-            )
-        elif got < 0.9 * own:
-            notes.append(
-                f"{rate} that the latency names: some waits found the message already there "
-                "(the other side was faster), so not every round trip contains the switches "
-                "its label counts."
-            )
-    return TimedUsage(seen, iterations, roles, scope, "; ".join(parts), tuple(notes))
-
-
-def params_line(meta: dict[str, Any]) -> str:
-    return probe.params_text(str(meta.get("benchmark")), meta.get("params") or {})
-
-
-def clock_line(clk: dict[str, Any]) -> str:
-    """Read cost (overhead) and step of a run's clock, saying what is unknown or guessed."""
-    if clk.get("overhead_ns") is None:
-        over = "overhead unknown (imported)"
-    else:
-        over = f"overhead {fmt(clk['overhead_ns'])} (read cost, not subtracted below)"
-    step = clk.get("step_ns")
-    guessed = step is None and clk.get("resolution_guessed")
-    if guessed:
-        step = clk.get("resolution_ns")
-    if step is None:
-        return f"{over}, step unknown"
-    guess = " (a guess from the data: the smallest step between values)" if guessed else ""
-    return f"{over}, step {fmt(step)}{guess}"
-
-
-def injected_line(ns: float) -> str:
-    """What a run made with --inject-ns is, in every view of it."""
-    return (
-        f"a known delay of {ns:g} ns was added to every timed region (--inject-ns, a "
-        "validation aid): the figures are the benchmark's plus that delay"
-    )
+def facts_of(run: Any) -> dict[str, Any]:
+    """A run's facts: ``run`` itself when it is facts (a dict), else its `facts`."""
+    return run if isinstance(run, dict) else run.facts
 
 
 def print_run(console: Console, run: Any, details: bool = False) -> None:
-    meta = run.meta
-    clk = meta["clock"]
+    """A run's summary (``run``: a `Run`, or its facts): what was measured, the table of its
+    figures, how the intervals were made, the catalogue's lines, its notes and warnings;
+    ``details``: why figures are withheld, and where it was measured."""
+    f = facts_of(run)
     warm = (
-        f"after {meta['warmup']} warm-up iterations"
-        if meta.get("warmup") is not None
-        else "warm-up unknown"
+        f"after {f['warmup']} warm-up iterations"
+        if f["warmup"] is not None
+        else ("warm-up unknown")
     )
     console.print(
-        f"[bold]{shown(meta['benchmark'])}[/bold] {shown(params_line(meta))}  —  "
-        f"n={meta['n']} {warm}"
+        f"[bold]{shown(f['benchmark'])}[/bold] {shown(f['params_text'])}  —  n={f['n']} {warm}"
     )
-    console.print(f"clock [bold]{shown(clk['name'])}[/bold]: {clock_line(clk)}")
-    caveat = emulation_caveat(run.env)
-    if caveat:
-        console.print(f"[yellow]caveat:[/yellow] {shown(caveat)}")
-    if getattr(run, "inject_ns", 0):
-        console.print(f"[yellow]injected:[/yellow] {injected_line(run.inject_ns)}")
-    if not getattr(run, "header_checksummed", True):
+    console.print(f"clock [bold]{shown(f['clock']['name'])}[/bold]: {shown(f['clock']['line'])}")
+    if f["caveat"]:
+        console.print(f"[yellow]caveat:[/yellow] {shown(f['caveat'])}")
+    if f["inject_ns"]:
+        console.print(f"[yellow]injected:[/yellow] {injected_line(f['inject_ns'])}")
+    if not f["header_checksummed"]:
         console.print(
             "[dim]sample file format 1: its checksum covers the samples, not this header "
             "(format 2 and later cover both)[/dim]"
         )
-    summ = run.summary()
     # a narrow terminal gets the figures that matter (n, p50 with its interval, the tail, max)
     # whole, never cut; the rest at WIDE_TABLE columns or more, or in 'show --full'
     wide = console.width >= WIDE_TABLE
     t = Table(
-        title=f"run {shown(run.id)}",
+        title=f"run {shown(f['id'])}",
         title_justify="left",
         box=None if not wide else box.HEAVY_HEAD,
         pad_edge=wide,
@@ -285,39 +78,26 @@ def print_run(console: Console, run: Any, details: bool = False) -> None:
         )
         if s.key == "p50":
             t.add_column(P50_CI_LABEL, justify="right", no_wrap=True)
-    warnings: list[str] = []
-    withheld: list[tuple[str, dict[str, Any]]] = []
+    labels = {c["name"]: c["latency_label"] for c in f["columns"]}
     narrow_latency: list[str] = []
-    for row in summ.iter_rows(named=True):
+    for row in f["summary"]:
         c = row["column"]
-        colmeta = run.column_meta(c)
-        unit = pick_unit([row["p50_ns"]])
-        cells = [shown(c), latency_label(colmeta)] if wide else [shown(c)]
+        unit = pick_unit([row.get("p50_ns")])
+        cells = [shown(c), shown(labels.get(c, ""))] if wide else [shown(c)]
         if not wide:
-            narrow_latency.append(f"{shown(c)}: {latency_label(colmeta)}")
+            narrow_latency.append(f"{shown(c)}: {shown(labels.get(c, ''))}")
         for s in figures:
             v = value(row, s)
             if s.kind == "count":
-                cells += [str(row[s.column]), unit[0]]
+                cells += [str(row.get(s.column)), unit[0]]
                 continue
             cells.append(fmt_bare(v, unit))
             if s.key == "p50":
-                lo, hi = row[P50_CI_LOW], row[P50_CI_HIGH]
+                lo, hi = row.get(P50_CI_LOW), row.get(P50_CI_HIGH)
                 cells.append(
                     f"{fmt_bare(lo, unit)}–{fmt_bare(hi, unit)}" if lo is not None else "—"
                 )
         t.add_row(*cells)
-        withheld.append((c, row))
-        from ..stats.drift import timer_too_coarse  # lazily: scipy is slow to import
-
-        coarse = timer_too_coarse(row["p50_ns"], run.column_step_ns(c))
-        if coarse is not None:
-            warnings.append(f"{c}: {coarse.message}")
-        if row["min_ns"] < 0:
-            warnings.append(
-                f"{c}: negative values: the two CPUs' clocks disagree; use --clock mono_raw "
-                "or pin both parties to one CPU"
-            )
     console.print(t)
     if not wide:
         console.print(
@@ -325,112 +105,33 @@ def print_run(console: Console, run: Any, details: bool = False) -> None:
             f"{WIDE_TABLE} columns or more, or 'latscope show RUN --full'[/dim]",
             highlight=False,
         )
-    notes = withheld_notes(withheld)
-    if notes and details:
-        for line in notes:
+    if f["withheld"] and details:
+        for line in f["withheld"]:
             console.print(f"[dim]{shown(line)}[/dim]")
-    elif notes:
+    elif f["withheld"]:
         console.print(f"[dim]{WITHHELD_LEGEND} ('latscope show RUN' says why)[/dim]")
-    # the interval's method family per column (details: latscope show RUN --full)
-    families: dict[str, list[str]] = {}
-    derived = run.derived_columns
-    for r in summ.iter_rows(named=True):
-        if r["ci_method"] and r["column"] not in derived:
-            fam = r["ci_method"].split(",")[0].split(" (")[0]
-            ess_txt = f"{shown(r['column'])} (ESS {r['ess']:,.0f} of {r['n']:,})"
-            families.setdefault(fam, []).append(ess_txt)
-    if families:
-        parts = [f"{_family_words(fam)}: {', '.join(cols)}" for fam, cols in families.items()]
-        why = [
-            w
-            for fam, w in (
-                ("batch shares", "batch shares where samples are dependent"),
-                ("order statistics", "exact order statistics where independent"),
-            )
-            if fam in families
-        ]
+    if f["ci_line"]:
+        console.print(f"[dim]{shown(f['ci_line'])}[/dim]")
+    if f["check"]:
+        bad = f["check"].get("disagree")
         console.print(
-            "[dim]95% CI of p50 by "
-            + "; ".join(parts)
-            + " — ESS: effective sample size after autocorrelation"
-            + "".join(f"; {w}" for w in why)
-            + "[/dim]"
+            shown(f["check"]["text"], markup=False),
+            style="yellow" if bad else None,
+            markup=False,
+            highlight=False,
         )
-    show = display(meta)
-    check = show.get("check_figure")
-    if isinstance(check, dict):
-        got = check_figure(run, summ, check)
-        if got:
-            line, bad = got
-            console.print(line, style="yellow" if bad else None, markup=False, highlight=False)
-    for text, style in display_lines(meta):
-        text = shown(text)  # paths and parameters are the user's, never markup
+    for ln in f["display"]:
+        text, style = shown(ln["text"]), ln.get("style")  # the user's paths, never markup
         console.print(f"[{style}]{text}[/{style}]" if style else text, highlight=False)
-    for note in run_notes(meta):
-        console.print(f"[dim]note ({note.key}): {note.text}[/dim]")
-    usage = timed_usage(meta)
-    if usage is not None:
-        console.print(usage.line)
-        warnings += usage.notes
-    for w in meta.get("run", {}).get("probe_warnings", []) or []:
-        warnings.append(w)
-    warnings += one_way_checks(run, summ)
-    for w in warnings:
-        console.print(f"[yellow]warning:[/yellow] {shown(w)}")
-    if details and meta.get("source"):
-        src = meta["source"]
-        line = (
-            f"imported {meta['run'].get('created_utc', '')} from {src.get('path')} "
-            f"(sha256 {str(src.get('sha256'))[:16]}…, {src.get('rows')} rows); measured "
-            "elsewhere: environment and clock unknown"
-        )
-        console.print(f"[dim]{shown(line)}[/dim]")
-    elif details:
-        env = of_header(meta) or {}
-        cpu = env.get("cpu") or {}
-        kernel = env.get("kernel") or {}
-        source = (env.get("clocksource") or {}).get("current")
-        facts = [
-            f"{cpu.get('model') or 'CPU not recorded'}",
-            f"{cpu.get('online_count') or '?'} CPUs",
-            "kernel "
-            + (
-                " ".join(str(x) for x in (kernel.get("sysname"), kernel.get("release")) if x)
-                or "not recorded"
-            ),
-        ]
-        if source is not None:  # Linux only: Windows has none to record
-            facts.append(f"clocksource {source}")
-        line = (
-            f"measured {meta.get('started_utc')} on {env.get('hostname') or 'a host not recorded'}"
-            f": {', '.join(facts)}; probe {(meta.get('probe') or {}).get('version')}"
-        )
-        console.print(f"[dim]{shown(line)}[/dim]")
-
-
-def _family_words(family: str) -> str:
-    """An interval method's family (the start of ``ci_method``) as the 'CI of p50 by …' line
-    says it: 'between runs: t interval over 10 worker medians' reads 'a t interval over the
-    10 worker medians'."""
-    if family.startswith("between runs: t interval over "):
-        return "a t interval over the " + family.removeprefix("between runs: t interval over ")
-    return family
-
-
-def run_label(run: Any) -> str:
-    """A short human name for a run: its --name / tag for imports and named runs, else the
-    benchmark and the parameters the user gave."""
-    meta = run.meta
-    tags = (meta.get("run") or {}).get("tags") or {}
-    if tags.get("name"):
-        return str(tags["name"])
-    if meta.get("benchmark") == "imported":
-        return str(meta.get("name") or (meta.get("params") or {}).get("file") or run.id)
-    given = (meta.get("run") or {}).get("params_given")
-    # the parameters the user gave ({}: none, the benchmark's defaults); a run that does not
-    # record them (kept by an older latscope) by all of its parameters
-    params = given if isinstance(given, dict) else meta.get("params") or {}
-    return f"{meta['benchmark']} {probe.params_text(str(meta['benchmark']), params)}".strip()
+    for note in f["notes"]:
+        console.print(f"[dim]note ({shown(note['key'])}): {shown(note['text'])}[/dim]")
+    if f["usage"]:
+        console.print(shown(f"timed loop ({f['usage']['scope']}): {f['usage']['detail']}"))
+    for w in f["findings"]:
+        if w["level"] == "warning":
+            console.print(f"[yellow]warning:[/yellow] {shown(w['text'])}")
+    if details and (f.get("imported") or f.get("measured")):
+        console.print(f"[dim]{shown(f.get('imported') or f.get('measured'))}[/dim]")
 
 
 def unique_labels(runs: list[Any]) -> list[str]:

@@ -14,7 +14,7 @@ import os
 import secrets
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -188,6 +188,7 @@ class Writer:
         summary: pl.DataFrame | None = None,
         *,
         host: str | None = None,
+        files: Mapping[str, str] | None = None,
     ) -> Path:
         """Write summary.parquet (rows from `index.summary_frame`) and run.json, then make the
         run visible with one atomic rename, and add its rows to the summary table (table.py;
@@ -196,13 +197,16 @@ class Writer:
         ``host``; without it, the run's own environment says (`layout.host_of`).  Everything
         goes through the partial directory and runs/ held open (`begin`); a partial directory
         found swapped (for a link or another directory) is refused, nothing kept, and left
-        for `abandon`."""
+        for `abandon`.  ``files``: more files of the run, by name (facts.json), written
+        before run.json."""
         if host is not None:
             meta = {**meta, "host": host}
         held = self._hold(partial)
         self._in_place(held, run_id)
         if summary is not None:
             index.write(summary, partial / SUMMARY_FILE, dir_fd=held.fd)
+        for name, text in (files or {}).items():
+            write_text(partial / name, text, dir_fd=held.fd)
         write_text(partial / RUN_FILE, json.dumps(meta, indent=1, sort_keys=False), dir_fd=held.fd)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(OWNER_FILE, dir_fd=held.fd)
@@ -325,6 +329,13 @@ class Writer:
 
     # ---------------------------------------------------------------- reading
 
+    def keep_file(self, d: Path, name: str, text: str) -> None:
+        """Write (or replace) a file of a kept run (its facts.json) through its directory
+        held open and checked (safe.py), as `_keep_summary` does: BadInput where another user
+        could redirect the write, OSError where it fails."""
+        with safe.held(self.root, ("runs", d.name)) as fd:
+            write_text(d / name, text, dir_fd=fd)
+
     def _keep_summary(self, d: Path, df: pl.DataFrame) -> None:
         """Write a run's summary.parquet through its directory held open and checked
         (safe.py): never into a store, or a run directory, that another user could redirect
@@ -372,10 +383,15 @@ class Transaction:
         return self.dir / SAMPLES_FILE
 
     def commit(
-        self, meta: dict[str, Any], summary: pl.DataFrame | None = None, *, host: str | None = None
+        self,
+        meta: dict[str, Any],
+        summary: pl.DataFrame | None = None,
+        *,
+        host: str | None = None,
+        files: Mapping[str, str] | None = None,
     ) -> Path:
-        """run.json (and summary.parquet), then the rename that makes the run visible.
-        ``host``: the host tag (default: the transaction's)."""
+        """run.json (and summary.parquet, and ``files``: facts.json), then the rename that
+        makes the run visible.  ``host``: the host tag (default: the transaction's)."""
         host = host if host is not None else self.host
-        self.final = self.store.commit(self.id, self.dir, meta, summary, host=host)
+        self.final = self.store.commit(self.id, self.dir, meta, summary, host=host, files=files)
         return self.final

@@ -153,17 +153,3 @@ def one_way_checks(run: Any, summ: Any) -> list[str]:
                 "the one-way time."
             )
     return out
-
-
-def disagreements(run: Any, summ: Any) -> list[str]:
-    """Every check between two figures of the run that found them apart: the batch figure
-    against the per-call median (``check_figure``) and each one-way time against rtt/2. The
-    report says them where it opens; the terminal says the batch line always (agreeing or
-    not) and these among its warnings."""
-    out = []
-    check = display(run.meta).get("check_figure")
-    if isinstance(check, dict):
-        got = check_figure(run, summ, check)
-        if got and got[1]:
-            out.append(got[0])
-    return out + one_way_checks(run, summ)

@@ -1,0 +1,168 @@
+"""A run's facts (latscope.facts, docs/store.md "A run's facts"): computed once when a run is
+kept, stored as facts.json, rendered by `show` without the probe, the samples or the
+statistics; a run kept without them (by an older latscope) is upgraded on first read or by
+`latscope store upgrade`; damaged or foreign facts are rebuilt, never trusted."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from latscope import facts
+from latscope.runs import Run
+from synth import lognormal, make_run
+
+
+def _show(
+    store: Path, env: dict[str, str] | None = None, *args: str
+) -> subprocess.CompletedProcess:
+    """`latscope show last` in a new process (no catalogue cached from this one)."""
+    code = (
+        "import sys; from latscope._entry import main; sys.argv[0] = 'latscope'; "
+        "rc = main(); "
+        "heavy = sorted(m for m in ('numpy', 'polars', 'scipy', 'matplotlib') "
+        "if m in sys.modules); "
+        "print('imported:', ','.join(heavy) or 'none', file=sys.stderr); sys.exit(rc)"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code, "show", "last", "--store", str(store), *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "100", **(env or {})},
+        timeout=120,
+        check=False,
+    )
+
+
+def test_a_kept_run_is_shown_from_its_facts_alone(
+    tmp_path: Path, probe: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run measured by the probe has its facts kept with it; `show` prints the same with the
+    probe gone (not on PATH, LATSCOPE_PROBE naming nothing): rtt/2 and every line, and it
+    imports neither numpy, polars, scipy nor matplotlib."""
+    monkeypatch.setenv("LATSCOPE_PROBE", probe)
+    from latscope.runner import measure
+
+    store = tmp_path / "store"
+    run = measure("pipe", {"cpus": "0,0"}, n=400, warmup=10, store=store, workers=2)
+    assert (run.dir / facts.FACTS_FILE).is_file()
+    kept = facts.read(run.dir)
+    assert kept is not None and kept["id"] == run.id
+    assert [c["name"] for c in kept["columns"]] == ["rtt", "oneway", "rtt/2"]
+    with_probe = _show(store, {"LATSCOPE_PROBE": probe})
+    assert with_probe.returncode == 0, with_probe.stderr
+    gone = tmp_path / "no-probe"  # not an executable: any use of the catalogue would fail
+    without = _show(store, {"LATSCOPE_PROBE": str(gone), "PATH": "/nonexistent"})
+    assert without.returncode == 0, without.stderr
+    assert without.stdout == with_probe.stdout
+    assert "rtt/2" in without.stdout and "placement:" in without.stdout
+    assert "imported: none" in without.stderr
+
+
+def test_a_run_without_facts_is_upgraded_on_first_read(store: Path) -> None:
+    """A run kept by an older latscope (no facts.json): the first read builds its facts from
+    the samples, equal to the summary computed from them, and keeps them."""
+    made = make_run(store, {"rtt": lognormal(3000, 2000.0, seed=4)}, segments=[1000] * 3)
+    assert not (made.dir / facts.FACTS_FILE).exists()
+    fresh = Run(made.dir).summary().row(0, named=True)
+    got = Run(made.dir).facts
+    assert (made.dir / facts.FACTS_FILE).is_file()
+    row = got["summary"][0]
+    for key in ("n", "p50_ns", "p50_ci_low_ns", "p50_ci_high_ns", "p99_ns", "max_ns"):
+        assert row[key] == pytest.approx(fresh[key]), key
+    again = Run(made.dir)
+    assert again._kept_facts is not None  # read, not rebuilt
+    assert again.summary().row(0, named=True)["p50_ns"] == pytest.approx(fresh["p50_ns"])
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        "not json {",
+        json.dumps({"schema": facts.SCHEMA, "id": "x"}),  # fields missing
+        "<wrong id>",
+        json.dumps({"schema": 999}),  # another version
+        "<summary is a string>",
+    ],
+)
+def test_damaged_or_foreign_facts_are_rebuilt(store: Path, damage: str) -> None:
+    made = make_run(store, {"call": lognormal(2000, 300.0, seed=1)})
+    good = Run(made.dir).facts
+    path = made.dir / facts.FACTS_FILE
+    if damage == "<wrong id>":
+        text = facts.dumps({**good, "id": "20260101-000000-other-0000"})
+    elif damage == "<summary is a string>":
+        text = facts.dumps({**good, "summary": "p50 1 ns"})
+    else:
+        text = damage
+    path.write_text(text)
+    assert facts.read(made.dir) is None or facts.read(made.dir)["id"] != made.id
+    again = Run(made.dir).facts
+    assert again["summary"] == good["summary"]
+    assert facts.read(made.dir)["id"] == made.id  # kept again, whole
+
+
+def test_facts_text_is_shown_never_acted_on(store: Path) -> None:
+    """Text in a facts.json is the store's, and a store may be hostile: markup and control
+    characters are printed as they are."""
+    made = make_run(store, {"call": lognormal(2000, 300.0, seed=1)})
+    good = Run(made.dir).facts
+    hostile = {
+        **good,
+        "label": "x",
+        "findings": [
+            {"level": "warning", "key": "probe", "column": None, "text": "[red]boom[/red]\x1b[2J"}
+        ],
+        "display": [{"text": "[bold]d[/bold]", "style": "dim"}],
+    }
+    (made.dir / facts.FACTS_FILE).write_text(facts.dumps(hostile))
+    r = _show(store)
+    assert r.returncode == 0, r.stderr
+    assert "[red]boom[/red]\\x1b[2J" in r.stdout
+    assert "[bold]d[/bold]" in r.stdout
+
+
+def test_a_store_that_cannot_be_written_is_shown_not_written(store: Path) -> None:
+    made = make_run(store, {"call": lognormal(2000, 300.0, seed=2)})
+    os.chmod(made.dir, 0o555)
+    try:
+        if os.access(made.dir, os.W_OK) and os.geteuid() != 0:
+            pytest.skip("this user can write a directory without write permission")
+        os.chmod(store, 0o700)
+        os.chmod(store, 0o777)  # others could redirect a write: never written (safe.py)
+        r = _show(store)
+        assert r.returncode == 0, r.stderr
+        assert "call" in r.stdout
+        assert not (made.dir / facts.FACTS_FILE).exists()
+    finally:
+        os.chmod(made.dir, 0o755)
+        os.chmod(store, 0o755)
+
+
+def test_store_upgrade_builds_every_missing_facts_and_names_what_it_cannot(
+    cli, store: Path
+) -> None:  # noqa: ANN001
+    a = make_run(
+        store, {"call": lognormal(1000, 300.0, seed=1)}, created_utc="2026-01-01T00:00:01Z"
+    )
+    b = make_run(
+        store, {"call": lognormal(1000, 310.0, seed=2)}, created_utc="2026-01-01T00:00:02Z"
+    )
+    c = make_run(
+        store, {"call": lognormal(1000, 320.0, seed=3)}, created_utc="2026-01-01T00:00:03Z"
+    )
+    assert Run(a.dir).facts["id"] == a.id  # already current
+    samples = c.dir / "samples.lss"
+    samples.write_bytes(samples.read_bytes()[:-40])  # damaged: cannot be rebuilt
+    r = cli("store", "upgrade")
+    assert r.returncode == 1
+    assert "1 runs upgraded, 1 already current, 1 could not be" in r.stdout
+    assert c.id in r.stderr
+    assert (b.dir / facts.FACTS_FILE).is_file() and not (c.dir / facts.FACTS_FILE).exists()
+    r = cli("store", "upgrade")
+    assert "0 runs upgraded, 2 already current, 1 could not be" in r.stdout
