@@ -72,7 +72,7 @@ cross-test: cross
 
 pytest: $(STAMP) probe-test
 	LATSCOPE_SAN_PROBE=$(CURDIR)/$(SAN_DIR)/latscope-probe LATSCOPE_CROSS=$(CURDIR)/$(CROSS_DIR) \
-	    $(VENV)/bin/python -m pytest -q -rs -n 2 --dist loadfile tests
+	    $(VENV)/bin/python -m pytest -q -rs -n 2 --dist loadfile --durations=15 tests
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests bench

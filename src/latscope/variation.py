@@ -29,10 +29,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scipy import stats
 
 from .errors import BadInput
 from .runs import Run
+from .stats.dist import norm_ppf
 from .store.meta import NULL, RUN_LIMIT, Field, Spec, read_json
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ HISTORY_RUNS = 20
 HISTORY_RUNS_FOR_NOISE = 3
 #: The A/A range of two runs' ratio under a normal model: z(0.975) * sqrt(2) coefficients
 #: of variation (`aa_range`).
-AA_RANGE = float(stats.norm.ppf(0.975)) * math.sqrt(2.0)
+AA_RANGE = float(norm_ppf(0.975)) * math.sqrt(2.0)
 #: Runs from which `aa_range` also reads the range off their pairs' ratios (28 pairs).
 EMPIRICAL_RUNS = 8
 #: The percentile of the pairs' ratios it reads: the 95% range with a margin for a history of

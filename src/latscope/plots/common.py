@@ -171,11 +171,9 @@ def _decimate_sorted(xs: np.ndarray, points: int = CURVE_POINTS) -> tuple[np.nda
 
 
 def _lognormal_pdf(grid_ns: np.ndarray, fit: LogNormalFit) -> np.ndarray:
-    from scipy import stats
+    from ..stats.dist import lognorm_pdf
 
-    return np.asarray(
-        stats.lognorm.pdf(grid_ns - fit.loc, s=fit.sigma, scale=fit.scale), dtype=np.float64
-    )
+    return lognorm_pdf(grid_ns, fit.sigma, fit.loc, fit.scale)
 
 
 def _bins(v: np.ndarray, lo: float, hi: float, max_bins: int = 200) -> int:

@@ -232,7 +232,7 @@ def box(
     rng = np.random.default_rng(0)
     labels = list(data)
     if violin:
-        from scipy import stats
+        from ..stats.dist import gaussian_kde
 
         for i, v in enumerate(data.values()):
             vv = v if v.size <= VIOLIN_POINTS else rng.choice(v, VIOLIN_POINTS, replace=False)
@@ -241,7 +241,7 @@ def box(
             q1, med, q3 = np.percentile(v, [25, 50, 75])
             color = COLORS[i % len(COLORS)]
             if hi > lo and np.unique(tv).size > 2:
-                kde = stats.gaussian_kde(tv)
+                kde = gaussian_kde(tv)
                 grid = np.linspace(lo, hi, 300)
                 d = kde(grid)
                 d = 0.4 * d / d.max()

@@ -188,9 +188,8 @@ def acf(
     """Autocorrelation of the samples' normal scores by lag, with the band inside which
     independent samples stay with probability ``level`` (±z/√n), and the effective sample size
     and Ljung–Box test. ``data``: a ``Dependence`` (from the analysis) or the samples (ns)."""
-    from scipy import stats
-
     from ..stats import Dependence, dependence
+    from ..stats.dist import norm_ppf
 
     dep = data if isinstance(data, Dependence) else dependence(_ns(data))
     ax = _axes(ax)
@@ -200,7 +199,7 @@ def acf(
     else:
         ax.vlines(lags, 0, r, color=COLORS[0], lw=1.2)
         ax.plot(lags, r, linestyle="", marker="o", markersize=2.5, color=COLORS[0])
-    z = float(stats.norm.ppf(0.5 + level / 2.0))
+    z = float(norm_ppf(0.5 + level / 2.0))
     band = z / math.sqrt(max(dep.n, 1))
     hi_lag = float(lags[-1]) + 1 if lags.size else 1.0
     ax.fill_between([0, hi_lag], -band, band, color="#999999", alpha=0.25, linewidth=0)

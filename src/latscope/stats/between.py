@@ -27,9 +27,10 @@ from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
-from scipy import special, stats
+from scipy import special
 
 from ._common import Result, as_float_array, quantile_sorted
+from .dist import t_ppf
 
 #: Fewer segments than this: no between-run interval (the run is labelled a single run).
 MIN_SEGMENTS = 2
@@ -141,7 +142,7 @@ def t_interval(medians: npt.ArrayLike, level: float = 0.95) -> TInterval | None:
     log = bool((med > 0).all())
     v = np.log(med) if log else med
     r_eff = effective_count(v)
-    tq = float(stats.t.ppf(0.5 + level / 2.0, r_eff - 1.0))
+    tq = t_ppf(0.5 + level / 2.0, r_eff - 1.0)
     m, h = float(v.mean()), tq * float(v.std(ddof=1)) / math.sqrt(r_eff)
     if log:
         return TInterval(math.exp(m - h), math.exp(m + h), math.exp(m), r, r_eff, True)

@@ -53,9 +53,9 @@ import math
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats
 
 from ._common import FloatArray, IntArray
+from .dist import binom_sf
 
 #: The folding (comb) test looks for periods that fit at most this many times into the run ...
 COMB_MAX_CYCLES = 64
@@ -133,7 +133,7 @@ def comb_tail(
     mean = float(pi.mean())
     if hits < c * mean + 1.0:  # Hoeffding's bound holds from the mean + 1 up
         return hits, 1.0, which[hit]
-    return hits, float(stats.binom.sf(hits - 1, c, mean)), which[hit]
+    return hits, float(binom_sf(hits - 1, c, mean)), which[hit]
 
 
 def _comb_tails(
@@ -157,7 +157,7 @@ def _comb_tails(
     )
     pi = 1.0 - (1.0 - np.clip((tooth + 1.0) / cyc_len, 0.0, 1.0)) ** m
     mean = np.bincount(group, weights=pi, minlength=periods.size) / np.maximum(sizes, 1)
-    tail = stats.binom.sf(hits - 1, sizes, mean)
+    tail = binom_sf(hits - 1, sizes, mean)
     return hits, sizes, np.where((hits >= sizes * mean + 1.0) & (hits > 0), tail, 1.0)
 
 
@@ -226,7 +226,7 @@ def best_comb(
                 continue
             hits = ((dist <= 0.5 * w) & inside).sum(axis=1)
             pi = 1.0 - math.exp(-rate * (w + 1.0))
-            score = stats.binom.logsf(hits - 1, cyc, pi)
+            score = np.log(binom_sf(hits - 1, cyc, pi))
             score[~ok | (hits < 3)] = np.inf
             top = np.argsort(score)[:COMB_CANDIDATES]
             scores[w].extend((float(score[i]), float(a[i]), float(per[i])) for i in top)

@@ -67,12 +67,12 @@ from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats
 
 from ..units import fmt_ratio
 from ._common import FloatArray, Prepared, Result, as_prepared, quantile_sorted, subsample
 from .between import MIN_SEGMENTS, effective_count, segment_medians
 from .dependence import Dependence, dependence
+from .dist import norm_ppf, t_ppf
 from .intervals import (
     DEFAULT_LEVEL,
     MAX_BLOCKS,
@@ -177,7 +177,7 @@ def _welch_log(ma: np.ndarray, mb: np.ndarray, level: float) -> tuple[float, flo
     if se2 <= 0.0:
         return d, 0.0, ra + rb - 2.0
     df = se2**2 / (va**2 / (ra - 1.0) + vb**2 / (rb - 1.0))
-    return d, float(stats.t.ppf(0.5 + level / 2.0, df)) * math.sqrt(se2), float(df)
+    return d, t_ppf(0.5 + level / 2.0, df) * math.sqrt(se2), float(df)
 
 
 def compare(
@@ -260,7 +260,7 @@ def compare(
                 var += float(np.log(m).var(ddof=1)) / m.size
             else:
                 var += math.log1p(between_cv) ** 2
-        z = float(stats.norm.ppf(0.5 + level / 2.0))
+        z = float(norm_ppf(0.5 + level / 2.0))
         h_between = z * math.sqrt(var)
         h_within = max(math.log(est / within.low), math.log(within.high / est))
         h = math.sqrt(h_within**2 + h_between**2)
@@ -293,6 +293,8 @@ def compare(
 
     sa = subsample(pa.x, MWU_MAX_POINTS, rng)
     sb = subsample(pb.x, MWU_MAX_POINTS, rng)
+    from scipy import stats  # its one use here: scipy.stats costs a second to import
+
     mwu = stats.mannwhitneyu(sa, sb, alternative="two-sided")
     mwu_method = (
         f"Mann-Whitney U, two-sided, on {sa.size:,} + {sb.size:,} samples "

@@ -56,9 +56,9 @@ import math
 import numpy as np
 import numpy.typing as npt
 import scipy.fft as sfft
-from scipy import stats
 
 from ._common import FloatArray, IntArray, Prepared, Result, as_prepared
+from .dist import chi2_sf
 
 #: Reported ACF lags: ``min(DEFAULT_MAX_LAG, n // 4)`` unless given.
 DEFAULT_MAX_LAG = 100
@@ -165,7 +165,7 @@ def ljung_box(acf: FloatArray, n: int, h: int) -> tuple[float, float]:
     """Ljung–Box ``Q`` and p-value from autocorrelations at lags ``1..h``."""
     k = np.arange(1, h + 1)
     q = float(n * (n + 2) * np.sum(acf[1 : h + 1] ** 2 / (n - k)))
-    return q, float(stats.chi2.sf(q, h))
+    return q, chi2_sf(q, h)
 
 
 def dependence(x: npt.ArrayLike | Prepared, *, max_lag: int | None = None) -> Dependence:

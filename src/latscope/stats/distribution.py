@@ -67,9 +67,17 @@ import math
 
 import numpy as np
 import numpy.typing as npt
-from scipy import optimize, signal, special, stats
+from scipy import optimize, special
 
 from ._common import FloatArray, Prepared, Result, as_prepared, quantile_sorted, subsample
+from .dist import (
+    anderson_normal,
+    find_peaks,
+    gaussian_kde,
+    ks_statistic,
+    lognorm_cdf,
+    lognorm_ppf,
+)
 
 FIT_MAX_POINTS = 100_000
 KDE_MAX_POINTS = 20_000
@@ -228,9 +236,8 @@ def fit_shifted_lognormal(
     y = np.log(v - loc)
     mu, sigma = float(np.mean(y)), float(np.std(y))
     scale = math.exp(mu)
-    model = stats.lognorm(sigma, loc=loc, scale=scale)
-    ks = float(stats.kstest(v, model.cdf).statistic)
-    ad = float(stats.anderson(y, "norm", method="interpolate").statistic)
+    ks = ks_statistic(v, lambda s: lognorm_cdf(s, sigma, loc, scale))
+    ad = anderson_normal(y)
 
     n = prep.n
     if n <= QQ_POINTS:
@@ -241,7 +248,7 @@ def fit_shifted_lognormal(
         probs = special.ndtr(z)
         idx = np.clip(np.rint(probs * n - 0.5).astype(np.int64), 0, n - 1)
         sample_q = xs[idx]
-    theo_q = model.ppf(probs)
+    theo_q = lognorm_ppf(probs, sigma, loc, scale)
     method = (
         f"profile maximum likelihood on {v.size:,} of {n:,} samples; "
         "KS D and Anderson-Darling A^2 of log(x - loc), no p-values (parameters estimated)"
@@ -305,14 +312,14 @@ def find_modes(
         if bw < bw_floor:
             bw = bw_floor
             floor_note = ", raised to one clock step"
-    kde = stats.gaussian_kde(lv, bw_method=bw / sd)
+    kde = gaussian_kde(lv, bw / sd)
     lo = quantile_sorted(lv, 0.001) - 3.0 * bw
     hi = quantile_sorted(lv, 0.999) + 3.0 * bw
     grid = np.linspace(lo, hi, KDE_GRID_POINTS)
     dens = kde(grid)
     top = float(dens.max())
-    found, props = signal.find_peaks(dens, prominence=MODE_MIN_PROMINENCE * top)
-    prom = {int(p): float(q) / top for p, q in zip(found, props["prominences"], strict=True)}
+    found, prominences = find_peaks(dens, MODE_MIN_PROMINENCE * top)
+    prom = {int(p): float(q) / top for p, q in zip(found, prominences, strict=True)}
     peaks = [int(p) for p in found] or [int(np.argmax(dens))]
     prom.setdefault(peaks[0], 1.0)
     if step is not None:

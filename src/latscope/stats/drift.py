@@ -90,7 +90,6 @@ import math
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats
 
 from ..units import fmt
 from ._common import (
@@ -102,6 +101,7 @@ from ._common import (
     as_prepared,
     quantile_sorted,
 )
+from .dist import theil_sen
 from .levels import (
     MIN_WINDOWS,
     Levels,
@@ -472,7 +472,7 @@ def drift(
     xaxis = times if times is not None else (starts + ends - 1) / 2.0
     slope_it = slope_min = slope_pct = None
     slope_ci = None
-    ts = stats.theilslopes(med, xaxis, alpha=0.95)
+    ts = theil_sen(med, xaxis, 0.95)
     # The slope interval assumes independent window medians: widen it by the square root of
     # the long-run variance factor of the residuals from the fitted line.
     widen = math.sqrt(_long_run_factor(med - (ts.intercept + ts.slope * xaxis)))

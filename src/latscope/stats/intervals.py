@@ -111,7 +111,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats
 
 from ._common import (
     FloatArray,
@@ -123,6 +122,7 @@ from ._common import (
 )
 from .bounds import mean_floor, respect_the_data
 from .dependence import Dependence, dependence
+from .dist import binom_cdf, binom_ppf, norm_cdf, norm_ppf, t_ppf
 from .drift import drift
 from .summary import MIN_BEYOND, count_beyond, percentile_side, too_few_beyond
 
@@ -215,9 +215,9 @@ def order_statistic_interval(
     xs = np.asarray(sorted_x, dtype=np.float64)
     n = xs.size
     alpha = 1.0 - level
-    lo_k = int(stats.binom.ppf(alpha / 2.0, n, p))  # 1-based order statistic, 0 = none
-    hi_k = int(stats.binom.ppf(1.0 - alpha / 2.0, n, p)) + 1  # 1-based, n + 1 = none
-    coverage = float(stats.binom.cdf(hi_k - 1, n, p) - stats.binom.cdf(lo_k - 1, n, p))
+    lo_k = binom_ppf(alpha / 2.0, n, p)  # 1-based order statistic, 0 = none
+    hi_k = binom_ppf(1.0 - alpha / 2.0, n, p) + 1  # 1-based, n + 1 = none
+    coverage = float(binom_cdf(hi_k - 1, n, p) - binom_cdf(lo_k - 1, n, p))
     if step is not None:
         lo_v, hi_v = grouped_position(xs, [lo_k - 0.5, hi_k - 0.5], step)
         low = float(lo_v) if lo_k >= 1 else None
@@ -242,7 +242,7 @@ def _bca_mean(
     # the delete-one-batch jackknife.
     share = (np.count_nonzero(reps < theta) + 0.5 * np.count_nonzero(reps == theta)) / n_boot
     share = min(max(share, 1.0 / (2 * n_boot)), 1.0 - 1.0 / (2 * n_boot))
-    z0 = float(stats.norm.ppf(share))
+    z0 = float(norm_ppf(share))
     total, count = float(sums.sum()), float(lens.sum())
     jack = (total - sums) / np.maximum(count - lens, 1.0)
     dev = jack.mean() - jack
@@ -250,9 +250,9 @@ def _bca_mean(
     accel = float(np.sum(dev**3)) / denom if denom > 0 else 0.0
     alpha = 1.0 - level
     qs = []
-    for z_a in (stats.norm.ppf(alpha / 2.0), stats.norm.ppf(1.0 - alpha / 2.0)):
+    for z_a in (norm_ppf(alpha / 2.0), norm_ppf(1.0 - alpha / 2.0)):
         adj = z0 + (z0 + z_a) / (1.0 - accel * (z0 + z_a))
-        qs.append(float(stats.norm.cdf(adj)))
+        qs.append(float(norm_cdf(adj)))
     low, high = np.quantile(reps, qs)
     unit = f" of {nb} batches of {ell}" if ell > 1 else ""
     return float(low), float(high), f"BCa bootstrap{unit} ({n_boot} resamples)"
@@ -392,7 +392,7 @@ def batch_quantile_interval(
     b = bounds.size - 1
     share = grouped_cdf_share(prep.x, est, prep.step)
     se = _batch_se(share, bounds)
-    h = float(stats.t.ppf(0.5 + level / 2.0, b - 1)) * se
+    h = t_ppf(0.5 + level / 2.0, b - 1) * se
     lo_p, hi_p = max(0.0, p - h), min(1.0, p + h)
     return prep.quantile(lo_p), prep.quantile(hi_p)
 
@@ -450,7 +450,7 @@ def _batch_means_mean(
 ) -> tuple[float, float, str]:
     b = bounds.size - 1
     se = _batch_se(prep.x, bounds)
-    tq = float(stats.t.ppf(0.5 + level / 2.0, b - 1))
+    tq = t_ppf(0.5 + level / 2.0, b - 1)
     m = float(prep.x.mean())
     ell = prep.n // b
     units = units or f"{b} batches of {ell:,}"

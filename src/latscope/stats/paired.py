@@ -91,13 +91,14 @@ import math
 
 import numpy as np
 import numpy.typing as npt
-from scipy import special, stats
+from scipy import special
 
 from ..units import fmt_ratio
 from ._common import FloatArray, IntArray, Result
 from .between import combine_workers
 from .compare import verdict as _verdict
 from .dependence import autocorrelation, politis_white_block_length
+from .dist import rankdata
 from .intervals import DEFAULT_LEVEL, N_BOOT
 
 #: The change that matters for paired arms: 1% (pairing in rounds resolves smaller changes than
@@ -334,7 +335,7 @@ def _block_length(d: FloatArray) -> int:
     if n < 8:
         return 1
     # normal scores of mid-ranks: ties (a quantised clock) must not pose as dependence
-    ranks = special.ndtri((stats.rankdata(d) - 0.5) / n)
+    ranks = special.ndtri((rankdata(d) - 0.5) / n)
     kn = max(5, int(math.ceil(math.log10(n))))
     lags = min(n - 1, int(math.ceil(math.sqrt(n))) + kn + 1)
     b = politis_white_block_length(autocorrelation(ranks, lags), n)

@@ -124,7 +124,6 @@ from collections.abc import Callable
 import numpy as np
 import numpy.typing as npt
 import scipy.fft as sfft
-from scipy import stats
 
 from ._common import FloatArray, IntArray, Prepared, Result
 from .comb import (
@@ -137,6 +136,7 @@ from .comb import (
     comb_teeth,
     recurs,
 )
+from .dist import f_sf
 
 #: A spike at most this many iterations after the previous one belongs to the same event.
 DECLUSTER_GAP = 3
@@ -347,7 +347,7 @@ def _fundamental(times: FloatArray, f: float, bg: _Background) -> float:
         z = sum(float(_z2(times, np.array([j * fh]), 1, bg.level, True, f_min)[0][0]) for j in js)
         dfn = 2 * len(js)
         dof = min(bg.dof(_fold(j * fh)) for j in js)
-        if float(stats.f.sf(z / dfn, dfn, dof)) < FUNDAMENTAL_ALPHA / (MAX_HARMONIC - 1):
+        if f_sf(z / dfn, dfn, dof) < FUNDAMENTAL_ALPHA / (MAX_HARMONIC - 1):
             return fh
     return f
 
@@ -497,7 +497,7 @@ def _periodogram_period(
     harm = [_fold(h * f_best) for h in range(1, Z2_HARMONICS + 1)]
     dof = min(bg.dof(fh) for fh in harm if fh >= f_min)  # the least certain background used
     trials = 2 * (k_max - k_min + 1)  # bins searched, oversampled about 2 x by the refinement
-    p = min(1.0, trials * float(stats.f.sf(z2 / dfn, dfn, dof)))
+    p = min(1.0, trials * f_sf(z2 / dfn, dfn, dof))
     period = 1.0 / f_best
     if p >= PERIOD_ALPHA:
         return _Candidate(
