@@ -7,7 +7,6 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import progress
-from ..notes import grouped_notes
 from ..units import shown
 from .shared import RAW, console, err_console, open_store, store_arg
 
@@ -83,6 +82,9 @@ def _with_progress(
 
 def _print_notes(items: list[tuple[str, str, dict[str, Any]]]) -> None:
     """The notes (notes.py) that explain the cells' figures, each once with its cells."""
+    # here, not at the top: notes loads the environment's package, 20 ms of every command
+    from ..notes import grouped_notes
+
     for names, note in grouped_notes(items):
         console.print(f"[dim]note ({note.key}) — {names}: {note.text}[/dim]", highlight=False)
 
