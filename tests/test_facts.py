@@ -5,6 +5,7 @@ statistics; a run kept without them (by an older latscope) is upgraded on first 
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -166,3 +167,29 @@ def test_store_upgrade_builds_every_missing_facts_and_names_what_it_cannot(
     assert (b.dir / facts.FACTS_FILE).is_file() and not (c.dir / facts.FACTS_FILE).exists()
     r = cli("store", "upgrade")
     assert "0 runs upgraded, 2 already current, 1 could not be" in r.stdout
+
+
+def test_negative_values_are_worded_once_for_show_and_the_report(store: Path) -> None:
+    """One finding in the facts (negative durations: two clocks that disagree), said in those
+    words by `show` and by the report's section of the column."""
+    from rich.console import Console
+
+    from latscope.report import analyse, run_blocks
+    from latscope.report.document import Alert
+    from latscope.report.text import print_run
+
+    x = lognormal(2000, 300.0, seed=6)
+    x[::50] = -40.0  # a receive stamped before its send
+    made = make_run(store, {"oneway": x, "rtt": lognormal(2000, 600.0, seed=7)})
+    run = Run(made.dir)
+    said = [w for w in run.facts["findings"] if w["key"] == "negative-values"]
+    assert [w["column"] for w in said] == ["oneway"]
+    out = io.StringIO()
+    print_run(Console(file=out, width=300, color_system=None), run)
+    assert said[0]["text"] in out.getvalue()
+    alerts = [
+        b.message
+        for b in run_blocks(analyse(run, "r"), figures=False)
+        if isinstance(b, Alert) and b.code == "negative"
+    ]
+    assert alerts == [said[0]["text"]]

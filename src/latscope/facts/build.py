@@ -113,8 +113,8 @@ def build(run: Any) -> dict[str, Any]:
                 _finding(
                     "warning",
                     "negative-values",
-                    f"{c}: negative values: the two CPUs' clocks disagree; use --clock "
-                    "mono_raw or pin both parties to one CPU",
+                    f"{c}: negative values: the two CPUs' clocks disagree, or the clock "
+                    "stepped; use --clock mono_raw or pin both parties to one CPU",
                     c,
                 )
             )

@@ -204,14 +204,11 @@ def run_blocks(ra: RunAnalysis, *, figures: bool = True, anchor: str | None = No
             out.extend(Alert(w.message, code=w.code) for w in ca.warnings)
         else:
             out.append(Text("No warnings: nothing in the analysis says to distrust the figures."))
-        if ca.summary.min < 0:
-            out.append(
-                Alert(
-                    "Negative values: the two CPUs' clocks disagree, or the clock stepped. Use "
-                    "--clock mono_raw or pin both parties to one CPU.",
-                    code="negative",
-                )
-            )
+        out.extend(  # worded once, in the run's facts (facts/build.py)
+            Alert(w["text"], code="negative")
+            for w in run.facts["findings"]
+            if w["key"] == "negative-values" and w["column"] == col
+        )
         out.append(_summary_table(ca, col, summary_rows(run, ca.level)[col]))
         out.append(_dependence(ca))
         out.append(_distribution(ca))
