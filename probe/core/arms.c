@@ -22,7 +22,6 @@
 #include <string.h>
 
 #include "core/bench.h"
-#include "pingpong/pingpong.h"
 
 /* The shortest iteration a block is sized for: a block holds at most block_ms / this many
  * iterations (an arm's responder keeps two blocks of receive stamps), however fast the arm. */
@@ -119,7 +118,7 @@ int arms_check(const struct arms *A, char *err, size_t errlen) {
                          b->name);
             return EXIT_BADINPUT;
         }
-        if (b->mech && !b->mech->blocking) {
+        if (b->family && b->family->spins && b->family->spins(b)) {
             snprintf(err, errlen, "--arm '%s': %s cannot be an arm: its waiting side spins "
                      "instead of sleeping, so while another arm is measured its responder "
                      "would keep a CPU busy and disturb it (an idle arm must block); run %s "
@@ -193,7 +192,8 @@ static void shuffle(unsigned char *perm, int n, uint64_t *rng) {
 
 /* Whether an arm's begin forks (a ping-pong responder in a process of its own). */
 static int arm_forks(const struct arm_spec *a) {
-    return a->b->mech && !strcmp(param_of(a->b, a->pv, "mode")->s, "processes");
+    const struct family *f = a->b->family;
+    return f && f->forks && f->forks(a->b, a->pv);
 }
 
 /* Before an arm's block (between blocks, never in a timed region): the measuring thread on

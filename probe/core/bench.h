@@ -174,7 +174,22 @@ struct runctx {
 
 /* ---------------------------------------------------------------- a benchmark */
 
-struct pp_mech;
+/* What a family of benchmarks adds to the core's handling of its members (the ping-pong
+ * mechanisms: pingpong/common.c's pp_family), through these hooks: the core asks them and
+ * knows nothing of the family's own types.  Each hook may be NULL. */
+struct jbuf;
+struct family {
+    /* the family's facts in a member's catalogue entry (--list): ping-pong's "mechanism" */
+    void (*catalogue)(struct jbuf *j, const struct bench *b);
+    /* the largest value of a numeric parameter for this member (at most the parameter's
+     * own max): a message size is bounded by what the mechanism carries */
+    long long (*param_max)(const struct bench *b, const struct pdef *d);
+    /* whether the member's waiting side spins (it cannot be an arm: core/arms.c) */
+    int (*spins)(const struct bench *b);
+    /* whether its begin forks a process of its own with these parameters */
+    int (*forks)(const struct bench *b, const struct pval *pv);
+};
+
 struct bench {
     const char *name;
     const char *summary;
@@ -220,12 +235,24 @@ struct bench {
     int n_nrules;
     const char *default_n_note;           /* e.g. "200 when cache=drop" */
     const char *kind;                     /* "syscall", "file", "ipc" */
-    const struct pp_mech *mech;           /* ping-pong benchmarks */
+    const struct family *family;          /* NULL: a benchmark of its own */
+    const void *member;                   /* the family's own description of it (a pp_mech) */
     const struct scenario *scenarios;     /* NULL: one, the defaults, quick */
     int nscenarios;
     struct display display;
 };
 #define COUNT(arr) ((int)(sizeof(arr) / sizeof((arr)[0])))
+
+/* A command of the probe besides running a benchmark (`latscope-probe serve ...`), defined by
+ * its module (`const struct subcommand subcommand_<name>`) and registered by one SUBCOMMAND
+ * line of benchmarks.def: the core calls it by name and knows nothing of what it does. */
+struct subcommand {
+    const char *name;
+    const char *usage; /* its line in the probe's usage, after "latscope-probe " */
+    int (*main)(int argc, char **argv); /* argv[1] is its name; returns the exit code */
+};
+extern const struct subcommand *const all_subcommands[];
+const struct subcommand *find_subcommand(const char *name);
 
 /* The registry (core/registry.c, from benchmarks.def): every benchmark, in catalogue order. */
 extern const struct bench *const all_benches[];

@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "core/bench.h"
-#include "pingpong/pingpong.h"
 
 /* the quick plan's defaults */
 #define QUICK_N 3000
@@ -107,31 +106,6 @@ static void display_json(struct jbuf *j, const struct display *d) {
     jb_end_obj(j);
 }
 
-static void mechanism_json(struct jbuf *j, const struct pp_mech *m) {
-    jb_obj(j, "mechanism");
-    jb_bool(j, "threads", m->threads_ok);
-    jb_bool(j, "processes", m->processes_ok);
-    jb_bool(j, "blocking", m->blocking);
-    jb_bool(j, "message_size", m->has_size);
-    if (m->has_size)
-        jb_int(j, "max_message_bytes", (long long)m->max_size);
-    else
-        jb_int(j, "message_bytes", (long long)m->payload);
-    /* spinning: 0 on two CPUs, 1 on one (null: it depends on the placement) */
-    if (m->blocking)
-        jb_int(j, "context_switches_per_way", m->switches_per_way > 0 ? m->switches_per_way : 1);
-    else
-        jb_null(j, "context_switches_per_way");
-    jb_str(j, "timed_region", m->timed);
-    unsigned pl = m->placements ? m->placements : PL_ALL;
-    jb_arr(j, "placements");
-    for (unsigned p = PL_SAME_CPU; p <= PL_UNPINNED; p <<= 1)
-        if (pl & p) jb_str(j, NULL, placement_name((enum placement)p));
-    jb_end_arr(j);
-    jb_str(j, "placement_note", m->placement_refusal);
-    jb_end_obj(j);
-}
-
 static void param_json(struct jbuf *j, const struct bench *b, const struct pdef *d) {
     jb_obj(j, NULL);
     jb_str(j, "name", d->name);
@@ -147,10 +121,7 @@ static void param_json(struct jbuf *j, const struct bench *b, const struct pdef 
     if (d->type == P_INT || d->type == P_SIZE) {
         jb_int(j, "min", d->min);
         long long max = d->max;
-        /* a message size: at most what this mechanism carries */
-        if (b->mech && b->mech->has_size && !strcmp(d->name, "size") &&
-            (long long)b->mech->max_size < max)
-            max = (long long)b->mech->max_size;
+        if (b->family && b->family->param_max) max = b->family->param_max(b, d);
         jb_int(j, "max", max);
     }
     jb_str(j, "needs_root_when", d->root_value);
@@ -178,7 +149,7 @@ static void bench_json(struct jbuf *j, const struct bench *b) {
         jb_end_obj(j);
     }
     jb_end_arr(j);
-    if (b->mech) mechanism_json(j, b->mech);
+    if (b->family && b->family->catalogue) b->family->catalogue(j, b);
     jb_arr(j, "params");
     for (int k = 0; k < b->nparams; k++) param_json(j, b, &b->params[k]);
     jb_end_arr(j);

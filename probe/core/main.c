@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include "core/bench.h"
-#include "remote/serve.h"
 
 #define MAX_N 100000000LL
 #define MAX_WARMUP 10000000LL
@@ -25,7 +24,10 @@ static void usage(FILE *f) {
             "                      [--seed N] [--max-samples N] [--workers W] [--warmup W]\n"
             "                      [--clock C] -o FILE\n"
             "       latscope-probe --env [DIR]\n"
-            "       latscope-probe serve --bind ADDR:PORT ...  (see latscope-probe serve --help)\n"
+            );
+    for (int i = 0; all_subcommands[i]; i++)
+        fprintf(f, "       latscope-probe %s\n", all_subcommands[i]->usage);
+    fprintf(f,
             "       latscope-probe --list | --clocks | --version | --help\n"
             "\n"
             "Runs one benchmark with one set of parameters and writes every sample to FILE\n"
@@ -583,7 +585,8 @@ int main(int argc, char **argv) {
         jb_free(&j);
         return 0;
     }
-    if (!strcmp(a1, "serve")) return serve_main(argc, argv);
+    const struct subcommand *sub = find_subcommand(a1);
+    if (sub) return sub->main(argc, argv);
     int arms = 0;
     for (int i = 1; i < argc; i++) arms |= !strcmp(argv[i], "--arm");
 #ifdef _WIN32

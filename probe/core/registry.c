@@ -10,15 +10,34 @@
 #endif
 
 #define BENCH(name, source) extern const struct bench bench_##name;
+#define SUBCOMMAND(name, source) extern const struct subcommand subcommand_##name;
 #include BENCHMARKS_DEF
 #undef BENCH
+#undef SUBCOMMAND
 
 const struct bench *const all_benches[] = {
 #define BENCH(name, source) &bench_##name,
+#define SUBCOMMAND(name, source)
 #include BENCHMARKS_DEF
 #undef BENCH
+#undef SUBCOMMAND
     NULL,
 };
+
+const struct subcommand *const all_subcommands[] = {
+#define BENCH(name, source)
+#define SUBCOMMAND(name, source) &subcommand_##name,
+#include BENCHMARKS_DEF
+#undef BENCH
+#undef SUBCOMMAND
+    NULL,
+};
+
+const struct subcommand *find_subcommand(const char *name) {
+    for (int i = 0; all_subcommands[i]; i++)
+        if (!strcmp(all_subcommands[i]->name, name)) return all_subcommands[i];
+    return NULL;
+}
 
 const struct bench *find_bench(const char *name) {
     for (int i = 0; all_benches[i]; i++)

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/json.h"
 #include "pingpong/pingpong.h"
 
 const char *const pp_mode_choices[] = {"processes", "threads", NULL};
@@ -52,7 +53,7 @@ void pp_new_name(struct pp_ctx *pp) {
 /* ---------------------------------------------------------------- before the run: checks */
 
 int pp_check(const struct bench *b, const struct pval *pv, char *err, size_t errlen) {
-    const struct pp_mech *m = b->mech;
+    const struct pp_mech *m = b->member;
     int processes = !strcmp(param_of(b, pv, "mode")->s, "processes");
     const int *cpu = param_of(b, pv, "cpus")->cpu;
     if (processes && !m->processes_ok) {
@@ -442,7 +443,7 @@ static void pp_free(struct pp_ctx *pp) {
  * starts.  The initiator's own start (its side_init: ZeroMQ's context and I/O thread; its
  * pages touched) and its warm-up follow every fork of the run (ready). */
 void *pingpong_begin(struct runctx *ctx) {
-    struct pp_ctx *pp = pp_new(ctx, ctx->b->mech);
+    struct pp_ctx *pp = pp_new(ctx, ctx->b->member);
     pp_driver_share(pp);
     pp->sh->ring = pp->ring;
     pp->sh->block_len = ctx->is_arm ? 0 : (uint64_t)ctx->n;
@@ -473,3 +474,57 @@ void pingpong_end(void *state) {
     pp_meta(pp);
     pp_free(pp);
 }
+
+/* ------------------------------------------------------- the family's hooks (core/bench.h) */
+
+/* A mechanism's facts in its benchmark's catalogue entry (--list: "mechanism"). */
+static void pp_catalogue(struct jbuf *j, const struct bench *b) {
+    const struct pp_mech *m = b->member;
+    jb_obj(j, "mechanism");
+    jb_bool(j, "threads", m->threads_ok);
+    jb_bool(j, "processes", m->processes_ok);
+    jb_bool(j, "blocking", m->blocking);
+    jb_bool(j, "message_size", m->has_size);
+    if (m->has_size)
+        jb_int(j, "max_message_bytes", (long long)m->max_size);
+    else
+        jb_int(j, "message_bytes", (long long)m->payload);
+    /* spinning: 0 on two CPUs, 1 on one (null: it depends on the placement) */
+    if (m->blocking)
+        jb_int(j, "context_switches_per_way", m->switches_per_way > 0 ? m->switches_per_way : 1);
+    else
+        jb_null(j, "context_switches_per_way");
+    jb_str(j, "timed_region", m->timed);
+    unsigned pl = m->placements ? m->placements : PL_ALL;
+    jb_arr(j, "placements");
+    for (unsigned p = PL_SAME_CPU; p <= PL_UNPINNED; p <<= 1)
+        if (pl & p) jb_str(j, NULL, placement_name((enum placement)p));
+    jb_end_arr(j);
+    jb_str(j, "placement_note", m->placement_refusal);
+    jb_end_obj(j);
+}
+
+/* A message size is at most what the mechanism carries; every other bound is the
+ * parameter's own. */
+static long long pp_param_max(const struct bench *b, const struct pdef *d) {
+    const struct pp_mech *m = b->member;
+    if (m->has_size && !strcmp(d->name, "size") && (long long)m->max_size < d->max)
+        return (long long)m->max_size;
+    return d->max;
+}
+
+static int pp_spins(const struct bench *b) {
+    const struct pp_mech *m = b->member;
+    return !m->blocking;
+}
+
+static int pp_forks(const struct bench *b, const struct pval *pv) {
+    return !strcmp(param_of(b, pv, "mode")->s, "processes");
+}
+
+const struct family pp_family = {
+    .catalogue = pp_catalogue,
+    .param_max = pp_param_max,
+    .spins = pp_spins,
+    .forks = pp_forks,
+};

@@ -158,6 +158,7 @@ extern const char *const pp_mode_choices[];
 #define PP_NPARAMS 3
 #define PP_NPARAMS_NOSIZE 2
 #define PP_NCOLUMNS 2
+extern const struct family pp_family;        /* the core's hooks (core/bench.h) */
 extern const struct pdef pp_params[];        /* mode, cpus, size */
 extern const struct pdef pp_params_nosize[]; /* mode, cpus */
 extern const struct coldef pp_columns[];
@@ -185,7 +186,8 @@ extern const struct derived_col pp_derived[]; /* rtt/2 */
         .nderived = 1, .check = pp_check, .run = bench_run_phases,                           \
         .begin = pingpong_begin, .ready = pingpong_ready, .block = pingpong_block,           \
         .end = pingpong_end,                                                                 \
-        .default_n = 100000, .kind = "ipc", .mech = &mechvar, .display = PP_DISPLAY,         \
+        .default_n = 100000, .kind = "ipc", .family = &pp_family, .member = &mechvar,       \
+        .display = PP_DISPLAY,                                                               \
         __VA_ARGS__};                                                                        \
     _Pragma("GCC diagnostic pop")
 /* The same for a mechanism that carries no message of a chosen size (no size parameter). */

@@ -24,7 +24,6 @@
 #include "core/bench.h"
 #include "remote/echo.h"
 #include "remote/handshake.h"
-#include "remote/serve.h"
 
 #define MAX_PENDING 16           /* connections in their handshake at once */
 #define SESSION_WAIT_S 10.0      /* an admitted client waits this long for the running session */
@@ -540,7 +539,7 @@ static int serve_loop(struct server *sv) {
     return 0;
 }
 
-int serve_main(int argc, char **argv) {
+static int serve_main(int argc, char **argv) {
     struct server *sv = xcalloc(1, sizeof *sv);
     const char *bind_text = NULL, *token_file = NULL;
     sv->max_sessions = DEFAULT_SESSIONS;
@@ -607,3 +606,9 @@ int serve_main(int argc, char **argv) {
     free(sv);
     return EXIT_OK;
 }
+
+const struct subcommand subcommand_serve = {
+    .name = "serve",
+    .usage = "serve --bind ADDR:PORT ...  (see latscope-probe serve --help)",
+    .main = serve_main,
+};

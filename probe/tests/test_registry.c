@@ -10,12 +10,22 @@
 #ifndef BENCHMARKS_DEF
 #define BENCHMARKS_DEF "benchmarks.def"
 #endif
-/* the lines of the registry's file: every one is a benchmark */
+/* the lines of the registry's file: every BENCH line is a benchmark, every SUBCOMMAND line
+ * a command of the probe */
 #define BENCH(name, source) +1
+#define SUBCOMMAND(name, source)
 static const int registry_lines = 0
 #include BENCHMARKS_DEF
     ;
 #undef BENCH
+#undef SUBCOMMAND
+#define BENCH(name, source)
+#define SUBCOMMAND(name, source) +1
+static const int subcommand_lines = 0
+#include BENCHMARKS_DEF
+    ;
+#undef BENCH
+#undef SUBCOMMAND
 
 static int has_param(const struct bench *b, const char *name) {
     for (int k = 0; k < b->nparams; k++)
@@ -52,7 +62,8 @@ static void test_each_benchmark(void) {
         const struct bench *b = all_benches[i];
         CHECK(find_bench(b->name) == b); /* names are unique */
         CHECK(b->summary && b->kind && b->run && b->default_n > 0 && b->ncolumns > 0);
-        CHECK(!!b->mech == !strcmp(b->kind, "ipc"));
+        CHECK(!!b->member == !strcmp(b->kind, "ipc"));
+        CHECK(!!b->family == !!b->member);
         for (int k = 0; k < b->ncolumns; k++) CHECK(known_latency(b->columns[k].latency));
         for (int k = 0; k < b->nderived; k++)
             CHECK(has_column(b, b->derived[k].from) && b->derived[k].divide_by > 0 &&
@@ -80,6 +91,15 @@ static void test_each_benchmark(void) {
         }
     }
     CHECK(count == registry_lines);
+    int subs = 0;
+    for (int i = 0; all_subcommands[i]; i++, subs++) {
+        const struct subcommand *c = all_subcommands[i];
+        CHECK(find_subcommand(c->name) == c);   /* names are unique */
+        CHECK(!find_bench(c->name));            /* and never a benchmark's */
+        CHECK(c->main && c->usage && !strncmp(c->usage, c->name, strlen(c->name)));
+    }
+    CHECK(subs == subcommand_lines && find_subcommand("serve"));
+    CHECK(!find_subcommand("nope"));
 #ifndef _WIN32
     CHECK(count >= 24);
 #endif

@@ -77,14 +77,14 @@ __attribute__((constructor)) static void responder_process(void) {
     HANDLE parent = OpenProcess(SYNCHRONIZE, FALSE, h->parent_pid);
     if (!parent || !CreateThread(NULL, 0, watch_parent, parent, 0, NULL)) ExitProcess(EXIT_FAIL);
     const struct bench *b = find_bench(h->bench);
-    if (!b || !b->mech) ExitProcess(EXIT_FAIL);
+    if (!b || !b->member) ExitProcess(EXIT_FAIL);
     static struct runctx run;
     static struct pp_ctx pp;
     run.b = b;
     run.n = h->n;
     run.warmup = h->warmup;
     g_clock = (enum clock_kind)h->clock;
-    pp.m = b->mech;
+    pp.m = b->member;
     pp.run = &run;
     pp.processes = 1;
     pp.cpu[0] = -1;
