@@ -8,23 +8,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bench/file.h"
 #include "core/bench.h"
 
 static const char *const cache_choices[] = {"warm", "drop", "fadvise", "direct", NULL};
-static const char *const open_choices[] = {"create", "existing", NULL};
-static const char *const order_choices[] = {"wr", "rw", NULL};
 
 static const struct pdef file_params[] = {
     {"dir", P_PATH, "", NULL,
      "directory for the test file (default: a private temporary directory under $TMPDIR or "
      "/tmp); its filesystem type and mount are recorded",
      NULL, 0, 0, NULL},
-    {"file", P_STR, "", NULL,
-     "name of the test file inside dir (default: latscope-PID-RANDOM.dat); it must not exist, "
-     "and is removed afterwards",
-     NULL, 0, 0, NULL},
-    {"size", P_SIZE, "4096", "bytes", "bytes written and read per iteration", NULL, 1,
-     1LL << 30, NULL},
+    FILE_PARAM_FILE,
+    FILE_PARAM_SIZE,
     {"cache", P_ENUM, "warm", NULL,
      "warm: page cache as it is; drop: sync + drop_caches=3 before every iteration (root); "
      "fadvise: fdatasync + posix_fadvise(DONTNEED) on the file before every iteration; "
@@ -40,8 +35,7 @@ static const struct pdef file_params[] = {
      "wr: write, lseek (not timed), read - the read then hits the page cache just written; "
      "rw: read first (needs open=existing), so a cold cache reaches the read",
      order_choices, 0, 0, NULL},
-    {"cpu", P_CPU, "none", "cpu", "pin the measuring thread to this CPU (none: unpinned)", NULL,
-     0, 0, NULL},
+    FILE_PARAM_CPU,
 };
 
 static const struct coldef file_columns[] = {

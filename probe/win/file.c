@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bench/file.h"
 #include "core/bench.h"
 
 #define WIN32_LEAN_AND_MEAN
@@ -15,20 +16,14 @@
 #define SECTOR 4096 /* NO_BUFFERING: sizes and buffers aligned to it (a multiple of any sector) */
 
 static const char *const cache_choices[] = {"warm", "direct", NULL};
-static const char *const open_choices[] = {"create", "existing", NULL};
-static const char *const order_choices[] = {"wr", "rw", NULL};
 
 static const struct pdef file_params[] = {
     {"dir", P_PATH, "", NULL,
      "directory for the test file (default: a private temporary directory under %TEMP%); "
      "its volume and file system are recorded",
      NULL, 0, 0, NULL},
-    {"file", P_STR, "", NULL,
-     "name of the test file inside dir (default: latscope-PID-RANDOM.dat); it must not exist, "
-     "and is removed afterwards",
-     NULL, 0, 0, NULL},
-    {"size", P_SIZE, "4096", "bytes", "bytes written and read per iteration", NULL, 1,
-     1LL << 30, NULL},
+    FILE_PARAM_FILE,
+    FILE_PARAM_SIZE,
     {"cache", P_ENUM, "warm", NULL,
      "warm: the file cache as it is; direct: FILE_FLAG_NO_BUFFERING|FILE_FLAG_WRITE_THROUGH "
      "(no file cache, every write to the disk), aligned buffers, size a multiple of 4096",
@@ -43,8 +38,7 @@ static const struct pdef file_params[] = {
      "wr: write, SetFilePointer (not timed), read - the read then hits the file cache just "
      "written; rw: read first (needs open=existing)",
      order_choices, 0, 0, NULL},
-    {"cpu", P_CPU, "none", "cpu", "pin the measuring thread to this CPU (none: unpinned)", NULL,
-     0, 0, NULL},
+    FILE_PARAM_CPU,
 };
 
 static const struct coldef file_columns[] = {
