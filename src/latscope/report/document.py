@@ -187,10 +187,19 @@ def _cell_html(c: CellLike, tag: str, cls: list[str]) -> str:
     return f"<{tag}{attr}>{html.escape(_text(c))}</{tag}>"
 
 
+def _drawn(doc: Document, dpi: int, progress: Progress | None) -> list[tuple[bytes, int, int]]:
+    """Every figure of the document drawn (`drawing.drawn`: on several CPUs), in order."""
+    from .drawing import drawn
+
+    images = [b for b in doc.blocks if isinstance(b, Image)]
+    return drawn(
+        [b.make for b in images], dpi, (lambda i: progress(images[i].caption)) if progress else None
+    )
+
+
 def render_html(doc: Document, progress: Progress | None = None, dpi: int = 100) -> str:
     """The document as one self-contained HTML page."""
-    from .. import plots
-
+    pngs = iter(_drawn(doc, dpi, progress))
     out: list[str] = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -262,11 +271,8 @@ def render_html(doc: Document, progress: Progress | None = None, dpi: int = 100)
             if b.note:
                 out.append(f'<p class="note">{html.escape(b.note)}</p>')
         elif isinstance(b, Image):
-            if progress:
-                progress(b.caption)
-            fig = b.make()
-            data = base64.b64encode(plots.to_bytes(fig, "png", dpi=dpi)).decode("ascii")
-            width, height = (int(v * dpi) for v in fig.get_size_inches())
+            png, width, height = next(pngs)
+            data = base64.b64encode(png).decode("ascii")
             out.append(
                 f'<figure><img src="data:image/png;base64,{data}" width="{width}" '
                 f'height="{height}" '
@@ -315,8 +321,7 @@ def render_markdown(
     """The document as Markdown; figures are written as PNG files into ``image_dir``, named
     by `image_files` (atomically: ``save(name, data)``, by default `files.write_bytes`).
     Returns the text and the image paths."""
-    from .. import plots
-
+    pngs = iter(_drawn(doc, dpi, progress))
     lines: list[str] = [f"# {doc.title}", ""]
     if doc.subtitle:
         lines += [f"_{doc.subtitle}_", ""]
@@ -351,10 +356,8 @@ def render_markdown(
             if b.note:
                 lines += [f"_{b.note}_", ""]
         elif isinstance(b, Image):
-            if progress:
-                progress(b.caption)
             name = next(names)
-            data = plots.to_bytes(b.make(), "png", dpi=dpi)
+            data = next(pngs)[0]
             target = save(name, data) if save else write_bytes(image_dir / name, data)
             written.append(target)
             lines += [f"![{_md_escape(b.caption)}]({target.name})", "", f"_{b.caption}_", ""]

@@ -1,0 +1,142 @@
+"""A document's figures drawn to PNG, on the CPUs the report may use.
+
+Drawing is most of a report's time (matplotlib lays out and renders each figure: about 0.3 s
+a figure, six for a run of one column) and each figure is drawn alone, so `drawn` shares
+them out: on Linux, forked processes each draw every k-th figure while this one draws its
+own share, and hand back their PNG bytes through a memory file (memfd: no path anyone could
+redirect). A child dies with this process (PR_SET_PDEATHSIG), takes the default action on
+SIGINT, SIGTERM and SIGHUP, and is killed and reaped on every path out of `drawn`; a child
+that fails, or outlives its time, has its share drawn here instead. Elsewhere, or for one
+figure, they are drawn one after another. The bytes are the same either way.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import pickle
+import signal
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+#: At most this many processes draw (this one included).
+MAX_WORKERS = 4
+#: A child's time to draw each figure of its share before its share is drawn here instead.
+SECONDS_PER_FIGURE = 60.0
+
+_PR_SET_PDEATHSIG = 1
+
+Drawn = tuple[bytes, int, int]  # PNG bytes, width and height in pixels
+
+
+def _draw(make: Callable[[], Any], dpi: int) -> Drawn:
+    from .. import plots
+
+    fig = make()
+    data = plots.to_bytes(fig, "png", dpi=dpi)
+    width, height = (int(v * dpi) for v in fig.get_size_inches())
+    return data, width, height
+
+
+def _workers(n: int) -> int:
+    if n < 2 or not hasattr(os, "fork") or not hasattr(os, "memfd_create"):
+        return 1
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return max(1, min(n, cpus, MAX_WORKERS))
+
+
+def _child(makers: Sequence[Callable[[], Any]], share: list[int], dpi: int, fd: int) -> None:
+    """In a forked child: draw ``share`` and write the pickled results to ``fd``; never
+    returns."""
+    code = 1
+    try:
+        for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(s, signal.SIG_DFL)
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+        data = pickle.dumps({i: _draw(makers[i], dpi) for i in share})
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        code = 0
+    finally:
+        os._exit(code)
+
+
+def _collect(pid: int, fd: int, deadline: float) -> dict[int, Drawn] | None:
+    """A child's results once it has exited well; None when it failed or outlived
+    ``deadline`` (then it is killed). The child is reaped either way."""
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return None
+        time.sleep(0.005)
+    if not (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0):
+        return None
+    os.lseek(fd, 0, os.SEEK_SET)
+    chunks = []
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+    try:
+        got = pickle.loads(b"".join(chunks))  # our own child's, through an unnamed file
+    except Exception:  # noqa: BLE001 (a child killed mid-write: its share is drawn here)
+        return None
+    return got if isinstance(got, dict) else None
+
+
+def drawn(
+    makers: Sequence[Callable[[], Any]],
+    dpi: int,
+    progress: Callable[[int], None] | None = None,
+) -> list[Drawn]:
+    """Each figure ``makers[i]()`` drawn to PNG at ``dpi`` (module docs), in order;
+    ``progress(i)`` as figure i is done."""
+    out: list[Drawn | None] = [None] * len(makers)
+    k = _workers(len(makers))
+    children: list[tuple[int, int, list[int]]] = []  # pid, memfd, share
+    try:
+        for w in range(1, k):
+            share = list(range(w, len(makers), k))
+            fd = os.memfd_create("latscope-figures", os.MFD_CLOEXEC)
+            try:
+                pid = os.fork()
+            except OSError:
+                os.close(fd)
+                break
+            if pid == 0:
+                _child(makers, share, dpi, fd)
+            children.append((pid, fd, share))
+        others = {i for _, _, share in children for i in share}
+        for i in range(len(makers)):
+            if i not in others:
+                out[i] = _draw(makers[i], dpi)
+                if progress:
+                    progress(i)
+        while children:
+            pid, fd, share = children[0]
+            got = _collect(pid, fd, time.monotonic() + SECONDS_PER_FIGURE * len(share))
+            children.pop(0)
+            os.close(fd)
+            for i in share:
+                out[i] = got[i] if got and i in got else _draw(makers[i], dpi)
+                if progress:
+                    progress(i)
+    finally:
+        for pid, fd, _ in children:  # an error or a signal here: no child outlives it
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
+            os.close(fd)
+    return [d for d in out if d is not None]
