@@ -277,3 +277,76 @@ def test_history_notes_environment_differences_within_a_host(store: Path, cli) -
     assert len(notes) == 1 and changed in notes[0]
     assert "Different kernel" in cli("history", "syscall", "--host", "a").stdout
     assert "Different kernel" not in cli("history", "syscall", "--host", "b").stdout
+
+
+# ------------------------------------------------------------------------------ the cache
+
+
+def _no_part_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    from latscope.store import table
+
+    def refuse(*_a: object, **_k: object) -> None:
+        raise AssertionError("a part file was read: the cache was not used")
+
+    monkeypatch.setattr(table, "_read_part", refuse)
+
+
+def test_ls_reads_the_rows_cache_until_a_part_file_changes(
+    store: Path, cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A complete read of the table is kept beside it (never in it: a tool reading
+    summary/**/*.parquet reads the table alone); the next ls and history read that file and
+    no part file, until a run is added, when the table is read again."""
+    from latscope.store.rowcache import CACHE_FILE
+
+    ids = [_run(store, b, "2026-01", i) for i, b in enumerate(("syscall", "pipe", "syscall"))]
+    first = cli("ls")
+    assert (store / CACHE_FILE).is_file()
+    assert not list((store / TABLE_DIR).rglob(".*"))
+    with monkeypatch.context() as m:
+        _no_part_read(m)
+        again = cli("ls")
+        assert again.returncode == 0 and again.stdout == first.stdout, again.stderr
+        hist = cli("history", "syscall")
+        assert hist.returncode == 0, hist.stderr
+        assert ids[0] in hist.stdout and ids[2] in hist.stdout and ids[1] not in hist.stdout
+    added = _run(store, "pipe", "2026-02", 5)
+    r = cli("ls")
+    assert added in r.stdout and all(rid in r.stdout for rid in ids)
+    with monkeypatch.context() as m:  # the cache was written again, with the new run
+        _no_part_read(m)
+        assert added in cli("ls").stdout
+
+
+@pytest.mark.parametrize("damage", ["garbage", "other state", "another layout"])
+def test_a_rows_cache_that_cannot_be_trusted_is_replaced(store: Path, cli, damage: str) -> None:
+    from latscope.store.rowcache import CACHE_FILE
+
+    ids = [_run(store, "syscall", "2026-01", i) for i in range(3)]
+    first = cli("ls")
+    cache = store / CACHE_FILE
+    if damage == "garbage":
+        cache.write_bytes(b"not parquet")
+    elif damage == "other state":  # a cache of rows another table held: a run that is gone
+        df = pl.read_parquet(cache)
+        df.with_columns(pl.lit("0" * 64).alias("_state")).write_parquet(cache)
+    else:
+        pl.read_parquet(cache).drop("tags").write_parquet(cache)
+    r = cli("ls")
+    assert r.returncode == 0 and r.stdout == first.stdout and not r.stderr.strip()
+    assert all(rid in r.stdout for rid in ids)
+    assert pl.read_parquet(cache).schema == pl.read_parquet(cache).schema  # readable again
+    assert "tags" in pl.read_parquet(cache).columns
+
+
+def test_no_rows_cache_while_a_part_file_is_damaged(store: Path, cli) -> None:
+    from latscope.store.rowcache import CACHE_FILE
+
+    _run(store, "syscall", "2026-01", 0)
+    part = _parts(store)[0]
+    part.unlink()
+    part.mkdir()  # damage the reader names and cannot mend
+    for _ in range(2):
+        r = cli("ls")
+        assert len([ln for ln in r.stderr.splitlines() if part.name in ln]) == 1
+        assert not (store / CACHE_FILE).exists()

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import LatscopeError
-from . import table
+from . import rowcache, table
 from .core import Store
 from .layout import (
     PARTIAL_PREFIX,
@@ -70,7 +70,11 @@ def catalog(
 
     out = Catalog(table.frame([]))
     entries = _entries(store)  # a path that is not a store: one line, exit 2
-    t = table.read(store.root, benchmark) if entries else table.Table(table.frame([]), {}, [])
+    t = (
+        rowcache.read(store.root, benchmark, writable=lambda: write and store.writable())
+        if entries
+        else table.Table(table.frame([]), {}, [])
+    )
     out.skipped.extend(t.damaged)
     known: dict[str, str] = {}
     if t.rows.height:
