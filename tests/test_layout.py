@@ -6,6 +6,7 @@ dependencies flow one way, from the CLI down to the probe, the samples and the s
 from __future__ import annotations
 
 import ast
+from functools import cache
 from pathlib import Path
 
 import latscope
@@ -49,13 +50,19 @@ def _modules() -> dict[str, Path]:
 MODULES = _modules()
 
 
+@cache
+def _tree(name: str) -> ast.Module:
+    """Module ``name`` parsed, once: the checks below ask for the same modules many times."""
+    return ast.parse(MODULES[name].read_text(), str(MODULES[name]))
+
+
 def _package(name: str) -> str:
     return name if MODULES[name].name == "__init__.py" else name.rsplit(".", 1)[0]
 
 
 def _imports(name: str) -> list[tuple[int, str, str | None]]:
     """(line, module, imported name or None) for every latscope import in module ``name``."""
-    tree = ast.parse(MODULES[name].read_text(), str(MODULES[name]))
+    tree = _tree(name)
     out: list[tuple[int, str, str | None]] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -99,9 +106,10 @@ def _layer(part: str) -> int:
     raise AssertionError(f"latscope.{part} is in no layer of LAYERS (tests/test_layout.py)")
 
 
-def _defined(name: str) -> set[str]:
+@cache
+def _defined(name: str) -> frozenset[str]:
     """The names a module defines or imports at its top level."""
-    tree = ast.parse(MODULES[name].read_text())
+    tree = _tree(name)
     out: set[str] = set()
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -115,13 +123,13 @@ def _defined(name: str) -> set[str]:
             for sub in ast.walk(node):
                 if isinstance(sub, (ast.Import, ast.ImportFrom)):
                     out |= {(a.asname or a.name).split(".")[0] for a in sub.names}
-    return out
+    return frozenset(out)
 
 
 def _module_aliases(name: str) -> dict[str, str]:
     """Local names bound to latscope modules anywhere in module ``name`` (``from .. import env
     as envmod``: envmod -> latscope.env)."""
-    tree = ast.parse(MODULES[name].read_text())
+    tree = _tree(name)
     out: dict[str, str] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.level:
@@ -145,7 +153,7 @@ def test_every_import_names_what_exists() -> None:
             elif what and f"{mod}.{what}" not in MODULES and what not in _defined(mod):
                 bad.append(f"{MODULES[name]}:{line}: {mod} has no {what}")
         aliases = _module_aliases(name)
-        for node in ast.walk(ast.parse(MODULES[name].read_text())):
+        for node in ast.walk(_tree(name)):
             if (
                 isinstance(node, ast.Attribute)
                 and isinstance(node.value, ast.Name)
