@@ -52,7 +52,7 @@ def test_a_kept_run_is_shown_from_its_facts_alone(
     store = tmp_path / "store"
     run = measure("pipe", {"cpus": "0,0"}, n=400, warmup=10, store=store, workers=2)
     assert (run.dir / facts.FACTS_FILE).is_file()
-    kept = facts.read(run.dir)
+    kept = facts.kept(run.dir)
     assert kept is not None and kept["id"] == run.id
     assert [c["name"] for c in kept["columns"]] == ["rtt", "oneway", "rtt/2"]
     with_probe = _show(store, {"LATSCOPE_PROBE": probe})
@@ -102,10 +102,10 @@ def test_damaged_or_foreign_facts_are_rebuilt(store: Path, damage: str) -> None:
     else:
         text = damage
     path.write_text(text)
-    assert facts.read(made.dir) is None or facts.read(made.dir)["id"] != made.id
+    assert facts.kept(made.dir) is None or facts.kept(made.dir)["id"] != made.id
     again = Run(made.dir).facts
     assert again["summary"] == good["summary"]
-    assert facts.read(made.dir)["id"] == made.id  # kept again, whole
+    assert facts.kept(made.dir)["id"] == made.id  # kept again, whole
 
 
 def test_facts_text_is_shown_never_acted_on(store: Path) -> None:

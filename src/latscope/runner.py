@@ -63,7 +63,7 @@ def keep(t: _store.Transaction, meta: dict[str, Any], measured: Run | None = Non
     that file, read): its summary and its facts (`latscope.facts`) computed now, kept with
     ``meta`` (run.json) by one rename; the run read back, its summary already known."""
     from . import facts
-    from .facts.build import build
+    from .facts.build import build_facts
     from .runs import Run
 
     if measured is None:
@@ -72,7 +72,7 @@ def keep(t: _store.Transaction, meta: dict[str, Any], measured: Run | None = Non
     rows = summary_rows(measured, meta)
     measured.meta["run"] = meta  # the facts name the run as it is kept
     measured.id = str(meta["id"])
-    kept = build(measured)
+    kept = build_facts(measured)
     with probe.held_signals():  # a run is committed whole; a signal meanwhile comes after
         final = t.commit(meta, summary=rows, files={facts.FACTS_FILE: facts.dumps(kept)})
     run = Run(final)
@@ -313,7 +313,7 @@ def load_facts(
     d = open_store(store).resolve(str(ref), host=host)
     # a run without its run.json is shown from its samples, as `Run` reads it
     meta = read_run(d) if os.path.lexists(d / RUN_FILE) else {}
-    got = facts.read(d)
+    got = facts.kept(d)
     if got is None or got.get("id") != d.name:
         from .runs import Run
 

@@ -127,7 +127,7 @@ class Run:
         """The facts kept with the run (facts.json) when they are current and its own."""
         if self.dir is None:
             return None
-        got = _facts.read(self.dir)
+        got = _facts.kept(self.dir)
         return got if got is not None and got.get("id") == self.id else None
 
     @cached_property
@@ -137,11 +137,11 @@ class Run:
         latscope is upgraded on first read)."""
         if self._kept_facts is not None:
             return self._kept_facts
-        from .facts.build import build
+        from .facts.build import build_facts
 
-        got = build(self)
+        got = build_facts(self)
         if self.dir is not None and self.dir.parent.name == "runs":
-            _facts.keep(self.dir, got)
+            _facts.put(self.dir, got)
         return got
 
     @cached_property

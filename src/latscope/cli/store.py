@@ -368,7 +368,7 @@ def cmd_store(args: argparse.Namespace) -> int:
     done = current = 0
     failed: list[str] = []
     for i, d in enumerate(dirs):
-        got = facts.read(d)
+        got = facts.kept(d)
         if got is not None and got.get("id") == d.name:
             current += 1
             continue
@@ -378,7 +378,7 @@ def cmd_store(args: argparse.Namespace) -> int:
             why = e.message if isinstance(e, LatscopeError) else str(e)
             failed.append(f"{d.name}: {why}")
             continue
-        if facts.read(d) is None:
+        if facts.kept(d) is None:
             failed.append(f"{d.name}: its facts could not be written")
             continue
         done += 1

@@ -9,10 +9,10 @@ saying what kind it is), the catalogue's display lines filled from the header, a
 that say where and how the run was measured.  `latscope show`, `latscope run`, the reports and
 the API render them; none asks the probe's catalogue or computes a statistic again.
 
-- `read(d)`: a run directory's facts when they are current (`SCHEMA`), else None: light, it
+- `kept(d)`: a run directory's facts when they are current (`SCHEMA`), else None: light, it
   imports neither numpy nor the statistics.
-- `build(run)` (build.py): the facts of a `Run`, from its samples and header.
-- `keep(d, facts)`: facts.json written into a kept run's directory, where the store allows.
+- `build_facts(run)` (build.py): the facts of a `Run`, from its samples and header.
+- `put(d, facts)`: facts.json written into a kept run's directory, where the store allows.
 
 `Run.facts` (runs.py) reads them, or builds them from the samples and keeps them: a run kept by
 an older latscope is upgraded on first read, and `latscope store upgrade` does every run at
@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import BadInput
-from ..store.meta import NULL, SCALAR, BadFile, Field, Spec, read_json
+from ..files import read_text
+from ..store.meta import NULL, SCALAR, Field, Spec, loads, problem
 
 if TYPE_CHECKING:
     from ..store import Store
@@ -128,23 +129,20 @@ def plain(v: Any) -> Any:
     return v
 
 
-def read(d: str | os.PathLike[str]) -> dict[str, Any] | None:
-    """The facts of the run directory ``d`` when they are there and current (`SCHEMA`); None
-    when there are none or they are of another version (built again by `of_dir`); BadFile
-    (one line) when the file is damaged."""
+def kept(d: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """The facts of the run directory ``d`` when they are there, current (`SCHEMA`) and as
+    `FACTS_SPEC` says; None otherwise (none, another version, a damaged or foreign file: they
+    are then built again from the samples, `Run.facts`)."""
     p = Path(d) / FACTS_FILE
     if not os.path.lexists(p):
         return None
     try:
-        head = read_json(p, "a run's facts (facts.json)", {"schema": Field((int,))}, FACTS_LIMIT)
-    except BadFile:
-        head = None
-    if head is None or head.get("schema") != SCHEMA:
-        return None  # another version, or damaged: rebuilt from the samples
-    try:
-        return read_json(p, "a run's facts (facts.json)", FACTS_SPEC, FACTS_LIMIT)
-    except BadFile:
+        got = loads(read_text(p, "a run's facts (facts.json)", FACTS_LIMIT, follow=False), p)
+    except BadInput:
         return None
+    if not isinstance(got, dict) or got.get("schema") != SCHEMA:
+        return None
+    return got if problem(got, FACTS_SPEC) is None else None
 
 
 def dumps(facts: dict[str, Any]) -> str:
@@ -152,7 +150,7 @@ def dumps(facts: dict[str, Any]) -> str:
     return json.dumps(plain(facts), indent=1, allow_nan=False)
 
 
-def keep(d: Path, facts: dict[str, Any], store: Store | None = None) -> bool:
+def put(d: Path, facts: dict[str, Any], store: Store | None = None) -> bool:
     """Write facts.json into the kept run directory ``d`` (through the store's checked
     directories: never into one another user could redirect, nor a read-only one); whether
     it was written."""

@@ -81,7 +81,7 @@ def _measured(meta: dict[str, Any]) -> tuple[str | None, str | None]:
     ), None
 
 
-def build(run: Any) -> dict[str, Any]:
+def build_facts(run: Any) -> dict[str, Any]:
     """Everything the views show of ``run`` (a `runs.Run`), as facts.json keeps it
     (`facts.FACTS_SPEC`)."""
     from ..stats.drift import timer_too_coarse

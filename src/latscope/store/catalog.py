@@ -71,7 +71,7 @@ def catalog(
     out = Catalog(table.frame([]))
     entries = _entries(store)  # a path that is not a store: one line, exit 2
     t = (
-        rowcache.read(store.root, benchmark, writable=lambda: write and store.writable())
+        rowcache.table_rows(store.root, benchmark, writable=lambda: write and store.writable())
         if entries
         else table.Table(table.frame([]), {}, [])
     )

@@ -126,7 +126,7 @@ def _keep(root: Path, t: table.Table, now: str) -> None:
         pass  # a cache: the next read reads the table
 
 
-def read(root: Path, benchmark: str | None, writable: Callable[[], bool]) -> table.Table:
+def table_rows(root: Path, benchmark: str | None, writable: Callable[[], bool]) -> table.Table:
     """`table.read`, from the cache when no part file changed since it was written; a read of
     the whole table that found nothing damaged is cached where ``writable()`` allows."""
     import polars as pl
