@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from latscope import facts
@@ -193,3 +194,14 @@ def test_negative_values_are_worded_once_for_show_and_the_report(store: Path) ->
         if isinstance(b, Alert) and b.code == "negative"
     ]
     assert alerts == [said[0]["text"]]
+
+
+def test_the_interval_line_names_what_each_interval_was_made_of(store: Path) -> None:
+    """Over worker medians, the line gives what the medians are worth, not the pooled
+    samples' ESS (which the interval did not use); within one process, the ESS."""
+    rng = np.random.default_rng(3)
+    workers = np.concatenate([lognormal(1000, 300.0 * (1 + 0.02 * k), seed=k) for k in range(6)])
+    several = Run(make_run(store, {"call": workers}, segments=[1000] * 6).dir).facts["ci_line"]
+    assert "worker medians" in several and "worth" in several and "ESS" not in several
+    one = Run(make_run(store, {"call": rng.lognormal(6, 0.3, 2000)}).dir).facts["ci_line"]
+    assert "(ESS " in one and "effective sample size" in one

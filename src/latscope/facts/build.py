@@ -4,6 +4,7 @@ the catalogue are asked here and nowhere at view time."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from .._version import __version__
@@ -26,12 +27,19 @@ def _ci_line(rows: list[dict[str, Any]], derived: list[str]) -> str | None:
     """How the median's interval of each recorded column was made, in one line: 'a t interval
     over the 10 worker medians: call (ESS 9,812 of 20,000)'."""
     families: dict[str, list[str]] = {}
+    with_ess = False
     for r in rows:
         if r.get("ci_method") and r["column"] not in derived:
-            fam = str(r["ci_method"]).split(",")[0].split(" (")[0]
-            ess = r.get("ess")
-            ess_txt = f"ESS {ess:,.0f} of {r['n']:,}" if isinstance(ess, (int, float)) else "ESS ?"
-            families.setdefault(fam, []).append(f"{r['column']} ({ess_txt})")
+            method = str(r["ci_method"])
+            fam = method.split(",")[0].split(" (")[0]
+            worth = re.search(r"worth ([0-9.]+)", method)
+            if fam.startswith("between runs:"):  # the interval's data are the worker medians
+                what = f" (the medians worth {worth.group(1)} independent ones)" if worth else ""
+            else:
+                ess = r.get("ess")
+                what = f" (ESS {ess:,.0f} of {r['n']:,})" if isinstance(ess, (int, float)) else ""
+                with_ess = with_ess or bool(what)
+            families.setdefault(fam, []).append(f"{r['column']}{what}")
     if not families:
         return None
     parts = [f"{family_words(fam)}: {', '.join(cols)}" for fam, cols in families.items()]
@@ -46,7 +54,7 @@ def _ci_line(rows: list[dict[str, Any]], derived: list[str]) -> str | None:
     return (
         "95% CI of p50 by "
         + "; ".join(parts)
-        + " — ESS: effective sample size after autocorrelation"
+        + (" — ESS: effective sample size after autocorrelation" if with_ess else "")
         + "".join(f"; {w}" for w in why)
     )
 
