@@ -234,10 +234,15 @@ def spell(bench: str, key: str, value: Any) -> str:
     return str(value)
 
 
-def params_text(bench: str, params: Mapping[str, Any], sep: str = " ") -> str:
+def param_words(bench: str, params: Mapping[str, Any]) -> list[str]:
     """``key=value`` of each parameter that has a value, spelt as the catalogue does
     (`spell`)."""
-    return sep.join(f"{k}={spell(bench, k, v)}" for k, v in params.items() if v not in ("", None))
+    return [f"{k}={spell(bench, k, v)}" for k, v in params.items() if v not in ("", None)]
+
+
+def params_text(bench: str, params: Mapping[str, Any], sep: str = " ") -> str:
+    """`param_words` joined by ``sep``."""
+    return sep.join(param_words(bench, params))
 
 
 def holds(cond: Mapping[str, Any] | None, params: Mapping[str, Any]) -> bool:

@@ -56,6 +56,7 @@ FACTS_SPEC: Spec = {
     "benchmark": Field((str,), required=True),
     "label": Field((str,), required=True),
     "params_text": Field((str,), required=True),
+    "params": Field((list,), required=True, items=(str,)),
     "n": Field((int,), required=True),
     "warmup": Field((int, NULL), required=True),
     "inject_ns": Field((float,), required=True),

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .. import probe
 from .._version import __version__
 from ..env import emulation_caveat, of_header
 from ..notes import run_notes
@@ -147,6 +148,7 @@ def build_facts(run: Any) -> dict[str, Any]:
         "benchmark": str(meta.get("benchmark")),
         "label": run_label(run),
         "params_text": params_line(meta),
+        "params": probe.param_words(str(meta.get("benchmark")), meta.get("params") or {}),
         "n": int(meta["n"]),
         "warmup": warmup if isinstance(warmup, int) and not isinstance(warmup, bool) else None,
         "inject_ns": float(run.inject_ns),

@@ -1,7 +1,7 @@
 """The words of a run's facts: its column labels, its clock and parameters in one line, what
 its measuring threads did besides the measured work (page faults, context switches) and its
-name.  Worded once, here; the facts (`latscope.facts.build.build_facts`) keep them, every view renders
-them."""
+name.  Worded once, here; the facts (`latscope.facts.build.build_facts`) keep them, every
+view renders them."""
 
 from __future__ import annotations
 

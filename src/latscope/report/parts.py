@@ -7,11 +7,9 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from .. import probe
 from .._version import __version__
 from ..facts import latency_of
 from ..facts.wording import injected_line
-from ..notes import run_notes
 from ..units import fmt, pick_unit
 from .document import (
     Alert,
@@ -71,7 +69,7 @@ def _measurement(run: Run) -> list[Block]:
         ("benchmark", str(meta.get("benchmark"))),
         (
             "parameters",
-            probe.params_text(str(meta.get("benchmark")), meta.get("params") or {}, ", ") or "—",
+            ", ".join(run.facts["params"]) or "—",
         ),
         ("iterations recorded", f"{run.n:,}"),
         (
@@ -136,9 +134,9 @@ def _measurement(run: Run) -> list[Block]:
                 "note",
             )
         )
-    for w in rmeta.get("probe_warnings") or []:
-        out.append(Alert(str(w), code="probe"))
-    out.extend(Alert(n.text, code=n.key, severity="info") for n in run_notes(meta))
+    facts = run.facts  # the probe's warnings and the notes, as kept with the run
+    out.extend(Alert(w["text"], code="probe") for w in facts["findings"] if w["key"] == "probe")
+    out.extend(Alert(n["text"], code=n["key"], severity="info") for n in facts["notes"])
     return out
 
 
