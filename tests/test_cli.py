@@ -90,7 +90,7 @@ def test_run_show_export(cli, store: Path, tmp_path: Path) -> None:
         "95% CI of p50",
         "p99.9",
         "batch figure",
-        "effective sample size",
+        "worker medians",  # how the interval was made (several workers: over their medians)
     ):
         assert word in out, word
     runs = Store(store).list_meta()
