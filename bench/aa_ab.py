@@ -71,7 +71,7 @@ def verdict(store: Path, a: str, b: str) -> str:
 
 
 def median_ns(store: Path, run_id: str) -> float:
-    from latscope.runner import load
+    from latscope.measure.runner import load
 
     return float(load(run_id, store).summary()["p50_ns"][0])
 

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from latscope import ab, arms
 from latscope.errors import BadInput
+from latscope.measure import ab, arms
 from latscope.report.ab import comparison_table, print_ab, verdict_text
 
 
@@ -194,7 +194,7 @@ def test_ab_keeps_one_run_with_arms_that_every_view_reads(cli, store) -> None:
     assert c["low"] <= c["ratio"] <= c["high"]
     assert {m["arm"] for m in f["medians"]} == {"A", "B"}
 
-    from latscope.runner import load
+    from latscope.measure.runner import load
 
     run = load(f["run_id"], store)
     assert run.columns == ["A:call", "B:call"] and len(run.arms) == 2
@@ -241,7 +241,7 @@ def test_arms_that_cannot_share_a_process_alternate_as_processes(cli) -> None:
     f = json.loads(r.stdout)
     assert f["mode"] == "processes" and "spin cannot be an arm" in f["apart"]
     assert f["workers"] == 1 and f["rounds"][0] >= 12
-    from latscope.runner import load
+    from latscope.measure.runner import load
 
     run = load(f["run_id"], cli.store)
     order = run.meta["interleave"]["order"][0]
@@ -269,7 +269,7 @@ def test_a_report_of_an_interleaved_run_gives_its_comparison(cli, tmp_path) -> N
     ]
     assert "paired in" in glance.splitlines()[0]
     # the samples stay within the bound asked for, each arm's
-    from latscope.runner import load
+    from latscope.measure.runner import load
 
     run = load("last", cli.store)
     assert all(a["n"] <= 20000 for a in run.arms)

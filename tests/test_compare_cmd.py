@@ -76,7 +76,7 @@ def test_compare_cli_table_and_plot(cli, three, tmp_path: Path) -> None:
 def test_single_process_runs_need_the_known_variation(cli, store: Path) -> None:
     """One segment per side: inconclusive (with the command that settles it) until the store
     knows the scenario's between-run variation; then a difference beyond it is called."""
-    from latscope import trust
+    from latscope.measure import trust
     from latscope.store import Store
 
     params = {"op": "getppid"}

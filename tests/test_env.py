@@ -730,7 +730,7 @@ def paths(d: Any, prefix: str = "") -> set[str]:
 
 def test_a_run_keeps_each_probe_fact_once(tmp_path: Path) -> None:
     from latscope.env import PROBE_FACTS
-    from latscope.runner import measure
+    from latscope.measure.runner import measure
 
     d = tmp_path / "target"
     d.mkdir()

@@ -48,7 +48,7 @@ def test_a_kept_run_is_shown_from_its_facts_alone(
     probe gone (not on PATH, LATSCOPE_PROBE naming nothing): rtt/2 and every line, and it
     imports neither numpy, polars, scipy nor matplotlib."""
     monkeypatch.setenv("LATSCOPE_PROBE", probe)
-    from latscope.runner import measure
+    from latscope.measure.runner import measure
 
     store = tmp_path / "store"
     run = measure("pipe", {"cpus": "0,0"}, n=400, warmup=10, store=store, workers=2)

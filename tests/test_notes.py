@@ -108,9 +108,9 @@ def test_grouped_python_rows_on_one_cpu_get_the_spin_note_under_one_name():
 )
 def test_run_show_and_report_print_the_notes(tmp_path, monkeypatch, probe, bench, params, n, key):
     monkeypatch.setenv("LATSCOPE_PROBE", probe)  # the probe under test (sanitizers in make test)
+    from latscope.measure.runner import measure
     from latscope.report import parts as report
     from latscope.report.text import print_run
-    from latscope.runner import measure
 
     if bench == "file":
         params = {**params, "dir": str(tmp_path)}

@@ -197,8 +197,8 @@ def test_a_link_at_a_figure_of_a_markdown_report(lab: Lab) -> None:
     """report --md DIR with links planted at the names its figures will have: refused before
     a figure is drawn; with --force each is replaced."""
     from latscope import report
+    from latscope.measure.runner import load
     from latscope.report.document import image_files
-    from latscope.runner import load
 
     doc = report.build([load(lab.a, lab.store)], figures=True)
     names = image_files(doc)
@@ -325,8 +325,8 @@ def test_links_at_a_suites_record_and_report(lab: Lab, monkeypatch: pytest.Monke
 def test_a_link_at_a_trust_record(lab: Lab) -> None:
     """What `latscope trust` keeps for a scenario (STORE/trust/BENCH-HASH.json, a name made
     from the scenario): a link there is replaced by the record."""
-    from latscope.runner import LabStore
-    from latscope.variation import record_path, write_record
+    from latscope.measure.runner import LabStore
+    from latscope.measure.variation import record_path, write_record
 
     st = LabStore(lab.store)
     key = "syscall {} mono_raw"

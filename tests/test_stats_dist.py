@@ -84,7 +84,8 @@ def test_the_analysis_does_not_import_scipy_stats() -> None:
     import sys
 
     code = (
-        "import sys, numpy as np; import latscope.runner, latscope.report.full, latscope.ab; "
+        "import sys, numpy as np; import latscope.measure.runner, latscope.report.full; "
+        "import latscope.measure.ab; "
         "from latscope.stats import analyze_column; "
         "analyze_column(np.random.default_rng(1).lognormal(7, 0.3, 5000)); "
         "print('scipy.stats' in sys.modules, 'scipy.signal' in sys.modules)"

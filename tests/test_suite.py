@@ -471,7 +471,7 @@ def test_run_repeat_three_worker_processes(cli, store: Path) -> None:
     assert "95% CI over workers" not in r.stdout
     metas = Store(store).list_meta()
     assert len(metas) == 1  # one run, three processes
-    from latscope.runner import load
+    from latscope.measure.runner import load
 
     run = load(metas[0]["id"], store)
     assert run.segments == [667, 667, 666]
@@ -485,7 +485,7 @@ def test_run_repeat_one_is_labelled_a_single_process(cli) -> None:
 
 
 def test_between_workers_of_a_synthetic_run(store: Path) -> None:
-    from latscope.repeat import between_segments
+    from latscope.measure.repeat import between_segments
     from synth import make_run
 
     rng = np.random.default_rng(5)
@@ -504,7 +504,7 @@ def test_run_repeat_rejects_zero(cli) -> None:
 
 
 def test_between_statistics_on_known_values() -> None:
-    from latscope.repeat import Rep, between
+    from latscope.measure.repeat import Rep, between
 
     b = between(
         "c",
@@ -625,7 +625,7 @@ def test_workers_auto_keeps_the_time_budget(probe: str, tmp_path: Path) -> None:
 def test_two_levels_of_worker_medians_are_named_and_noise_is_not() -> None:
     """Worker medians at two tight levels (a machine switching between states) are told
     apart from one log-normal spread of medians."""
-    from latscope.repeat import Rep, between, two_levels
+    from latscope.measure.repeat import Rep, between, two_levels
 
     meds = [7.333, 7.399, 6.241, 6.262, 6.289, 6.264, 6.256, 6.261, 6.255, 6.275]
     reps = [Rep(str(i), m, m * 0.999, m * 1.001) for i, m in enumerate(meds)]
@@ -668,7 +668,7 @@ def test_paired_groups_put_the_baseline_first_and_chunk_by_arms(store: Path) -> 
     without runs, is in none."""
     from dataclasses import replace
 
-    from latscope.ab import MAX_ARMS
+    from latscope.measure.ab import MAX_ARMS
     from latscope.suite.paired import groups
 
     names = [f"s{i}" for i in range(MAX_ARMS + 3)]

@@ -12,8 +12,8 @@ import polars as pl
 import pytest
 from rich.console import Console
 
+from latscope.measure.runner import LabStore as Store
 from latscope.report.text import print_run
-from latscope.runner import LabStore as Store
 from latscope.stats import MIN_BEYOND
 from latscope.store import summary_frame
 from latscope.summary import STATS, summary_columns

@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from latscope import trust
 from latscope.errors import BadInput
+from latscope.measure import trust
 from latscope.store import Store
 from synth import lognormal, make_run
 
@@ -84,7 +84,7 @@ def test_the_aa_range_holds_95_percent_of_pairs_where_the_host_has_two_states() 
     normal model's range is exceeded by the 18% of pairs that straddle the states; the
     range read off the history's pairs holds about 95% of fresh A/A pairs (averaged over 20
     histories: one history of 20 runs is itself a sample)."""
-    from latscope.variation import AA_RANGE, _cv, aa_range
+    from latscope.measure.variation import AA_RANGE, _cv, aa_range
 
     rng = np.random.default_rng(4)
     normal_false, false = [], []
@@ -103,7 +103,7 @@ def test_the_aa_range_keeps_the_normal_model_where_it_holds() -> None:
     """Log-normal run medians (CV 5%): the range is never below the normal model's, and
     fresh A/A pairs exceed it about 5% of the time (averaged over 20 histories of 20 runs);
     with fewer than 8 runs only the normal model is used, and fewer than 3 give none."""
-    from latscope.variation import AA_RANGE, _cv, aa_range
+    from latscope.measure.variation import AA_RANGE, _cv, aa_range
 
     def lognormal_runs(n: int, rng: np.random.Generator) -> np.ndarray:
         return 1000.0 * np.exp(0.05 * rng.standard_normal(n))

@@ -36,7 +36,7 @@ def run(
     """Run benchmark `bench` (parameters as a dict and/or keywords) and keep it in the store.
 
     Raises latscope.errors.LatscopeError (with .exit_code) on bad input or failure."""
-    from .runner import measure
+    from .measure.runner import measure
 
     return measure(
         bench,
@@ -51,7 +51,7 @@ def run(
 
 def load(ref: str | os.PathLike[str], store: str | os.PathLike[str] | Store | None = None) -> Run:
     """A kept run by id (or unique part of it, or 'last'), or a sample file by path."""
-    from .runner import load as _load
+    from .measure.runner import load as _load
 
     return _load(ref, store)
 

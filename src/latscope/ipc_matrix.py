@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import probe
 from .errors import BadInput, Interrupted, LatscopeError, Unsupported
-from .runner import measure
+from .measure.runner import measure
 from .store import Store
 from .units import fmt, fmt_bare, pick_unit
 

@@ -1,5 +1,5 @@
 """A run read back: its samples, summary and metadata, from a run directory of the store or a
-sample file.  Measuring and keeping runs is the runner's (runner.py)."""
+sample file.  Measuring and keeping runs is the runner's (measure/runner.py)."""
 
 from __future__ import annotations
 

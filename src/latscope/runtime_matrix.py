@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from . import probe
 from .errors import BadInput, LatscopeError, Unsupported
 from .ipc_matrix import Cell, _fill, cell_n
-from .runner import measure
+from .measure.runner import measure
 from .store import Store
 from .units import fmt, fmt_ratio
 

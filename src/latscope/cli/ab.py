@@ -1,4 +1,4 @@
-"""`latscope ab`: scenarios measured interleaved in one probe process (latscope.ab), their
+"""`latscope ab`: scenarios measured interleaved in one probe process (latscope.measure.ab), their
 paired comparison printed (report.ab) or given as JSON."""
 
 from __future__ import annotations
@@ -112,8 +112,8 @@ def cmd_ab(args: argparse.Namespace) -> int:
     """`latscope ab A B ...`: the arms measured interleaved, kept, and their comparison."""
     import json as _json
 
-    from .. import ab
-    from .. import arms as armsmod
+    from ..measure import ab
+    from ..measure import arms as armsmod
     from ..report.ab import print_ab
 
     arms = [armsmod.parse_arm(w) for w in args.scenarios]

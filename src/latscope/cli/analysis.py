@@ -253,7 +253,7 @@ def add_parsers(sub: Any) -> None:
 
 
 def _load_runs(args: argparse.Namespace) -> list[Run]:
-    from ..runner import load
+    from ..measure.runner import load
 
     st = open_store(args)
     return [load(ref, st, host=getattr(args, "host", None)) for ref in args.runs]
@@ -346,7 +346,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_import(args: argparse.Namespace) -> int:
     from ..env import emulator
-    from ..runner import import_samples, is_sample_file
+    from ..measure.runner import import_samples, is_sample_file
 
     csv_only = [o for o, v in (("--unit", args.unit), ("--time-column", args.time_column)) if v]
     if args.name is not None and len(args.file) > 1:

@@ -291,7 +291,7 @@ def run_and_print(
 ) -> Any:
     """Measure (in worker processes: the probe's `--workers auto` unless --repeat), then the
     summary, the between-workers table or the single-process label, and where it was kept."""
-    from ..runner import measure
+    from ..measure.runner import measure
 
     st = open_store(args)
     label = shown(f"{bench} {_pstr(params)}")
@@ -307,7 +307,7 @@ def run_and_print(
             workers=getattr(args, "repeat", None),
             inject_ns=getattr(args, "inject_ns", None),
         )
-    from ..repeat import between_segments, print_between  # scipy: once the probe is done
+    from ..measure.repeat import between_segments, print_between  # scipy: once the probe is done
     from ..report.text import print_run
 
     print_run(console, run)
@@ -373,7 +373,7 @@ def cmd_trust(args: argparse.Namespace) -> int:
     from contextlib import ExitStack
 
     from .. import probe
-    from ..trust import Plan, measure, parse_injections, print_record, write_record
+    from ..measure.trust import Plan, measure, parse_injections, print_record, write_record
 
     if args.repeat is not None and args.repeat < 1:
         raise BadInput(f"--repeat {args.repeat}: must be 1 or more")
@@ -431,8 +431,8 @@ def cmd_quick(args: argparse.Namespace) -> int:
     run once in catalogue order, then one table and what to do next."""
     from .. import scenarios
     from ..errors import Interrupted, LatscopeError, Unsupported
+    from ..measure.runner import measure
     from ..notes import grouped_notes
-    from ..runner import measure
 
     suite = scenarios.quick()
     st = open_store(args)

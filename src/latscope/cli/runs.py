@@ -78,8 +78,8 @@ def add_parsers(sub: Any) -> None:
 
 def cmd_show(args: argparse.Namespace) -> int:
     """``show``, plus the full analysis with --full."""
+    from ..measure.runner import load, load_facts
     from ..report.text import print_run
-    from ..runner import load, load_facts
 
     # the run's facts, kept with it: no samples read, no statistic computed (latscope.facts)
     facts, meta = load_facts(args.run, open_store(args), host=args.host)
@@ -104,7 +104,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from ..runner import load
+    from ..measure.runner import load
 
     target = check_destination(Path(args.csv or args.parquet), args.force)
     run = load(args.run, open_store(args))

@@ -17,7 +17,7 @@ from ..errors import BadInput
 from ..units import shown
 
 if TYPE_CHECKING:
-    from ..runner import LabStore
+    from ..measure.runner import LabStore
 
 
 class _Console(Console):
@@ -172,7 +172,9 @@ def force_arg(p: argparse.ArgumentParser) -> None:
 
 def open_store(args: argparse.Namespace) -> LabStore:
     """The store a command's --store names (default: $LATSCOPE_STORE or the user's)."""
-    from ..runner import LabStore  # when a command runs: the CLI starts without polars, numpy
+    from ..measure.runner import (
+        LabStore,  # when a command runs: the CLI starts without polars, numpy
+    )
 
     return LabStore(getattr(args, "store", None))
 

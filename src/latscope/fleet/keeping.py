@@ -6,7 +6,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..runner import import_samples
+from ..measure.runner import import_samples
 
 if TYPE_CHECKING:
     from ..runs import Run

@@ -108,8 +108,8 @@ def compare_runs(
     """Compare every run with runs[0] on each common column (or on ``columns``). Returns the
     columns and one row per (column, other run). ``store``: where the scenario's known
     between-run variation is looked up (None: nothing is known)."""
+    from ..measure.variation import known_variation
     from ..stats import compare
-    from ..variation import known_variation
 
     if len(runs) < 2:
         raise BadInput("give at least two runs to compare (the first is the baseline)")

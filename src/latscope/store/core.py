@@ -274,7 +274,9 @@ class Store(Writer):
     def summarize(self, run: StoredRun) -> pl.DataFrame:
         """The rows of summary.parquet for a kept run (`index.summary_frame`).  The store
         computes no summary; the runner's store does (`runner.LabStore`)."""
-        raise LatscopeError("this store computes no summaries (latscope.runner.LabStore does)")
+        raise LatscopeError(
+            "this store computes no summaries (latscope.measure.runner.LabStore does)"
+        )
 
     def summaries(
         self,

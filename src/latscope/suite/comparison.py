@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..measure.repeat import Between, Rep, between, pct
 from ..notes import grouped_notes
-from ..repeat import Between, Rep, between, pct
 from ..scenarios import Scenario
 from ..units import fmt_bare, fmt_ratio, pick_unit, shown
 
@@ -105,8 +105,8 @@ def _levels(runs: list[Run], col: str) -> tuple[np.ndarray, list[int], float | N
 
 def compare_rows(sr: SuiteRun) -> list[Row]:
     """One row per (scenario, column) with finished runs, in the suite's scenario order."""
+    from ..measure.variation import known_variation
     from ..stats.compare import DEFAULT_NOISE, compare
-    from ..variation import known_variation
 
     rows: list[Row] = []
     paired: dict[tuple[str, str], dict[str, Any]] = {}
@@ -308,7 +308,7 @@ def verdict_legend(rows: list[Row]) -> str:
         "the noise threshold (±2%, or the A/A range 'latscope trust' measured), same when the "
         "interval lies within it, else inconclusive."
     )
-    from ..ab import DEFAULT_NOISE
+    from ..measure.ab import DEFAULT_NOISE
 
     ids = paired_runs(rows)
     if not ids:

@@ -36,7 +36,7 @@ def groups(sr: SuiteRun) -> list[tuple[str, list[str]]]:
     """The paired runs to make: (benchmark, scenarios), the baseline first, at most
     `ab.MAX_ARMS` scenarios each; only scenarios with finished runs, only benchmarks with two
     or more of them (same clock as the baseline)."""
-    from ..ab import MAX_ARMS
+    from ..measure.ab import MAX_ARMS
 
     by_key: dict[tuple[str, str | None], list[str]] = {}
     for sc in sr.suite.scenarios:
@@ -56,8 +56,8 @@ def measure_pairs(
     """Make the suite's paired runs (`groups`), each kept in the store tagged with the suite
     run; one that the probe refuses or that fails is reported and the suite goes on. A
     signal stops them (Interrupted), the runs made so far kept."""
-    from .. import ab as abmod
-    from ..arms import Arm
+    from ..measure import ab as abmod
+    from ..measure.arms import Arm
 
     scs = {sc.name: sc for sc in sr.suite.scenarios}
     plan = groups(sr)

@@ -78,7 +78,7 @@ class PairedRun:
         """(scenario, column) -> its paired comparison with the baseline (run.json ``ab``)."""
         if self.run is None:
             return {}
-        from ..ab import LETTERS  # the suite's first use of the ab module
+        from ..measure.ab import LETTERS  # the suite's first use of the ab module
 
         facts = self.run.meta["run"].get("ab") or {}
         name = {LETTERS[i]: s for i, s in enumerate(self.scenarios)}
@@ -140,7 +140,7 @@ def execute(
     from contextlib import ExitStack
 
     from .. import progress
-    from ..runner import measure
+    from ..measure.runner import measure
 
     sr = SuiteRun(suite, new_suite_run_id(suite.name), seed, steps, store)
     store.ensure()

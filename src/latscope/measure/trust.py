@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .errors import BadInput
+from ..errors import BadInput
 from .variation import (
     FORMAT,
     FORMAT_VERSION,
@@ -54,8 +54,8 @@ from .variation import (
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from .runs import Run
-    from .store import Store
+    from ..runs import Run
+    from ..store import Store
 
 __all__ = [
     "DETECTED",
@@ -119,7 +119,7 @@ class Plan:
 
 def _typical(run: Run, column: str) -> tuple[float, float | None]:
     """The baseline arm's typical median (over its worker medians) and their CV."""
-    from .stats.between import segment_medians, typical_median
+    from ..stats.between import segment_medians, typical_median
 
     col = f"A:{column}"
     x, seg, step = run.values(col), run.column_segments(col), run.column_step_ns(col)
@@ -248,9 +248,9 @@ def _rate(k: int, n: int) -> str:
 
 def print_record(console: Console, rec: dict[str, Any], path: Path | None = None) -> None:
     """What ``latscope ab`` resolves here, per column, and what compare will use."""
+    from ..tables import Column, fit
+    from ..units import fmt
     from .repeat import pct
-    from .tables import Column, fit
-    from .units import fmt
 
     cols = [
         Column("column"),

@@ -30,13 +30,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .errors import BadInput
-from .runs import Run
-from .stats.dist import norm_ppf
-from .store.meta import NULL, RUN_LIMIT, Field, Spec, read_json
+from ..errors import BadInput
+from ..runs import Run
+from ..stats.dist import norm_ppf
+from ..store.meta import NULL, RUN_LIMIT, Field, Spec, read_json
 
 if TYPE_CHECKING:
-    from .store import Store
+    from ..store import Store
 
 FORMAT = "latscope-trust"
 FORMAT_VERSION = 1
@@ -178,7 +178,7 @@ def known_variation(
 def _from_history(
     store: Store, key: str, column: str, exclude: set[str], until: str | None = None
 ) -> Variation | None:
-    from .stats.between import segment_medians, typical_median
+    from ..stats.between import segment_medians, typical_median
 
     try:
         kept = store.list_meta()

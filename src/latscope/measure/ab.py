@@ -21,15 +21,15 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any
 
-from . import probe
-from . import store as _store
-from ._version import __version__
+from .. import probe
+from .. import store as _store
+from .._version import __version__
+from ..errors import BadInput, Interrupted
+from ..runs import ARM_LETTERS
 from .arms import Arm
-from .errors import BadInput, Interrupted
-from .runs import ARM_LETTERS
 
 if TYPE_CHECKING:
-    from .runs import Run
+    from ..runs import Run
 
 #: The version of the ``ab`` facts in run.json and of ``latscope ab --json`` (docs/ab.md).
 AB_SCHEMA = 1
@@ -89,7 +89,7 @@ def check_arms(arms: Sequence[Arm], **kw: Any) -> dict[str, Any]:
     try:
         out = subprocess.run(args, capture_output=True, text=True, timeout=60)
     except OSError as e:
-        from .errors import Unsupported
+        from ..errors import Unsupported
 
         raise Unsupported(f"cannot run the probe: {e.strerror}") from None
     if out.returncode != 0:
@@ -148,7 +148,7 @@ def measure(
 ) -> Run:
     """Measure the arms interleaved in one probe process and keep the run, its comparison
     computed now (`facts`) and kept in run.json as ``ab``."""
-    from . import env as envmod
+    from .. import env as envmod
     from .runner import _now_utc, command_line, keep, open_store
 
     _validate(arms, time_s, block_ms, long)
@@ -191,7 +191,7 @@ def measure(
                 )
                 args = [probe.probe_path(), *(w for a in arms for w in ("--arm", a.word))]
             probe.pause_point("commit")
-            from .runs import Run
+            from ..runs import Run
 
             measured = Run(t.samples_path)
             if not measured.arms:
@@ -236,7 +236,7 @@ def facts(
     arm after the baseline and each recorded column, the paired ratio to the baseline with its
     interval, the verdict, what would settle it and the order effect; each arm's median with
     its interval (the run's summary, the one interval every view prints)."""
-    from .stats.paired import block_table, paired
+    from ..stats.paired import block_table, paired
 
     info = run.meta.get("interleave") or {}
     # alternating processes: every block is its own layout, inside the rounds' variation

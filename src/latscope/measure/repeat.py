@@ -41,14 +41,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .stats.between import t_interval
-from .units import fmt_bare, pick_unit
+from ..stats.between import t_interval
+from ..units import fmt_bare, pick_unit
 
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
-    from .runs import Run
+    from ..runs import Run
 
 LEVEL = 0.95
 MIN_REPS_FOR_INTERVAL = 3
@@ -212,9 +212,9 @@ def between(
 
 def segment_reps(run: Run, column: str, level: float = LEVEL) -> list[Rep]:
     """One Rep per worker process of the run (its median and order-statistic interval)."""
-    from .stats import quantile_sorted
-    from .stats.between import split
-    from .stats.intervals import order_statistic_interval
+    from ..stats import quantile_sorted
+    from ..stats.between import split
+    from ..stats.intervals import order_statistic_interval
 
     step = run.column_step_ns(column)
     out = []

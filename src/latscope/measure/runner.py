@@ -21,16 +21,16 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import probe
-from . import store as _store
-from ._version import __version__
-from .errors import BadInput, Interrupted
-from .store.index import summary_frame
+from .. import probe
+from .. import store as _store
+from .._version import __version__
+from ..errors import BadInput, Interrupted
+from ..store.index import summary_frame
 
 if TYPE_CHECKING:
     import polars as pl
 
-    from .runs import Run
+    from ..runs import Run
 
 
 class LabStore(_store.Store):
@@ -38,7 +38,7 @@ class LabStore(_store.Store):
     summary computed from its samples (`summary_rows`), as when a run is made."""
 
     def summarize(self, run: _store.StoredRun) -> pl.DataFrame:
-        from .runs import Run
+        from ..runs import Run
 
         return summary_rows(Run(run.dir), run.meta)
 
@@ -62,9 +62,9 @@ def keep(t: _store.Transaction, meta: dict[str, Any], measured: Run | None = Non
     """Commit a run whose sample file is written in ``t``'s partial directory (``measured``:
     that file, read): its summary and its facts (`latscope.facts`) computed now, kept with
     ``meta`` (run.json) by one rename; the run read back, its summary already known."""
-    from . import facts
-    from .facts.build import build_facts
-    from .runs import Run
+    from .. import facts
+    from ..facts.build import build_facts
+    from ..runs import Run
 
     if measured is None:
         measured = Run(t.samples_path)
@@ -124,7 +124,7 @@ def measure(
     if workers is not None and n is not None and workers > n:
         raise BadInput(f"--repeat {workers}: more worker processes than iterations (-n {n})")
     w: int | str = workers if workers is not None else "auto"
-    from . import env as envmod
+    from .. import env as envmod
 
     st = open_store(store)
     load = envmod.load_now() if env is None else None  # before the run, which would count
@@ -139,7 +139,7 @@ def measure(
             created = _now_utc()
             warnings = probe.run_probe(args, progress=progress)
             probe.pause_point("commit")
-            from .runs import Run  # polars and numpy: once there is something to read
+            from ..runs import Run  # polars and numpy: once there is something to read
 
             measured = Run(t.samples_path)  # the complete sample file, in the partial directory
             # one environment: the probe's record (its header) and what the lab adds to it
@@ -178,8 +178,8 @@ def measure(
 def is_sample_file(path: str | os.PathLike[str]) -> bool:
     """Whether ``path`` begins as a sample file does (its magic line); False for a file too
     short or unreadable (the caller's reader then says what is wrong with it)."""
-    from .files import open_regular
-    from .samples import FILE_LIMIT, MAGIC
+    from ..files import open_regular
+    from ..samples import FILE_LIMIT, MAGIC
 
     try:
         with open_regular(path, "a sample file", FILE_LIMIT) as f:
@@ -200,8 +200,8 @@ def imported_as(st: _store.Store, sha256: str) -> str | None:
 def _copy_hashed(path: Path, target: Path) -> str:
     """Copy the regular file ``path`` (the guarded reader) to the new file ``target`` (never
     through a link); its sha256."""
-    from .files import open_regular
-    from .samples import FILE_LIMIT
+    from ..files import open_regular
+    from ..samples import FILE_LIMIT
 
     h = hashlib.sha256()
     with open_regular(path, "a sample file", FILE_LIMIT) as src:
@@ -247,10 +247,10 @@ def import_samples(
     through `Run`) and kept, so a file changed meanwhile cannot slip in; a file whose content
     was imported before is refused. Anything wrong: BadInput (one line) and nothing in the
     store."""
-    from . import env as envmod
-    from . import samples
-    from .runs import Run
-    from .store.meta import RUN_SPEC, problem
+    from .. import env as envmod
+    from .. import samples
+    from ..runs import Run
+    from ..store.meta import RUN_SPEC, problem
 
     p = Path(path)
     bench = str(samples.load(p).header.get("benchmark"))  # checked whole before the store
@@ -303,9 +303,9 @@ def load_facts(
     """The facts of a run (`latscope.facts`) and its run.json, found as `load` finds it: a
     kept run's facts are read without its samples; a run kept without current facts (by an
     older latscope) has them built and kept; a sample file's are built (its run.json: {})."""
-    from . import facts
-    from .store.layout import RUN_FILE
-    from .store.meta import read_run
+    from .. import facts
+    from ..store.layout import RUN_FILE
+    from ..store.meta import read_run
 
     p = Path(ref)
     if os.path.lexists(p) and not p.is_dir():
@@ -315,7 +315,7 @@ def load_facts(
     meta = read_run(d) if os.path.lexists(d / RUN_FILE) else {}
     got = facts.kept(d)
     if got is None or got.get("id") != d.name:
-        from .runs import Run
+        from ..runs import Run
 
         got = Run(d).facts
     return got, meta
@@ -329,7 +329,7 @@ def load(
     """A run by id (or unique prefix, or 'last') from the store, or from a path: a sample
     file (anything there but a directory is read as one, so a FIFO or a device is refused
     as what it is).  ``host``: a run of that host (`Store.resolve`)."""
-    from .runs import Run
+    from ..runs import Run
 
     p = Path(ref)
     if os.path.lexists(p) and not p.is_dir():

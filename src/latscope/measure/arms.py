@@ -30,8 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from . import probe, samples
-from .errors import BadInput
+from .. import probe, samples
+from ..errors import BadInput
 
 
 @dataclass(frozen=True)
