@@ -1,6 +1,6 @@
 """A report's figures drawn on several CPUs (report/drawing.py): the same PNG bytes as drawn
-one after another; a child that fails or hangs has its share drawn by the parent; no child
-outlives `drawn`, whatever happens."""
+one after another; the figures of a child that fails or hangs are drawn by the parent; no
+child outlives `drawn`, whatever happens."""
 
 from __future__ import annotations
 
@@ -92,6 +92,7 @@ def test_a_child_that_fails_or_hangs_has_its_share_drawn_here(
 
 def test_an_error_here_leaves_no_child(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(drawing, "_workers", lambda n: 2)
+    monkeypatch.setattr(drawing, "SECONDS_PER_FIGURE", 1.0)
     parent = os.getpid()
 
     def boom():  # noqa: ANN202

@@ -2,12 +2,14 @@
 
 Drawing is most of a report's time (matplotlib lays out and renders each figure: about 0.3 s
 a figure, six for a run of one column) and each figure is drawn alone, so `drawn` shares
-them out: on Linux, forked processes each draw every k-th figure while this one draws its
-own share, and hand back their PNG bytes through a memory file (memfd: no path anyone could
-redirect). A child dies with this process (PR_SET_PDEATHSIG), takes the default action on
-SIGINT, SIGTERM and SIGHUP, and is killed and reaped on every path out of `drawn`; a child
-that fails, or outlives its time, has its share drawn here instead. Elsewhere, or for one
-figure, they are drawn one after another. The bytes are the same either way.
+them out: on Linux, forked processes and this one take the next figure to draw from a pipe
+that holds every figure's number (the figures differ in cost: the next free process takes
+the next one), and the children hand back their PNG bytes through a memory file (memfd: no
+path anyone could redirect). A child dies with this process (PR_SET_PDEATHSIG), takes the
+default action on SIGINT, SIGTERM and SIGHUP, and is killed and reaped on every path out of
+`drawn`; the figures of a child that fails, or outlives its time, are drawn here instead.
+Elsewhere, or for one figure, they are drawn one after another. The bytes are the same
+either way.
 """
 
 from __future__ import annotations
@@ -16,13 +18,14 @@ import ctypes
 import os
 import pickle
 import signal
+import struct
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 #: At most this many processes draw (this one included).
 MAX_WORKERS = 4
-#: A child's time to draw each figure of its share before its share is drawn here instead.
+#: A child's time to draw, per figure of the document, before its figures are drawn here.
 SECONDS_PER_FIGURE = 60.0
 
 _PR_SET_PDEATHSIG = 1
@@ -49,9 +52,16 @@ def _workers(n: int) -> int:
     return max(1, min(n, cpus, MAX_WORKERS))
 
 
-def _child(makers: Sequence[Callable[[], Any]], share: list[int], dpi: int, fd: int) -> None:
-    """In a forked child: draw ``share`` and write the pickled results to ``fd``; never
-    returns."""
+def _taken(queue: int) -> Iterator[int]:
+    """The figure numbers this process takes from the queue (4 bytes each) until it is
+    empty: one read per number, so no two processes take the same one."""
+    while len(b := os.read(queue, 4)) == 4:
+        yield struct.unpack("<I", b)[0]
+
+
+def _child(makers: Sequence[Callable[[], Any]], queue: int, dpi: int, fd: int) -> None:
+    """In a forked child: draw the figures it takes from ``queue`` and write the pickled
+    results to ``fd``; never returns."""
     code = 1
     try:
         for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
@@ -60,7 +70,7 @@ def _child(makers: Sequence[Callable[[], Any]], share: list[int], dpi: int, fd: 
             ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         except (OSError, AttributeError):
             pass
-        data = pickle.dumps({i: _draw(makers[i], dpi) for i in share})
+        data = pickle.dumps({i: _draw(makers[i], dpi) for i in _taken(queue)})
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]
@@ -89,7 +99,7 @@ def _collect(pid: int, fd: int, deadline: float) -> dict[int, Drawn] | None:
         chunks.append(chunk)
     try:
         got = pickle.loads(b"".join(chunks))  # our own child's, through an unnamed file
-    except Exception:  # noqa: BLE001 (a child killed mid-write: its share is drawn here)
+    except Exception:  # noqa: BLE001 (a child killed mid-write: its figures are drawn here)
         return None
     return got if isinstance(got, dict) else None
 
@@ -101,12 +111,22 @@ def drawn(
 ) -> list[Drawn]:
     """Each figure ``makers[i]()`` drawn to PNG at ``dpi`` (module docs), in order;
     ``progress(i)`` as figure i is done."""
-    out: list[Drawn | None] = [None] * len(makers)
-    k = _workers(len(makers))
-    children: list[tuple[int, int, list[int]]] = []  # pid, memfd, share
+    n = len(makers)
+    out: list[Drawn | None] = [None] * n
+    k = _workers(n)
+    if k == 1:
+        for i, make in enumerate(makers):
+            out[i] = _draw(make, dpi)
+            if progress:
+                progress(i)
+        return [d for d in out if d is not None]
+    children: list[tuple[int, int]] = []  # pid, memfd
+    queue, w = os.pipe2(os.O_CLOEXEC)
     try:
-        for w in range(1, k):
-            share = list(range(w, len(makers), k))
+        os.write(w, b"".join(struct.pack("<I", i) for i in range(n)))  # < 64 KiB: one write
+        os.close(w)
+        w = -1
+        for _ in range(1, k):
             fd = os.memfd_create("latscope-figures", os.MFD_CLOEXEC)
             try:
                 pid = os.fork()
@@ -114,29 +134,36 @@ def drawn(
                 os.close(fd)
                 break
             if pid == 0:
-                _child(makers, share, dpi, fd)
-            children.append((pid, fd, share))
-        others = {i for _, _, share in children for i in share}
-        for i in range(len(makers)):
-            if i not in others:
+                _child(makers, queue, dpi, fd)
+            children.append((pid, fd))
+        for i in _taken(queue):
+            out[i] = _draw(makers[i], dpi)
+            if progress:
+                progress(i)
+        while children:
+            pid, fd = children[0]
+            got = _collect(pid, fd, time.monotonic() + SECONDS_PER_FIGURE * n) or {}
+            children.pop(0)
+            os.close(fd)
+            for i, d in got.items():
+                if 0 <= i < n and out[i] is None:
+                    out[i] = d
+                    if progress:
+                        progress(i)
+        for i in range(n):  # taken by a child that failed: drawn here
+            if out[i] is None:
                 out[i] = _draw(makers[i], dpi)
                 if progress:
                     progress(i)
-        while children:
-            pid, fd, share = children[0]
-            got = _collect(pid, fd, time.monotonic() + SECONDS_PER_FIGURE * len(share))
-            children.pop(0)
-            os.close(fd)
-            for i in share:
-                out[i] = got[i] if got and i in got else _draw(makers[i], dpi)
-                if progress:
-                    progress(i)
     finally:
-        for pid, fd, _ in children:  # an error or a signal here: no child outlives it
+        for pid, fd in children:  # an error or a signal here: no child outlives it
             try:
                 os.kill(pid, signal.SIGKILL)
                 os.waitpid(pid, 0)
             except (ProcessLookupError, ChildProcessError):
                 pass
             os.close(fd)
+        os.close(queue)
+        if w >= 0:
+            os.close(w)
     return [d for d in out if d is not None]
