@@ -18,13 +18,12 @@ import os
 import re
 import shlex
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any
 
 from .. import probe
 from .. import store as _store
 from .._version import __version__
-from ..errors import BadInput, Interrupted
+from ..errors import BadInput
 from ..runs import ARM_LETTERS
 from .arms import Arm
 
@@ -149,7 +148,7 @@ def measure(
     """Measure the arms interleaved in one probe process and keep the run, its comparison
     computed now (`facts`) and kept in run.json as ``ab``."""
     from .. import env as envmod
-    from .runner import _now_utc, command_line, keep, open_store
+    from .runner import _now_utc, command_line, keep, new_run, open_store
 
     _validate(arms, time_s, block_ms, long)
     if not (0.0 < noise < 1.0):
@@ -166,62 +165,52 @@ def measure(
     apart = sharing_refused(arms, kw)
     st = open_store(store)
     load = envmod.load_now()
-    with ExitStack() as stack:
-        with probe.held_signals():
-            t = stack.enter_context(st.transaction(arms[0].bench))
-        try:
-            args = arms_args(arms, t.samples_path, **kw)  # type: ignore[arg-type]
-            probe.pause_point("probe")
-            created = _now_utc()
-            if apart is None:
-                warnings = probe.run_probe(args, progress=progress)
-            else:  # alternating processes, in the same shuffled rounds (arms.py)
-                from . import arms as _arms
+    with new_run(st, arms[0].bench) as t:
+        args = arms_args(arms, t.samples_path, **kw)  # type: ignore[arg-type]
+        probe.pause_point("probe")
+        created = _now_utc()
+        if apart is None:
+            warnings = probe.run_probe(args, progress=progress)
+        else:  # alternating processes, in the same shuffled rounds (arms.py)
+            from . import arms as _arms
 
-                warnings = _arms.alternate(
-                    arms,
-                    t.dir,
-                    t.samples_path,
-                    time_s=time_s,
-                    seed=seed,
-                    clock=clock,
-                    warmup=warmup,
-                    why=apart,
-                    progress=progress,
-                )
-                args = [probe.probe_path(), *(w for a in arms for w in ("--arm", a.word))]
-            probe.pause_point("commit")
-            from ..runs import Run
+            warnings = _arms.alternate(
+                arms,
+                t.dir,
+                t.samples_path,
+                time_s=time_s,
+                seed=seed,
+                clock=clock,
+                warmup=warmup,
+                why=apart,
+                progress=progress,
+            )
+            args = [probe.probe_path(), *(w for a in arms for w in ("--arm", a.word))]
+        probe.pause_point("commit")
+        from ..runs import Run
 
-            measured = Run(t.samples_path)
-            if not measured.arms:
-                raise BadInput("the probe wrote a run without arms; is it an older probe?")
-            record = envmod.of_header(measured.meta)
-            env = envmod.capture(probe_env=record or {}, load=load)
-            meta = {
-                "id": t.id,
-                "created_utc": created,
-                "benchmark": measured.benchmark,
-                "params": measured.meta.get("params"),
-                "params_given": dict(arms[0].params),
-                "clock": measured.clock.get("name"),
-                "command": command_line(),
-                "probe_command": " ".join(shlex.quote(a) for a in args[1:]),
-                "latscope_version": __version__,
-                "probe_warnings": warnings,
-                "tags": {"ab": True, **dict(tags or {})},
-                "env": env,
-                "status": "complete",
-                "ab": facts(measured, arms, noise=noise),
-            }
-            return keep(t, meta, measured)
-        except BaseException as e:
-            with probe.held_signals(during=e):
-                if t.final is None:
-                    st.abandon(t.dir)
-            if isinstance(e, KeyboardInterrupt) and t.final is None:
-                raise Interrupted(signum=probe.signum_of(e)) from None
-            raise
+        measured = Run(t.samples_path)
+        if not measured.arms:
+            raise BadInput("the probe wrote a run without arms; is it an older probe?")
+        record = envmod.of_header(measured.meta)
+        env = envmod.capture(probe_env=record or {}, load=load)
+        meta = {
+            "id": t.id,
+            "created_utc": created,
+            "benchmark": measured.benchmark,
+            "params": measured.meta.get("params"),
+            "params_given": dict(arms[0].params),
+            "clock": measured.clock.get("name"),
+            "command": command_line(),
+            "probe_command": " ".join(shlex.quote(a) for a in args[1:]),
+            "latscope_version": __version__,
+            "probe_warnings": warnings,
+            "tags": {"ab": True, **dict(tags or {})},
+            "env": env,
+            "status": "complete",
+            "ab": facts(measured, arms, noise=noise),
+        }
+        return keep(t, meta, measured)
 
 
 def facts(

@@ -15,8 +15,8 @@ import hashlib
 import os
 import shlex
 import sys
-from collections.abc import Callable, Mapping, Sequence
-from contextlib import ExitStack
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -80,6 +80,26 @@ def keep(t: _store.Transaction, meta: dict[str, Any], measured: Run | None = Non
     return run
 
 
+@contextmanager
+def new_run(st: _store.Store, bench: str, host: str | None = None) -> Iterator[_store.Transaction]:
+    """A run being made in ``st`` (`Store.transaction`): its partial directory made whole
+    before a signal acts; on any way out before it is kept (a failure, a signal) the partial
+    directory goes, a second signal waiting for it, and a Ctrl-C becomes `Interrupted` (one
+    line, its exit status)."""
+    with ExitStack() as stack:
+        with probe.held_signals():  # the partial directory is made whole, then a signal acts
+            t = stack.enter_context(st.transaction(bench, host=host))
+        try:
+            yield t
+        except BaseException as e:
+            with probe.held_signals(during=e):
+                if t.final is None:
+                    st.abandon(t.dir)
+            if isinstance(e, KeyboardInterrupt) and t.final is None:
+                raise Interrupted(signum=probe.signum_of(e)) from None
+            raise
+
+
 def command_line() -> str:
     """The command this process was started with, as a shell would read it."""
     return " ".join(shlex.quote(a) for a in [os.path.basename(sys.argv[0])] + sys.argv[1:])
@@ -128,51 +148,40 @@ def measure(
 
     st = open_store(store)
     load = envmod.load_now() if env is None else None  # before the run, which would count
-    with ExitStack() as stack:
-        with probe.held_signals():  # the partial directory is made whole, then a signal acts
-            t = stack.enter_context(st.transaction(bench))
-        try:
-            args = probe.probe_args(
-                bench, params, t.samples_path, n, warmup, clock, workers=w, inject_ns=inject_ns
-            )
-            probe.pause_point("probe")
-            created = _now_utc()
-            warnings = probe.run_probe(args, progress=progress)
-            probe.pause_point("commit")
-            from ..runs import Run  # polars and numpy: once there is something to read
+    with new_run(st, bench) as t:
+        args = probe.probe_args(
+            bench, params, t.samples_path, n, warmup, clock, workers=w, inject_ns=inject_ns
+        )
+        probe.pause_point("probe")
+        created = _now_utc()
+        warnings = probe.run_probe(args, progress=progress)
+        probe.pause_point("commit")
+        from ..runs import Run  # polars and numpy: once there is something to read
 
-            measured = Run(t.samples_path)  # the complete sample file, in the partial directory
-            # one environment: the probe's record (its header) and what the lab adds to it
-            record = envmod.of_header(measured.meta)
-            if env is None:
-                env = envmod.capture(probe_env=record or {}, load=load)  # cheap: no load sampling
-            else:
-                env = envmod.merge(dict(env), record)
-            meta = {
-                "id": t.id,
-                "created_utc": created,
-                "benchmark": bench,
-                "params": measured.meta.get("params"),
-                "params_given": {k: str(v) for k, v in params.items()},
-                "clock": measured.clock.get("name"),
-                "command": command_line(),
-                "probe_command": " ".join(shlex.quote(a) for a in args[1:]),
-                "latscope_version": __version__,
-                "probe_warnings": warnings,
-                # an injected run says so wherever runs are listed (ls, history)
-                "tags": {**dict(tags or {}), **({"inject_ns": inject_ns} if inject_ns else {})},
-                "env": env,
-                "status": "complete",
-            }
-            return keep(t, meta, measured)
-        except BaseException as e:
-            # a stop (or a failure): the partial directory goes; a second signal waits for it
-            with probe.held_signals(during=e):
-                if t.final is None:
-                    st.abandon(t.dir)
-            if isinstance(e, KeyboardInterrupt) and t.final is None:
-                raise Interrupted(signum=probe.signum_of(e)) from None
-            raise
+        measured = Run(t.samples_path)  # the complete sample file, in the partial directory
+        # one environment: the probe's record (its header) and what the lab adds to it
+        record = envmod.of_header(measured.meta)
+        if env is None:
+            env = envmod.capture(probe_env=record or {}, load=load)  # cheap: no load sampling
+        else:
+            env = envmod.merge(dict(env), record)
+        meta = {
+            "id": t.id,
+            "created_utc": created,
+            "benchmark": bench,
+            "params": measured.meta.get("params"),
+            "params_given": {k: str(v) for k, v in params.items()},
+            "clock": measured.clock.get("name"),
+            "command": command_line(),
+            "probe_command": " ".join(shlex.quote(a) for a in args[1:]),
+            "latscope_version": __version__,
+            "probe_warnings": warnings,
+            # an injected run says so wherever runs are listed (ls, history)
+            "tags": {**dict(tags or {}), **({"inject_ns": inject_ns} if inject_ns else {})},
+            "env": env,
+            "status": "complete",
+        }
+        return keep(t, meta, measured)
 
 
 def is_sample_file(path: str | os.PathLike[str]) -> bool:
@@ -255,9 +264,7 @@ def import_samples(
     p = Path(path)
     bench = str(samples.load(p).header.get("benchmark"))  # checked whole before the store
     st = open_store(store)
-    with ExitStack() as stack:
-        with probe.held_signals():  # the partial directory is made whole, then a signal acts
-            t = stack.enter_context(st.transaction(bench, host=host))
+    with new_run(st, bench, host=host) as t:
         sha = _copy_hashed(p, t.samples_path)
         measured = Run(t.samples_path)  # the copy, checked whole (layout, CRC, header)
         if measured.benchmark != bench:
