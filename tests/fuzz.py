@@ -34,8 +34,9 @@ from typing import Any
 import numpy as np
 from hypothesis import strategies as st
 
-from latscope import importer, samples
+from latscope import samples
 from latscope.errors import LatscopeError
+from latscope.measure import importer
 
 #: Seconds one input may take before it counts as a hang.
 TIME_BOUND = 10.0

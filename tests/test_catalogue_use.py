@@ -129,7 +129,7 @@ def test_latency_labels_and_clock_choices_come_from_the_catalogue(fake: dict[str
 
 
 def test_placements_and_n_rules_come_from_the_catalogue(fake: dict[str, Any]) -> None:
-    from latscope.ipc_matrix import cell_n, matrix_plan
+    from latscope.matrix.ipc import cell_n, matrix_plan
     from latscope.notes import notes_for
 
     spin = entry(fake, "spin")

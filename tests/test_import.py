@@ -11,9 +11,10 @@ import numpy as np
 import polars as pl
 import pytest
 
-from latscope import importer, samples
+from latscope import samples
 from latscope.errors import BadInput
-from latscope.importer import import_csv, read_csv, split_unit
+from latscope.measure import importer
+from latscope.measure.importer import import_csv, read_csv, split_unit
 from latscope.runs import Run
 from latscope.store import Store
 

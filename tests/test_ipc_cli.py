@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from latscope.ipc_matrix import matrix_plan, relation, sweep_plan
+from latscope.matrix.ipc import matrix_plan, relation, sweep_plan
 from latscope.store import Store
 
 

@@ -26,9 +26,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("store",),
     ("facts",),  # a run's facts: built from a Run given to it, read by runs and the views
     ("runs",),
-    ("measure",),  # making runs: runner, repeat, variation, arms, ab, trust
-    ("importer", "report", "ipc_matrix"),
-    ("suite", "runtime_matrix", "fleet"),
+    ("measure",),  # making runs: runner, importer, repeat, variation, arms, ab, trust
+    ("report",),
+    ("suite", "matrix", "fleet"),
     ("cli",),
     ("_entry",),  # the command's entry point: imports the CLI under a Ctrl-C guard
     ("",),  # latscope/__init__.py: the public API

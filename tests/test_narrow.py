@@ -143,7 +143,7 @@ def test_show_full_fits_80_columns(cli, two_runs: list[str]) -> None:
 
 
 def test_matrix_table_fits_80_columns() -> None:
-    from latscope.ipc_matrix import Cell, matrix_table
+    from latscope.matrix.ipc import Cell, matrix_table
 
     cells = []
     for i, mech in enumerate(["pipe", "unix_stream", "sysv_sem", "spin", "zmq_pair_ipc"]):
@@ -161,8 +161,8 @@ def test_matrix_table_fits_80_columns() -> None:
 
 
 def test_runtime_matrix_table_fits_80_columns() -> None:
-    from latscope.ipc_matrix import Cell
-    from latscope.runtime_matrix import Pair, runtime_table
+    from latscope.matrix.ipc import Cell
+    from latscope.matrix.runtime import Pair, runtime_table
 
     pairs = []
     for py, c in (

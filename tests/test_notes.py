@@ -140,8 +140,8 @@ def test_the_tmpfs_note_reads_the_filesystem_in_either_header(header: dict) -> N
 
 
 def test_the_runtime_matrix_asks_for_the_notes_of_its_rows_with_their_cpus() -> None:
-    from latscope.ipc_matrix import Cell
-    from latscope.runtime_matrix import Pair, runtime_note_items
+    from latscope.matrix.ipc import Cell
+    from latscope.matrix.runtime import Pair, runtime_note_items
 
     pairs = [
         Pair(Cell("py_spin", mode, cpus), Cell("spin", mode, cpus))

@@ -318,7 +318,7 @@ def test_runtime_matrix_sets_each_python_cell_beside_its_c_counterpart(
 
 
 def test_tasks_of_one_loop_get_one_cell_on_one_cpu_in_the_runtime_matrix() -> None:
-    from latscope.runtime_matrix import runtime_plan
+    from latscope.matrix.runtime import runtime_plan
 
     plan = [(b["name"], mode, cpus) for b, mode, cpus in runtime_plan()]
     tasks = [(b, cpus) for b, mode, cpus in plan if mode == "tasks"]
@@ -362,7 +362,7 @@ def test_zeromq_over_every_transport(bench: str, mode: str, transport: str, tmp_
 def test_a_free_threaded_cpython_on_path_is_named_and_its_absence_said(
     tmp_path: Path, monkeypatch
 ) -> None:
-    from latscope.runtime_matrix import free_threaded_interpreters, free_threaded_note
+    from latscope.matrix.runtime import free_threaded_interpreters, free_threaded_note
 
     monkeypatch.setenv("PATH", str(tmp_path))
     assert free_threaded_interpreters() == []

@@ -389,7 +389,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def _import_csv(args: argparse.Namespace, f: str, st: Any) -> None:
-    from ..importer import import_csv
+    from ..measure.importer import import_csv
     from ..report.text import print_run
 
     run, notes = import_csv(

@@ -1,4 +1,4 @@
-"""`latscope matrix`: every communication mechanism side by side (ipc_matrix.py)."""
+"""`latscope matrix`: every communication mechanism side by side (matrix/ipc.py)."""
 
 from __future__ import annotations
 
@@ -91,7 +91,7 @@ def _print_notes(items: list[tuple[str, str, dict[str, Any]]]) -> None:
 
 def cmd_runtime(args: argparse.Namespace) -> int:
     from ..errors import BadInput
-    from ..runtime_matrix import (
+    from ..matrix.runtime import (
         free_threaded_note,
         run_runtime,
         runtime_note_items,
@@ -136,7 +136,7 @@ def cmd_runtime(args: argparse.Namespace) -> int:
 
 def cmd_matrix(args: argparse.Namespace) -> int:
     from ..errors import BadInput
-    from ..ipc_matrix import matrix_plan, matrix_table, run_matrix
+    from ..matrix.ipc import matrix_plan, matrix_table, run_matrix
 
     if args.n <= 0:
         raise BadInput(f"-n {args.n}: the number of iterations must be positive")

@@ -342,7 +342,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def _sweep(args: argparse.Namespace, given: dict[str, Any]) -> int:
     """`latscope run MECH --sweep cpus`: the mechanism between every ordered pair of CPUs."""
-    from ..ipc_matrix import online_cpus, run_sweep, sweep_plan, sweep_table
+    from ..matrix.ipc import online_cpus, run_sweep, sweep_plan, sweep_table
 
     cpus = online_cpus()
     pairs = sweep_plan(cpus)

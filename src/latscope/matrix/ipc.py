@@ -20,11 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import probe
-from .errors import BadInput, Interrupted, LatscopeError, Unsupported
-from .measure.runner import measure
-from .store import Store
-from .units import fmt, fmt_bare, pick_unit
+from .. import probe
+from ..errors import BadInput, Interrupted, LatscopeError, Unsupported
+from ..measure.runner import measure
+from ..store import Store
+from ..units import fmt, fmt_bare, pick_unit
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -41,11 +41,11 @@ class Cell:
     n: int = 0
     run_id: str | None = None
     problem: str | None = None
-    interpreter: str | None = None  # a Python engine's cell: what ran it (runtime_matrix)
+    interpreter: str | None = None  # a Python engine's cell: what ran it (matrix/runtime.py)
 
 
 def ipc_benchmarks() -> list[dict[str, Any]]:
-    """The C probe's ping-pong benchmarks (the Python runtime's: runtime_matrix)."""
+    """The C probe's ping-pong benchmarks (the Python runtime's: matrix/runtime.py)."""
     return [
         b
         for b in probe.catalogue()["benchmarks"]
@@ -111,7 +111,7 @@ def _fill(cell: Cell, run: Any) -> None:
     withheld, None, where too few samples lie above it, as in every other view)."""
     import polars as pl
 
-    from .summary import stat, value
+    from ..summary import stat, value
 
     row = run.summary().filter(pl.col("column") == "rtt").row(0, named=True)
     cell.p50_ns = value(row, stat("p50"))
@@ -166,7 +166,7 @@ def run_matrix(
 def matrix_table(console: Console, cells: list[Cell]) -> tuple[Table, list[str]]:
     """The matrix as a table that fits ``console`` (mechanism × mode rows, same CPU and 2 CPUs
     columns, each column in one unit), and one line per cell that could not be measured."""
-    from .tables import Column, fit
+    from ..tables import Column, fit
 
     by = {(c.mechanism, c.mode, c.cpus): c for c in cells}
     keys: list[tuple[str, str]] = []
@@ -212,7 +212,7 @@ def online_cpus() -> list[int]:
 
 def smt_siblings(cpu: int, root: str = "/") -> set[int]:
     """CPUs sharing a core with `cpu` (itself included), from sysfs; {cpu} when unknown."""
-    from .env import parse_cpulist
+    from ..env import parse_cpulist
 
     p = Path(root) / f"sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list"
     try:

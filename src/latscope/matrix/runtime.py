@@ -14,12 +14,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from . import probe
-from .errors import BadInput, LatscopeError, Unsupported
-from .ipc_matrix import Cell, _fill, cell_n
-from .measure.runner import measure
-from .store import Store
-from .units import fmt, fmt_ratio
+from .. import probe
+from ..errors import BadInput, LatscopeError, Unsupported
+from ..measure.runner import measure
+from ..store import Store
+from ..units import fmt, fmt_ratio
+from .ipc import Cell, _fill, cell_n
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -169,7 +169,7 @@ def runtime_table(console: Console, pairs: list[Pair]) -> tuple[Table, list[str]
     trip, its C counterpart's and the ratio, each figure with its own unit (they span
     nanoseconds to milliseconds); and one line per cell that could not be measured. Long
     rather than wide, so that it fits 80 columns."""
-    from .tables import Column, fit
+    from ..tables import Column, fit
 
     cols = [
         Column("Python", style="bold"),

@@ -43,13 +43,13 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from . import probe, samples
-from ._version import __version__
-from .errors import BadInput
-from .files import read_bytes
-from .measure.runner import command_line, keep, open_store
-from .runs import Run
-from .store import Store
+from .. import probe, samples
+from .._version import __version__
+from ..errors import BadInput
+from ..files import read_bytes
+from ..runs import Run
+from ..store import Store
+from .runner import command_line, keep, open_store
 
 NS_PER_TICK = 0.001  # picosecond ticks
 #: The largest CSV file imported: some 20 million rows of four columns.
