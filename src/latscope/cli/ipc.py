@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import progress
+from ..errors import BadInput
 from ..units import shown
 from .shared import RAW, console, err_console, open_store, store_arg
 
@@ -90,7 +91,6 @@ def _print_notes(items: list[tuple[str, str, dict[str, Any]]]) -> None:
 
 
 def cmd_runtime(args: argparse.Namespace) -> int:
-    from ..errors import BadInput
     from ..matrix.runtime import (
         free_threaded_note,
         run_runtime,
@@ -135,7 +135,6 @@ def cmd_runtime(args: argparse.Namespace) -> int:
 
 
 def cmd_matrix(args: argparse.Namespace) -> int:
-    from ..errors import BadInput
     from ..matrix.ipc import matrix_plan, matrix_table, run_matrix
 
     if args.n <= 0:

@@ -10,8 +10,8 @@ from typing import Any
 from rich.table import Table
 
 from .. import progress
-from ..errors import BadInput
-from ..units import shown
+from ..errors import BadInput, Interrupted, LatscopeError, Unsupported
+from ..units import fmt, shown
 from .shared import (
     RAW,
     clock_arg,
@@ -257,7 +257,6 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_clocks(args: argparse.Namespace) -> int:
     from .. import probe
-    from ..units import fmt
 
     t = Table(
         title="clocks on this machine",
@@ -430,7 +429,6 @@ def cmd_quick(args: argparse.Namespace) -> int:
     """`latscope quick`: the probe's quick plan (the built-in suite "quick"), each scenario
     run once in catalogue order, then one table and what to do next."""
     from .. import scenarios
-    from ..errors import Interrupted, LatscopeError, Unsupported
     from ..measure.runner import measure
     from ..notes import grouped_notes
 
@@ -492,7 +490,6 @@ def quick_table(done: list[tuple[Any, Any, str | None]]) -> Table:
     —), and what that column's latency is."""
     from ..facts import latency_of
     from ..summary import stat, value
-    from ..units import fmt
 
     t = Table(title="medians and p99 of each scenario's first column", title_justify="left")
     for h in ("scenario", "column", "p50", "p99", "latency"):

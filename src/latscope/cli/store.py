@@ -13,9 +13,9 @@ import json
 import re
 from typing import Any
 
-from ..errors import BadInput
+from ..errors import BadInput, LatscopeError
 from ..files import check_destination
-from ..units import shown
+from ..units import fmt_bare, pick_unit, shown
 from .shared import (
     RAW,
     console,
@@ -195,7 +195,6 @@ def cmd_ls(args: argparse.Namespace) -> int:
     from ..store.history import row_tags
     from ..summary import WITHHELD_LEGEND, value, withheld, withheld_reason
     from ..tables import Column, fit, show
-    from ..units import fmt_bare, pick_unit
 
     st = open_store(args)
     exists = st.exists()  # a path that is not a store: one line, exit 2
@@ -355,7 +354,6 @@ def cmd_ls(args: argparse.Namespace) -> int:
 def cmd_store(args: argparse.Namespace) -> int:
     """``store upgrade``: facts.json for every run that lacks current ones."""
     from .. import facts
-    from ..errors import LatscopeError
     from ..runs import Run
 
     st = open_store(args)
@@ -397,7 +395,6 @@ def cmd_store(args: argparse.Namespace) -> int:
 
 
 def cmd_rm(args: argparse.Namespace) -> int:
-
     st = open_store(args)
     if not args.runs and not args.partial:
         raise BadInput("rm: name the runs to remove (ids, or 'last'), or give --partial")
@@ -424,7 +421,6 @@ def cmd_rm(args: argparse.Namespace) -> int:
 def cmd_history(args: argparse.Namespace) -> int:
     from ..store import history
     from ..tables import Column, fit, show
-    from ..units import fmt_bare, pick_unit
 
     if args.plot:
         check_destination(args.plot, args.force)

@@ -2,6 +2,7 @@
 
 from typing import Any
 
+from ..units import shown
 from .checks import Finding, costly_mitigations
 from .readers import Env, _get, format_cpulist, parse_cpulist
 
@@ -142,8 +143,6 @@ def render(env: Env, findings: list[Finding] | None = None) -> Any:
     """A rich renderable: a table of the main fields, then (if given) the findings."""
     from rich.console import Group
     from rich.table import Table
-
-    from ..units import shown
 
     table = Table(title="Environment", show_header=False, title_justify="left")
     table.add_column("field", style="bold", no_wrap=True)

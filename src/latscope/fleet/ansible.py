@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import BadInput, Unsupported
+from ..files import write_text
 
 HERE = Path(__file__).resolve().parent
 PLUGINS = HERE / "plugins"
@@ -218,7 +219,6 @@ def no_template(text: str, what: str) -> str:
 
 def write_playbook(ws: Workspace, name: str, plays: list[dict[str, Any]]) -> Path:
     """A playbook in the workspace: JSON, which is YAML too."""
-    from ..files import write_text
 
     p = ws.dir / f"{name}.yml"
     write_text(p, json.dumps(plays, indent=1), mode=0o600, replace=False)

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import probe
 from ..errors import BadInput
+from ..files import write_text
 from ..scenarios import Scenario, Step, Suite, plan
 from ..units import fmt, shown
 
@@ -105,8 +106,6 @@ def _checked(
     touched: one line (BadInput) for what it refuses. The far side and its token are
     stand-ins (the check reads the token file)."""
     import tempfile
-
-    from ..files import write_text
 
     with tempfile.TemporaryDirectory(prefix="latscope-pairs-") as d:
         tok = write_text(Path(d) / "token", "0" * 64 + "\n", mode=0o600)

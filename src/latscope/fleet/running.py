@@ -32,8 +32,9 @@ from typing import TYPE_CHECKING, Any
 
 from .. import probe
 from ..errors import LatscopeError
+from ..files import write_text
 from ..scenarios import Step, Suite
-from ..units import shown
+from ..units import fmt, shown
 from . import ansible
 from .keeping import import_fetched
 
@@ -92,8 +93,6 @@ class Serve:
         """These servers with a fresh random token (256 bits, hex) in ``d``, mode 0600."""
         import secrets
         from dataclasses import replace
-
-        from ..files import write_text
 
         p = d / "serve.token"
         write_text(p, secrets.token_hex(32) + "\n", mode=0o600, replace=False)
@@ -461,7 +460,6 @@ def _median_text(run: Run) -> str:
     import polars as pl
 
     from ..summary import stat, value
-    from ..units import fmt
 
     try:
         col = run.columns[0]

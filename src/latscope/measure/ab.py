@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from .. import probe
 from .. import store as _store
 from .._version import __version__
-from ..errors import BadInput
+from ..errors import BadInput, Unsupported
 from ..runs import ARM_LETTERS
 from .arms import Arm
 
@@ -88,8 +88,6 @@ def check_arms(arms: Sequence[Arm], **kw: Any) -> dict[str, Any]:
     try:
         out = subprocess.run(args, capture_output=True, text=True, timeout=60)
     except OSError as e:
-        from ..errors import Unsupported
-
         raise Unsupported(f"cannot run the probe: {e.strerror}") from None
     if out.returncode != 0:
         exc = probe._EXIT.get(out.returncode, BadInput)

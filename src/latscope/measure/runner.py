@@ -25,6 +25,7 @@ from .. import probe
 from .. import store as _store
 from .._version import __version__
 from ..errors import BadInput, Interrupted
+from ..files import open_regular
 from ..store.index import summary_frame
 
 if TYPE_CHECKING:
@@ -187,7 +188,6 @@ def measure(
 def is_sample_file(path: str | os.PathLike[str]) -> bool:
     """Whether ``path`` begins as a sample file does (its magic line); False for a file too
     short or unreadable (the caller's reader then says what is wrong with it)."""
-    from ..files import open_regular
     from ..samples import FILE_LIMIT, MAGIC
 
     try:
@@ -209,7 +209,6 @@ def imported_as(st: _store.Store, sha256: str) -> str | None:
 def _copy_hashed(path: Path, target: Path) -> str:
     """Copy the regular file ``path`` (the guarded reader) to the new file ``target`` (never
     through a link); its sha256."""
-    from ..files import open_regular
     from ..samples import FILE_LIMIT
 
     h = hashlib.sha256()

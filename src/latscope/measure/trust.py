@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import BadInput
+from ..units import fmt
 from .variation import (
     FORMAT,
     FORMAT_VERSION,
@@ -249,7 +250,6 @@ def _rate(k: int, n: int) -> str:
 def print_record(console: Console, rec: dict[str, Any], path: Path | None = None) -> None:
     """What ``latscope ab`` resolves here, per column, and what compare will use."""
     from ..tables import Column, fit
-    from ..units import fmt
     from .repeat import pct
 
     cols = [

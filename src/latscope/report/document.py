@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..files import write_bytes
+from ..units import shown as escape  # markup and control characters: text, as given
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -370,8 +371,6 @@ _RICH_TONE = {"good": "green", "bad": "red", "warn": "yellow", "dim": "dim", "bo
 
 
 def _rich_cell(c: CellLike) -> str:
-    from ..units import shown as escape  # markup and control characters: text, as given
-
     t = escape(_text(c))
     style = _RICH_TONE.get(_tone(c))
     return f"[{style}]{t}[/{style}]" if style and t else t
@@ -382,7 +381,6 @@ def render_rich(doc: Document | Sequence[Block], console: Console) -> None:
     from rich.table import Table as RTable
 
     from ..tables import Column, fit
-    from ..units import shown as escape  # markup and control characters: text, as given
 
     blocks = doc.blocks if isinstance(doc, Document) else doc
     for b in blocks:

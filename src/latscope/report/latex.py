@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 
 from .._version import __version__
 from ..errors import BadInput
-from ..files import write_text
+from ..files import check_directory, write_text
 from ..units import fmt_bare, pick_unit
 from .document import (
     Alert,
@@ -533,7 +533,6 @@ def write_latex(
     all of them before the first is written (`files.check_directory`). Returns the fragments'
     paths and that of example.tex, last."""
     from .. import plots
-    from ..files import check_directory
 
     d = Path(directory)
     names = [f.file for frag in frags for f in frag.images]

@@ -20,7 +20,7 @@ import stat
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import LatscopeError
+from ..errors import BadInput, LatscopeError
 from . import rowcache, table
 from .core import Store
 from .layout import (
@@ -141,7 +141,6 @@ def catalog(
 def _entries(store: Store) -> list[tuple[str, str, bool]]:
     """Every entry of runs/: its name, path and whether it is a directory (not a link), by
     name."""
-    from ..errors import BadInput
 
     if not store.exists():
         return []

@@ -19,6 +19,7 @@ from ..files import atomic_write
 from ..summary import STATS, Stat, withheld_reason
 from ..summary import stat as find_stat
 from ..summary import value as stat_value
+from ..units import pick_unit
 from .core import Store
 from .layout import Skipped
 
@@ -220,8 +221,6 @@ def plot(h: History, target: str | os.PathLike[str], replace: bool = True) -> Pa
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
-    from ..units import pick_unit
 
     target = Path(target)
     if target.is_dir():

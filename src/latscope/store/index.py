@@ -12,7 +12,8 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..files import atomic_write
+from ..errors import BadInput
+from ..files import atomic_write, read_bytes
 from ..summary import summary_columns
 from .meta import parse_utc
 
@@ -169,8 +170,6 @@ def read(target: Path, run_id: str) -> tuple[pl.DataFrame, bool]:
     import polars as pl
     from polars.exceptions import PanicException
 
-    from ..errors import BadInput
-    from ..files import read_bytes
     from .meta import BadFile, loads
 
     try:

@@ -13,6 +13,7 @@ from ..units import fmt_bare, pick_unit
 
 if TYPE_CHECKING:
     from ..runs import Run
+from .._version import __version__
 from .comparison import Row, row_text, verdict_legend
 from .running import SuiteRun, _now
 
@@ -36,7 +37,6 @@ def document(sr: SuiteRun, rows: list[Row], *, details: bool = True, figures: bo
     figure of its scenarios side by side, the order the runs were made in, and per scenario
     the full analysis (report/run.py) of its representative repetition."""
     from .. import plots, report
-    from .._version import __version__
     from ..report.document import Alert, Cell, Document, Heading, Image, KeyValues, Table, Text
 
     s = sr.suite
