@@ -82,7 +82,7 @@ def test_a_child_that_fails_or_hangs_has_its_share_drawn_here(
     monkeypatch: pytest.MonkeyPatch, child_does: str
 ) -> None:
     monkeypatch.setattr(drawing, "_workers", lambda n: 2)
-    monkeypatch.setattr(drawing, "SECONDS_PER_FIGURE", 1.0)
+    monkeypatch.setattr(drawing, "MIN_WAIT_S", 1.0)
     parent = os.getpid()
     makers = [_maker(k, parent, child_does) for k in range(4)]
     got = drawing.drawn(makers, 50)
@@ -92,7 +92,7 @@ def test_a_child_that_fails_or_hangs_has_its_share_drawn_here(
 
 def test_an_error_here_leaves_no_child(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(drawing, "_workers", lambda n: 2)
-    monkeypatch.setattr(drawing, "SECONDS_PER_FIGURE", 1.0)
+    monkeypatch.setattr(drawing, "MIN_WAIT_S", 1.0)
     parent = os.getpid()
 
     def boom():  # noqa: ANN202

@@ -90,6 +90,8 @@ def test_a_run_without_facts_is_upgraded_on_first_read(store: Path) -> None:
         "<wrong id>",
         json.dumps({"schema": 999}),  # another version
         "<summary is a string>",
+        "<a figure that is text>",
+        "<a count that is a fraction>",
     ],
 )
 def test_damaged_or_foreign_facts_are_rebuilt(store: Path, damage: str) -> None:
@@ -100,6 +102,10 @@ def test_damaged_or_foreign_facts_are_rebuilt(store: Path, damage: str) -> None:
         text = facts.dumps({**good, "id": "20260101-000000-other-0000"})
     elif damage == "<summary is a string>":
         text = facts.dumps({**good, "summary": "p50 1 ns"})
+    elif damage == "<a figure that is text>":
+        text = facts.dumps({**good, "summary": [{**good["summary"][0], "p50_ns": "fast"}]})
+    elif damage == "<a count that is a fraction>":
+        text = facts.dumps({**good, "summary": [{**good["summary"][0], "n": 1.5}]})
     else:
         text = damage
     path.write_text(text)
@@ -205,3 +211,21 @@ def test_the_interval_line_names_what_each_interval_was_made_of(store: Path) -> 
     assert "worker medians" in several and "worth" in several and "ESS" not in several
     one = Run(make_run(store, {"call": rng.lognormal(6, 0.3, 2000)}).dir).facts["ci_line"]
     assert "(ESS " in one and "effective sample size" in one
+
+
+@pytest.mark.parametrize("bad", [{"from": "nope"}, {"divide_by": "two"}, {"divide_by": 0}])
+def test_a_derived_column_the_facts_cannot_compute_is_the_catalogues(
+    store: Path, bad: dict
+) -> None:
+    """rtt/2 as a hostile facts.json describes it (from a column the run lacks, divided by
+    text or zero) is never computed so: the catalogue's entry is used."""
+    made = make_run(store, {"rtt": lognormal(2000, 3000.0, seed=8)}, bench="pipe")
+    good = Run(made.dir).facts
+    assert "rtt/2" in [c["name"] for c in good["columns"]], "the catalogue's rtt/2"
+    cols = [
+        {**c, "meta": {**c["meta"], **bad}} if c["name"] == "rtt/2" else c for c in good["columns"]
+    ]
+    (made.dir / facts.FACTS_FILE).write_text(facts.dumps({**good, "columns": cols}))
+    run = Run(made.dir)
+    assert run.derived_columns == ["rtt/2"]
+    assert np.allclose(run.values("rtt/2"), run.values("rtt") / 2)

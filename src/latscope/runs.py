@@ -148,10 +148,21 @@ class Run:
     def _derived(self) -> dict[str, dict[str, Any]]:
         kept = self._kept_facts  # the catalogue's entry as it was when the run was kept
         if kept is not None:
-            return {
-                c["name"]: dict(c["meta"]) for c in kept["columns"] if c["derived"] and c["meta"]
-            }
+            out = {c["name"]: dict(c["meta"]) for c in kept["columns"] if c["derived"]}
+            if all(self._derivable(d) for d in out.values()):
+                return out  # else a damaged or foreign facts.json: the catalogue says
         return {str(d["name"]): d for d in probe.derived_columns(self.benchmark, self.columns)}
+
+    def _derivable(self, d: dict[str, Any]) -> bool:
+        """Whether a derived column's entry can be computed here: from one of the run's
+        recorded columns, divided by a positive number."""
+        by = d.get("divide_by")
+        return (
+            d.get("from") in self.base_columns
+            and isinstance(by, (int, float))
+            and not isinstance(by, bool)
+            and by > 0
+        )
 
     @property
     def derived_columns(self) -> list[str]:

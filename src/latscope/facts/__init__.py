@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import BadInput
 from ..files import read_text
 from ..store.meta import NULL, SCALAR, Field, Spec, loads, problem
+from ..summary import summary_columns
 
 if TYPE_CHECKING:
     from ..store import Store
@@ -44,6 +45,19 @@ FACTS_LIMIT = 2 * 2**20
 _TEXT = Field((str,))
 _OPT_TEXT = Field((str, NULL))
 _LINES = Field((list,), items=(str,))
+#: A summary row as the views read it: each figure of `summary.summary_columns` a number of
+#: its kind (a count a whole number) or null, the interval's method a string or null.
+_ROW = Field(
+    (dict,),
+    items=SCALAR,
+    spec={
+        "column": Field((str,), required=True),
+        **{
+            name: Field({"Int64": (int, NULL), "Float64": (float, NULL)}.get(kind, (str, NULL)))
+            for name, kind in summary_columns()
+        },
+    },
+)
 _FINDING = Field(
     (dict,),
     spec={"level": _TEXT, "key": _TEXT, "column": _OPT_TEXT, "text": _TEXT},
@@ -77,11 +91,7 @@ FACTS_SPEC: Spec = {
             },
         ),
     ),
-    "summary": Field(
-        (list,),
-        required=True,
-        each=Field((dict,), items=SCALAR, spec={"column": Field((str,), required=True)}),
-    ),
+    "summary": Field((list,), required=True, each=_ROW),
     "ci_line": Field((str, NULL), required=True),
     "withheld": Field((list,), required=True, items=(str,)),
     "check": Field((dict, NULL), required=True, spec={"text": _TEXT, "disagree": Field((bool,))}),

@@ -25,7 +25,13 @@ from typing import Any
 
 #: At most this many processes draw (this one included).
 MAX_WORKERS = 4
-#: A child's time to draw, per figure of the document, before its figures are drawn here.
+#: How long the report waits for its children once it has drawn what it took: this many
+#: times its own time a figure, for every figure, and at least `MIN_WAIT_S`; a child that
+#: hangs (a lock a library held when it was forked) costs that, then its figures are drawn
+#: here.
+WAIT_FACTOR = 4.0
+MIN_WAIT_S = 10.0
+#: The time a figure is taken to need when the report drew none itself.
 SECONDS_PER_FIGURE = 60.0
 
 _PR_SET_PDEATHSIG = 1
@@ -136,13 +142,17 @@ def drawn(
             if pid == 0:
                 _child(makers, queue, dpi, fd)
             children.append((pid, fd))
+        t0, mine = time.monotonic(), 0
         for i in _taken(queue):
             out[i] = _draw(makers[i], dpi)
+            mine += 1
             if progress:
                 progress(i)
+        each = (time.monotonic() - t0) / mine if mine else SECONDS_PER_FIGURE
+        deadline = time.monotonic() + max(MIN_WAIT_S, WAIT_FACTOR * each * n)
         while children:
             pid, fd = children[0]
-            got = _collect(pid, fd, time.monotonic() + SECONDS_PER_FIGURE * n) or {}
+            got = _collect(pid, fd, deadline) or {}
             children.pop(0)
             os.close(fd)
             for i, d in got.items():
