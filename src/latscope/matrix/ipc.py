@@ -119,19 +119,27 @@ def _fill(cell: Cell, run: Any) -> None:
     cell.n, cell.run_id = run.n, run.id
 
 
+def chosen(
+    benches: list[dict[str, Any]], names: list[str] | None, what: str, where: str
+) -> list[dict[str, Any]]:
+    """The catalogue entries ``names`` selects (all without names); BadInput naming those that
+    are not among them: "not {what}: NAMES ({where})"."""
+    if not names:
+        return benches
+    known = {b["name"] for b in benches}
+    unknown = [m for m in names if m not in known]
+    if unknown:
+        raise BadInput(f"not {what}: {', '.join(unknown)} ({where})")
+    return [b for b in benches if b["name"] in names]
+
+
 def matrix_plan(
     mechanisms: list[str] | None = None, modes: tuple[str, ...] = ("threads", "processes")
 ) -> list[tuple[dict[str, Any], str, str]]:
     """(benchmark, mode, cpus) for every cell, in table order."""
-    benches = ipc_benchmarks()
-    if mechanisms:
-        known = {b["name"] for b in benches}
-        unknown = [m for m in mechanisms if m not in known]
-        if unknown:
-            raise BadInput(
-                f"not a communication mechanism: {', '.join(unknown)} (see 'latscope list')"
-            )
-        benches = [b for b in benches if b["name"] in mechanisms]
+    benches = chosen(
+        ipc_benchmarks(), mechanisms, "a communication mechanism", "see 'latscope list'"
+    )
     two = (os.cpu_count() or 1) >= 2
     plan = []
     for b in benches:

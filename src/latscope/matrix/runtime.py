@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .. import probe
-from ..errors import BadInput, LatscopeError, Unsupported
+from ..errors import LatscopeError, Unsupported
 from ..measure.runner import measure
 from ..store import Store
 from ..units import fmt, fmt_ratio
-from .ipc import Cell, _fill, cell_n
+from .ipc import Cell, _fill, cell_n, chosen
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -60,16 +60,12 @@ def runtime_plan(
     modes: tuple[str, ...] = ("threads", "processes"),
 ) -> list[tuple[dict[str, Any], str, str]]:
     """(Python benchmark, mode, cpus) for every row-cell, in table order."""
-    benches = python_benchmarks()
-    if mechanisms:
-        known = {b["name"] for b in benches}
-        unknown = [m for m in mechanisms if m not in known]
-        if unknown:
-            raise BadInput(
-                f"not a Python runtime mechanism: {', '.join(unknown)} (see 'latscope list', "
-                "the py_* benchmarks)"
-            )
-        benches = [b for b in benches if b["name"] in mechanisms]
+    benches = chosen(
+        python_benchmarks(),
+        mechanisms,
+        "a Python runtime mechanism",
+        "see 'latscope list', the py_* benchmarks",
+    )
     two = (os.cpu_count() or 1) >= 2
     plan = []
     for b in benches:
