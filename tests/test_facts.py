@@ -208,7 +208,8 @@ def test_the_interval_line_names_what_each_interval_was_made_of(store: Path) -> 
     rng = np.random.default_rng(3)
     workers = np.concatenate([lognormal(1000, 300.0 * (1 + 0.02 * k), seed=k) for k in range(6)])
     several = Run(make_run(store, {"call": workers}, segments=[1000] * 6).dir).facts["ci_line"]
-    assert "worker medians" in several and "worth" in several and "ESS" not in several
+    assert "worker medians" in several and "ESS" not in several
+    assert "worth" in several or "(the medians independent)" in several
     one = Run(make_run(store, {"call": rng.lognormal(6, 0.3, 2000)}).dir).facts["ci_line"]
     assert "(ESS " in one and "effective sample size" in one
 

@@ -35,7 +35,11 @@ def _ci_line(rows: list[dict[str, Any]], derived: list[str]) -> str | None:
             fam = method.split(",")[0].split(" (")[0]
             worth = re.search(r"worth ([0-9.]+)", method)
             if fam.startswith("between runs:"):  # the interval's data are the worker medians
-                what = f" (the medians worth {worth.group(1)} independent ones)" if worth else ""
+                what = (
+                    f" (the medians worth {worth.group(1)} independent ones)"
+                    if worth
+                    else " (the medians independent)"
+                )
             else:
                 ess = r.get("ess")
                 what = f" (ESS {ess:,.0f} of {r['n']:,})" if isinstance(ess, (int, float)) else ""
