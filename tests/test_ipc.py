@@ -155,11 +155,25 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def _netns_inodes() -> set[str]:
-    """Every network namespace some process holds (its own, or an open descriptor)."""
+def _ours() -> set[int]:
+    """This test process and every process below it (a probe's leftovers are reparented here:
+    `Reaper` makes this process their subreaper)."""
+    out, todo = set(), [os.getpid()]
+    while todo:
+        pid = todo.pop()
+        if pid not in out:
+            out.add(pid)
+            todo += children(pid)
+    return out
+
+
+def _netns_inodes(pids: set[int] | None = None) -> set[str]:
+    """Every network namespace some process holds (its own, or an open descriptor); with
+    ``pids``, those these processes hold (other tests, in other workers, make namespaces of
+    their own: the fleet's hosts, a suite's tcp_netns)."""
     out = set()
     for p in Path("/proc").iterdir():
-        if not p.name.isdigit():
+        if not p.name.isdigit() or (pids is not None and int(p.name) not in pids):
             continue
         try:
             out.add(os.readlink(p / "ns/net"))
@@ -797,7 +811,7 @@ def test_peer_killed(
         assert reaper.orphans() == [], "the probe left processes behind"
     before.assert_clean(run.p.pid, peer)
     if bench == "tcp_netns":
-        left = _netns_inodes() - ns_before
+        left = _netns_inodes(_ours()) - ns_before
         assert peer_ns not in _netns_inodes() and not left, f"namespaces left: {left}"
 
 
