@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
 from typing import Any
 
 import pytest
@@ -207,6 +208,29 @@ def test_ab_keeps_one_run_with_arms_that_every_view_reads(cli, store) -> None:
     assert shown_.returncode == 0, shown_.stderr
     assert "A: syscall (baseline)" in shown_.stdout and "ratio to A" in shown_.stdout
     assert "B:call" in shown_.stdout
+
+
+def test_an_interleaved_sample_file_imported_is_kept_with_its_comparison(
+    cli, store, tmp_path
+) -> None:
+    """A file the probe wrote with arms (here, or on a fleet's host) becomes the same kind of
+    run as `latscope ab` keeps: its paired comparison computed once, shown from the facts."""
+    from latscope import probe
+
+    out = tmp_path / "arms.lss"
+    args = [probe.probe_path(), "--arm", "syscall", "--arm", "syscall inject_ns=2000"]
+    done = subprocess.run([*args, "--time", "0.5", "-o", str(out)], capture_output=True)
+    assert done.returncode == 0, done.stderr
+    r = cli("import", str(out))
+    assert r.returncode == 0, r.stderr
+    (d,) = (store / "runs").iterdir()
+    meta = json.loads((d / "run.json").read_text())
+    assert meta["tags"]["ab"] is True
+    (c,) = meta["ab"]["comparisons"]
+    assert (c["arm"], c["column"], c["verdict"]) == ("B", "call", "slower")
+    assert [a["scenario"] for a in meta["ab"]["arms"]] == ["syscall", "syscall inject_ns=2000"]
+    shown_ = cli("show", d.name)
+    assert shown_.returncode == 0 and "ratio to A" in shown_.stdout
 
 
 def test_fail_if_exits_1_only_when_a_verdict_says_so(cli) -> None:

@@ -135,6 +135,79 @@ def test_a_fleet_run_keeps_every_run_tagged_with_its_host(
     assert ls.returncode == 0 and ls.stdout.count("tiny/") == len(runs)
 
 
+def _pipes(d: Path, n: int = 300) -> Path:
+    """Two scenarios of one benchmark (8-byte and 32 KiB messages: a difference no host can
+    miss), compared on every host."""
+    p = d / "pipes.toml"
+    p.write_text(
+        f'name = "pipes"\nwarmup = 10\n'
+        f'[[scenario]]\nname = "base"\nbenchmark = "pipe"\nn = {n}\n'
+        f'[[scenario]]\nname = "big"\nbenchmark = "pipe"\nn = {n}\n'
+        'params = { size = "32768" }\n'
+    )
+    return p
+
+
+def test_a_fleets_scenarios_are_compared_on_each_host_by_a_paired_run(
+    fleet_hosts, cli: CLI, store: Path, tmp_path: Path
+) -> None:
+    """After the rounds, every host measures the scenarios of one benchmark once more as the
+    arms of one probe process; each host's comparison takes its ratio and verdict from it."""
+    _ansible()
+    fleet = fleet_hosts(2)
+    remote = tmp_path / "remote"
+    remote.mkdir()
+    before = _workspaces()
+    args = ["fleet", str(fleet.inventory), "--suite", str(_pipes(tmp_path))]
+    r = cli(*args, "--paired-time", "1", "--remote-tmp", str(remote), "--seed", "3")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "2 scenarios x 2 hosts x 1 rounds + 1 paired x 2 hosts (1 s each) = 6 runs" in r.stdout
+    runs = _runs(store)
+    assert len(runs) == 6 and "6 of 6 runs kept" in r.stdout
+    paired = [m for m in runs if m["tags"].get("paired")]
+    assert sorted(m["tags"]["host"] for m in paired) == ["h1", "h2"]
+    for m in paired:
+        assert m["tags"]["scenario"] == "paired:base,big" and m["tags"]["ab"] is True
+        assert m["tags"]["suite_run"] == m["tags"]["fleet"]
+        (c, *_) = [c for c in m["ab"]["comparisons"] if c["column"] == "rtt"]
+        assert c["arm"] == "B" and c["verdict"] == "slower" and c["ratio"] > 1.1
+        assert [a["scenario"] for a in m["ab"]["arms"]][1] == "pipe size=32768"
+        assert f"{m['tags']['host']}: paired:base,big: kept" in r.stdout
+    for h in ("h1", "h2"):  # one table per host, the ratio from its paired run
+        assert f"suite pipes on {h} — run" in r.stdout
+    assert " ".join(r.stdout.split()).count("ratio and verdict: paired") == 1  # said once
+    big = [ln for ln in r.stdout.splitlines() if ln.lstrip().startswith("big")]
+    assert len(big) == 2 and all("slower" in ln and "‡" not in ln for ln in big)
+    _clean(fleet, remote, before)
+
+
+def test_a_paired_fleet_plan_and_its_refusals(cli: CLI, tmp_path: Path) -> None:
+    """The dry run lists the paired run after the rounds; --paired-time 0 makes none; arms
+    that cannot share one process (a spinning mechanism) are said and left unpaired."""
+    _ansible()
+    inv = tmp_path / "hosts.ini"
+    inv.write_text("[web]\nweb1 ansible_host=192.0.2.250\n")
+    args = ["fleet", str(inv), "--suite", str(_pipes(tmp_path)), "--dry-run", "--seed", "1"]
+    r = cli(*args)
+    assert r.returncode == 0, r.stderr
+    assert "+ 1 paired x 1 hosts (5 s each) = 3 runs" in r.stdout
+    assert "3.paired:base,big" in r.stdout
+    r = cli(*args, "--paired-time", "0")
+    assert r.returncode == 0 and "paired x" not in r.stdout and "= 2 runs" in r.stdout
+    assert ".paired:" not in r.stdout
+    spin = tmp_path / "spin.toml"
+    spin.write_text(
+        'name = "spin"\n[[scenario]]\nname = "a"\nbenchmark = "spin"\nn = 100\n'
+        '[[scenario]]\nname = "b"\nbenchmark = "spin"\nn = 100\n'
+    )
+    r = cli("fleet", str(inv), "--suite", str(spin), "--dry-run")
+    if "not run:" in r.stdout:
+        pytest.skip("spin cannot run on this machine")
+    assert r.returncode == 0, r.stderr
+    assert "not paired: spin (a, b):" in r.stdout and "compared by its rounds" in r.stdout
+    assert "= 2 runs" in r.stdout
+
+
 def test_a_host_that_is_down_is_reported_and_the_others_go_on(
     fleet_hosts, cli: CLI, store: Path, tmp_path: Path
 ) -> None:
@@ -284,6 +357,8 @@ def test_dry_run_lists_hosts_and_plan(cli: CLI, tmp_path: Path) -> None:
         (["--remote-tmp", "/tmp/$(x)"], "give an absolute path"),
         (["--rounds", "0"], "--rounds 0: must be 1 or more"),
         (["--timeout", "0"], "--timeout 0: give seconds"),
+        (["--paired-time", "0.1"], "--paired-time 0.1: give seconds between 0.2 and 3600"),
+        (["--pairs", "--paired-time", "1"], "--paired-time goes with a suite"),
     ],
 )
 def test_bad_options_are_one_line(cli: CLI, tmp_path: Path, extra: list[str], message: str) -> None:

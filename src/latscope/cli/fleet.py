@@ -20,6 +20,8 @@ examples:
   latscope fleet hosts.ini                             quick suite, every host
   latscope fleet hosts.ini --suite my.toml --rounds 3  3 rounds of a suite
   latscope fleet hosts.ini --limit 'web*' --dry-run    hosts and plan only
+  latscope fleet hosts.ini --suite my.toml --paired-time 0
+                                                       rounds only, unpaired
   latscope ls --suite FLEET_RUN                        its runs, by host
   latscope fleet hosts.ini --pairs                     TCP round trip, every
                                                        ordered pair of hosts
@@ -29,6 +31,11 @@ examples:
 latscope_address, else ansible_host) and --port, with a fresh token; then, one
 at a time, every host is the client of every host (itself too), beside the
 one-host counterpart (tcp for tcp_remote); a matrix of median round trips.
+
+A suite's scenarios of one benchmark are compared on each host: after the rounds,
+they run once more as the arms of one probe process (blocks of a few ms alternated
+in shuffled rounds, as latscope ab), and each host's table of ratios to the
+baseline takes its ratio and verdict from that paired run.
 
 needs ansible-core (pip install 'latscope[fleet]'). The hosts need ssh (or any
 connection Ansible has) and a POSIX shell, not Python: the probe (--probe; default: the
@@ -75,6 +82,14 @@ def add_parsers(sub: Any) -> None:
         help=f"with --pairs: the port every server listens on (default {DEFAULT_PORT})",
     )
     p.add_argument("--rounds", type=int, metavar="R", help="rounds (repetitions of the suite)")
+    p.add_argument(
+        "--paired-time",
+        type=float,
+        metavar="S",
+        help="after the rounds, each benchmark's scenarios are measured once more on every "
+        "host as arms of one interleaved run of S seconds (as 'latscope ab'); each host's "
+        "ratios and verdicts come from it (default 5; 0: none)",
+    )
     p.add_argument("--seed", type=int, metavar="S", help="seed of the run order (default: random)")
     p.add_argument("--limit", metavar="PATTERN", help="only the hosts of this Ansible pattern")
     p.add_argument("--forks", type=int, metavar="N", help="hosts worked on at once (Ansible's)")
@@ -122,11 +137,18 @@ def _checked(args: argparse.Namespace) -> None:
         raise BadInput(
             f"--remote-tmp {args.remote_tmp}: give an absolute path of letters, digits and _ . - /"
         )
+    if args.paired_time and not (0.2 <= args.paired_time <= 3600):
+        raise BadInput(
+            f"--paired-time {args.paired_time:g}: give seconds between 0.2 and 3600, or 0 for "
+            "no paired runs"
+        )
     if args.pairs is None:
         for opt, v in (("-p", args.params), ("-n", args.n), ("--port", args.port)):
             if v is not None:
                 raise BadInput(f"{opt} goes with --pairs (a suite's scenarios set their own)")
     else:
+        if args.paired_time is not None:
+            raise BadInput("--paired-time goes with a suite (--pairs compares no scenarios)")
         if args.suite is not None:
             raise BadInput("--pairs and --suite: give one (--pairs runs no suite)")
         if args.port is not None and not 1 <= args.port <= 65535:
@@ -204,13 +226,20 @@ def _pairs(args: argparse.Namespace) -> int:
         console.print("[dim]dry run: nothing was run[/dim]")
         return 0
     st.ensure()
-    rc = _execute(fr, args, probe_file, len(plan.steps))
+    rc = _execute(fr, args, probe_file, fr.total)
     pairs.show(console, fr, plan, args.pairs)
     return rc
 
 
-def _execute(fr: Any, args: argparse.Namespace, probe_file: str, total: int) -> int:
-    """Run the fleet, print the table by host and say what was kept; the exit status."""
+def _execute(
+    fr: Any,
+    args: argparse.Namespace,
+    probe_file: str,
+    total: int,
+    after: Any = None,
+) -> int:
+    """Run the fleet, print the table by host (then ``after(fr)``, if given, unless it was
+    interrupted) and say what was kept; the exit status."""
     from ..fleet import execute
 
     execute(
@@ -233,6 +262,8 @@ def _execute(fr: Any, args: argparse.Namespace, probe_file: str, total: int) -> 
         )
     if fr.error:
         raise LatscopeError(f"ansible-playbook failed: {fr.error}", 1)
+    if after is not None:
+        after(fr)
     console.print(
         f"{len(fr.runs)} of {total} runs kept (fleet run {fr.id}); latscope ls --suite {fr.id}"
     )
@@ -243,6 +274,7 @@ def _suite(args: argparse.Namespace) -> int:
     """`latscope fleet INVENTORY [--suite S]`: a suite on every host."""
     from .. import probe, scenarios
     from ..fleet import FleetRun, HostResult, ansible
+    from ..fleet.running import paired_plan
 
     suite = scenarios.load(args.suite or "quick", repeat=args.rounds)
     suite.interleave = "rounds"  # across hosts too: every scenario on every host, round by round
@@ -261,6 +293,8 @@ def _suite(args: argparse.Namespace) -> int:
     if seed is None:
         seed = scenarios.new_seed()
     steps = scenarios.plan(suite, seed)
+    time_s = 5.0 if args.paired_time is None else args.paired_time
+    paired, apart = paired_plan(suite, seed, len(steps), time_s) if time_s else ([], [])
     probe_file = _probe_file(args.probe)
     names = ansible.hosts(args.inventory, args.limit)
     st = open_store(args)
@@ -273,24 +307,64 @@ def _suite(args: argparse.Namespace) -> int:
         steps=steps,
         hosts={n: HostResult(n) for n in names},
         store=st,
+        paired_steps=paired,
     )
-    total = len(steps) * len(names)
+    total = fr.total
+    also = f" + {len(paired)} paired x {len(names)} hosts ({time_s:g} s each)" if paired else ""
     console.print(
         f"[bold]fleet {shown(fr.id)}[/bold]: suite {shown(suite.name)}, "
-        f"{len(suite.scenarios)} scenarios x {len(names)} hosts x {fr.rounds} rounds = "
+        f"{len(suite.scenarios)} scenarios x {len(names)} hosts x {fr.rounds} rounds{also} = "
         f"{total} runs, order seed {seed}; store {shown(st.root)}",
         soft_wrap=True,
     )
     for k in suite.skipped:
         console.print(f"[yellow]not run:[/yellow] {shown(k.name)}: {shown(k.why)}")
+    for line in apart:
+        console.print(
+            f"[yellow]not paired:[/yellow] {shown(line)}; compared by its rounds (unpaired)",
+            soft_wrap=True,
+        )
     if args.dry_run:
         console.print("hosts: " + ", ".join(shown(n) for n in names))
         order = "  ".join(f"{s.index + 1}.{s.scenario.name}#{s.repetition}" for s in steps)
+        order += "".join(f"  {p.index + 1}.{p.name}" for p in paired)
         console.print(f"order (on every host): {shown(order)}")
         console.print("[dim]dry run: nothing was run[/dim]")
         return 0
     st.ensure()
-    return _execute(fr, args, probe_file, total)
+    return _execute(fr, args, probe_file, total, after=_comparisons)
+
+
+def _comparisons(fr: Any) -> None:
+    """Each host's comparison of the scenarios, as `latscope suite` prints it: the ratios and
+    verdicts from the host's paired runs where there are, else from its rounds (‡); what the
+    columns mean said once, under the first host's table."""
+    from ..suite import compare_rows, print_comparison
+    from ..suite.running import StepResult, SuiteRun
+
+    said = False
+    for host in fr.hosts:
+        results = [
+            StepResult(s, "ok", fr.kept[(host, s.index)])
+            for s in fr.steps_of(host)
+            if (host, s.index) in fr.kept
+        ]
+        if not results:
+            continue
+        sr = SuiteRun(
+            suite=fr.suite,
+            suite_run=fr.id,
+            seed=fr.seed,
+            steps=fr.steps_of(host),
+            store=fr.store,
+            results=results,
+            paired=fr.paired_runs(host),
+        )
+        rows = compare_rows(sr)
+        if not any(r.baseline for r in rows):
+            continue
+        print_comparison(console, sr, rows, host=host, legend=not said)
+        said = True
 
 
 COMMANDS = {"fleet": cmd_fleet}

@@ -41,6 +41,7 @@ from .keeping import import_fetched
 if TYPE_CHECKING:
     from ..runs import Run
     from ..store import Store
+    from ..suite.running import PairedRun
 
 #: How often the events of a running playbook are read.
 POLL_S = 0.2
@@ -99,6 +100,59 @@ class Serve:
         return replace(self, token=p)
 
 
+@dataclass(frozen=True)
+class PairedStep:
+    """A suite's paired run (suite/paired.py), made on every host after the rounds: its
+    scenarios (the baseline first) as the arms of one probe process; ``options``: the probe's
+    command line for them, without the probe and without -o."""
+
+    index: int
+    benchmark: str
+    scenarios: tuple[str, ...]
+    options: tuple[str, ...]
+
+    @property
+    def name(self) -> str:
+        return "paired:" + ",".join(self.scenarios)
+
+
+def paired_plan(
+    suite: Suite, seed: int, first_index: int, time_s: float
+) -> tuple[list[PairedStep], list[str]]:
+    """The paired runs of a fleet's suite (`suite.paired.plan_groups`), numbered from
+    ``first_index``, and a line for each group whose arms cannot share one probe process
+    (checked with this machine's probe): those are compared by their rounds alone, since a
+    fleet runs one process per step."""
+    from ..measure import ab
+    from ..measure.arms import Arm
+    from ..suite.paired import plan_groups
+
+    scs = {sc.name: sc for sc in suite.scenarios}
+    out: list[PairedStep] = []
+    apart: list[str] = []
+    for bench, names in plan_groups(suite.scenarios):
+        arms = [Arm(scs[n].benchmark, dict(scs[n].params)) for n in names]
+        warmups = [scs[n].warmup for n in names if scs[n].warmup is not None]
+        kw: dict[str, Any] = dict(
+            time_s=time_s,
+            block_ms=ab.DEFAULT_BLOCK_MS,
+            seed=seed,
+            workers=None,
+            clock=scs[names[0]].clock,
+            warmup=max(warmups) if warmups else None,
+        )
+        try:
+            why = ab.sharing_refused(arms, kw)
+        except LatscopeError as e:
+            why = e.message
+        if why is not None:
+            apart.append(f"{bench} ({', '.join(names)}): {why}")
+            continue
+        opts = tuple(ab.arms_args(arms, None, **kw)[1:])
+        out.append(PairedStep(first_index + len(out), bench, tuple(names), opts))
+    return out, apart
+
+
 @dataclass
 class HostResult:
     name: str
@@ -132,6 +186,10 @@ class FleetRun:
     #: hosts whose server did not start: why (their pairs are not run)
     serve_failed: dict[str, str] = field(default_factory=dict)
     runs: list[Run] = field(default_factory=list)
+    #: the suite's paired runs, made on every host after the rounds (`paired_plan`)
+    paired_steps: list[PairedStep] = field(default_factory=list)
+    #: (host, step index) -> the run kept for it
+    kept: dict[tuple[str, int], Run] = field(default_factory=dict)
     interrupted: bool = False
     signum: int | None = None
     error: str | None = None  # the playbook failed before any host did: ansible's line
@@ -143,6 +201,25 @@ class FleetRun:
     def steps_of(self, host: str) -> list[Step]:
         """The steps that run on ``host``: every step, but a pair's only on its client."""
         return [s for s in self.steps if self.on.get(s.index, host) == host]
+
+    def indices_of(self, host: str) -> list[int]:
+        """The indices of every run ``host`` makes: its steps, then the paired runs."""
+        return [s.index for s in self.steps_of(host)] + [p.index for p in self.paired_steps]
+
+    @property
+    def total(self) -> int:
+        """The runs the whole fleet makes."""
+        return sum(len(self.indices_of(h)) for h in self.hosts)
+
+    def paired_runs(self, host: str) -> list[PairedRun]:
+        """The paired runs made on ``host`` (those kept), as a suite's (suite/running.py)."""
+        from ..suite.running import PairedRun
+
+        return [
+            PairedRun(list(p.scenarios), p.benchmark, run=self.kept[(host, p.index)])
+            for p in self.paired_steps
+            if (host, p.index) in self.kept
+        ]
 
     @property
     def failed(self) -> bool:
@@ -237,32 +314,41 @@ def main_playbook(
             far = ansible.no_template(fr.serve_on[s.index], "a host name")
             # its far side's server started (a host that did not answer has no record)
             when.append(f"(hostvars[{json.dumps(far)}].latscope_serve.rc | default(1)) == 0")
-        tasks.append(
-            ansible.raw(
-                f"run {s.index}",
-                f"/bin/sh {d}/run.sh {d} {timeout} s{s.index}.lss {opts}",
-                register=f"r{s.index}",
-                failed_when=False,
-                timeout=timeout + 60,
-                **({"when": " and ".join(when)} if when else {}),
-            )
-        )
-        tasks.append(
-            ansible.task(
-                f"fetch {s.index}",
-                "latscope_transfer",
-                {
-                    "mode": "fetch",
-                    "src": f"{d}/s{s.index}.lss",
-                    "dest_dir": ansible.no_template(str(ws.fetched), "the temporary directory"),
-                },
-                when=f"r{s.index}.rc is defined and r{s.index}.rc == 0",
-            )
-        )
+        tasks += _run_and_fetch(d, ws, s.index, opts, timeout, " and ".join(when))
+    for ps in fr.paired_steps:  # after every round, on every host
+        opts = " ".join(q(ansible.no_template(a, f"scenarios {ps.name}")) for a in ps.options)
+        tasks += _run_and_fetch(d, ws, ps.index, opts, timeout)
     play = ansible.play(f"latscope fleet {fr.id}", "all", tasks)
     if play_vars:
         play["vars"] = play_vars
     return ansible.write_playbook(ws, "fleet", [play])
+
+
+def _run_and_fetch(
+    d: str, ws: ansible.Workspace, i: int, opts: str, timeout: int, when: str = ""
+) -> list[dict[str, Any]]:
+    """The two tasks of step ``i``: the probe run with ``opts`` (quoted) by run.sh, and the
+    fetch of its sample file when it succeeded."""
+    return [
+        ansible.raw(
+            f"run {i}",
+            f"/bin/sh {d}/run.sh {d} {timeout} s{i}.lss {opts}",
+            register=f"r{i}",
+            failed_when=False,
+            timeout=timeout + 60,
+            **({"when": when} if when else {}),
+        ),
+        ansible.task(
+            f"fetch {i}",
+            "latscope_transfer",
+            {
+                "mode": "fetch",
+                "src": f"{d}/s{i}.lss",
+                "dest_dir": ansible.no_template(str(ws.fetched), "the temporary directory"),
+            },
+            when=f"r{i}.rc is defined and r{i}.rc == 0",
+        ),
+    ]
 
 
 #: The clean-up on a host: the probe and the server that may still run stopped by their pid
@@ -303,6 +389,7 @@ class _Events:
         self.say = say
         self.timeout = timeout
         self.by_index = {s.index: s for s in fr.steps}
+        self.paired_by_index = {p.index: p for p in fr.paired_steps}
         # host -> round -> the indices of its steps in that round
         self.round_steps: dict[str, dict[int, set[int]]] = {}
         for h in fr.hosts:
@@ -312,18 +399,23 @@ class _Events:
         self.warnings: dict[tuple[str, int], list[str]] = {}
         self.done_rounds: dict[str, set[int]] = {h: set() for h in fr.hosts}
 
-    def _tags(self, s: Step) -> dict[str, Any]:
+    def _suite_tags(self) -> dict[str, Any]:
         fr = self.fr
         return {
             "suite": fr.suite.name,
             "suite_run": fr.id,
             "suite_file": str(fr.suite.path),
             "suite_seed": fr.seed,
+            "fleet": fr.id,
+        }
+
+    def _tags(self, s: Step) -> dict[str, Any]:
+        return {
+            **self._suite_tags(),
             "scenario": s.scenario.name,
             "repetition": s.repetition,
             "repeat": s.scenario.repeat,
             "order": s.index,
-            "fleet": fr.id,
         }
 
     def _set(self, h: HostResult, i: int, what: str) -> None:
@@ -348,9 +440,9 @@ class _Events:
         if h.problem is None:
             h.problem = why
             self.say(f"{shown(h.name)}: {shown(why)}; the other hosts go on")
-        for s in self.fr.steps_of(h.name):
-            if s.index not in h.outcome:
-                self._set(h, s.index, "not run")
+        for i in self.fr.indices_of(h.name):
+            if i not in h.outcome:
+                self._set(h, i, "not run")
 
     def __call__(self, ev: dict[str, Any]) -> None:
         h = self.fr.hosts.get(str(ev.get("host")))
@@ -371,17 +463,23 @@ class _Events:
                 self.drop(h, f"cannot be set up ({task}): {msg}")
             return
         m = _STEP_TASK.fullmatch(task)
-        if not m or int(m.group(2)) not in self.by_index:
+        i = int(m.group(2)) if m else -1
+        if i in self.paired_by_index:
+            ps = self.paired_by_index[i]
+            name, where = ps.name, f"{shown(h.name)}: {shown(ps.name)}"
+        elif i in self.by_index:
+            if self.fr.on.get(i, h.name) != h.name:  # another host's step: not this one's
+                return
+            s = self.by_index[i]
+            name = s.scenario.name
+            where = f"{shown(h.name)}: {shown(name)} (round {s.repetition})"
+        else:
             return
-        i = int(m.group(2))
-        if self.fr.on.get(i, h.name) != h.name:  # another host's step: not this one's
-            return
-        s = self.by_index[i]
-        where = f"{shown(h.name)}: {shown(s.scenario.name)} (round {s.repetition})"
+        assert m is not None
         if m.group(1) == "run":
-            self._ran(h, i, s, ev, where)
+            self._ran(h, i, name, ev, where)
         elif status == "ok" and ev.get("dest"):
-            self._keep(h, i, s, str(ev["dest"]), where)
+            self._keep(h, i, str(ev["dest"]), where)
         elif status == "failed":
             self.say(f"{where}: cannot fetch its samples: {shown(msg)}")
             self._set(h, i, "failed")
@@ -398,7 +496,7 @@ class _Events:
             f"{shown(h.name)}: its server did not start: {shown(why)}; the pairs to it are not run"
         )
 
-    def _ran(self, h: HostResult, i: int, s: Step, ev: dict[str, Any], where: str) -> None:
+    def _ran(self, h: HostResult, i: int, name: str, ev: dict[str, Any], where: str) -> None:
         rc = ev.get("rc")
         err = str(ev.get("stderr") or "")
         if ev.get("status") != "ok" or rc is None:
@@ -413,8 +511,8 @@ class _Events:
             ]
         elif rc == 3:
             why = probe._error_line(err)
-            if h.skip_why.get(s.scenario.name) != why:
-                h.skip_why[s.scenario.name] = why
+            if h.skip_why.get(name) != why:
+                h.skip_why[name] = why
                 self.say(f"{where}: skipped (not possible there): {shown(why)}")
             self._set(h, i, "skipped")
         else:
@@ -426,15 +524,23 @@ class _Events:
             self.say(f"{where}: failed: {shown(why)}")
             self._set(h, i, "failed")
 
-    def _keep(self, h: HostResult, i: int, s: Step, path: str, where: str) -> None:
+    def _keep(self, h: HostResult, i: int, path: str, where: str) -> None:
+        ps = self.paired_by_index.get(i)
+        if ps is not None:
+            tags = {**self._suite_tags(), "scenario": ps.name, "paired": True, "order": i}
+            command = " ".join(shlex.quote(a) for a in ps.options)
+        else:
+            s = self.by_index[i]
+            tags = self._tags(s)
+            command = " ".join(shlex.quote(a) for a in probe_options(s.scenario))
         try:
             run = import_fetched(
                 self.fr.store,
                 path,
                 h.name,
-                tags=self._tags(s),
+                tags=tags,
                 warnings=self.warnings.pop((h.name, i), []),
-                probe_command=" ".join(shlex.quote(a) for a in probe_options(s.scenario)),
+                probe_command=command,
             )
         except LatscopeError as e:
             self.say(f"{where}: its sample file cannot be kept: {shown(e.message)}")
@@ -443,7 +549,10 @@ class _Events:
         finally:
             Path(path).unlink(missing_ok=True)
         self.fr.runs.append(run)
-        if i in self.fr.on:  # one run at a time (pairs): each one said as it is kept
+        self.fr.kept[(h.name, i)] = run
+        if ps is not None:
+            self.say(f"{where}: kept, interleaved in one process (run {shown(run.id)})")
+        elif i in self.fr.on:  # one run at a time (pairs): each one said as it is kept
             self.say(
                 f"{self._done_count()}/{len(self.fr.steps)}  {shown(s.scenario.name)} "
                 f"(round {s.repetition}): {_median_text(run)}"
@@ -534,9 +643,9 @@ def execute(
                     _clean_up(fr, ws, inventory, limit, remote_tmp, say)
             for h in fr.hosts.values():
                 if not fr.error:
-                    for s in fr.steps_of(h.name):
-                        if s.index not in h.outcome:
-                            events._set(h, s.index, "not run")
+                    for i in fr.indices_of(h.name):
+                        if i not in h.outcome:
+                            events._set(h, i, "not run")
     finally:
         ansible.close_connections(ws)
         shutil.rmtree(ws.dir, ignore_errors=True)

@@ -294,6 +294,11 @@ def import_samples(
             "status": "complete",
             "imported_from": {"file": p.name, "path": str(p.resolve()), "sha256": sha},
         }
+        if measured.arms:  # an interleaved run: its comparison, as `latscope ab` keeps it
+            from .ab import facts as ab_facts  # its statistics only for such a run
+
+            meta["tags"] = {"ab": True, **meta["tags"]}
+            meta["ab"] = ab_facts(measured)
         # the record as the lab would keep it: a header the store could not read back is refused
         why = problem(meta | {"env": envmod.of_header(header)}, RUN_SPEC)
         if why:

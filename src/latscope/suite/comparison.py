@@ -329,11 +329,21 @@ def verdict_legend(rows: list[Row]) -> str:
     return text
 
 
-def print_comparison(console: Console, sr: SuiteRun, rows: list[Row]) -> None:
+def print_comparison(
+    console: Console,
+    sr: SuiteRun,
+    rows: list[Row],
+    *,
+    host: str | None = None,
+    legend: bool = True,
+) -> None:
+    """The suite's comparison table and what its columns mean; ``host``: the table is that
+    host's (a fleet's); ``legend``: False leaves the meaning out (said under another host's)."""
+    on = f" on {shown(host)}" if host is not None else ""
     table, left_out = comparison_table(
         console,
         rows,
-        title=f"suite {shown(sr.suite.name)} — run {shown(sr.suite_run)} (seed {sr.seed})",
+        title=f"suite {shown(sr.suite.name)}{on} — run {shown(sr.suite_run)} (seed {sr.seed})",
     )
     console.print(table)
     if left_out:
@@ -341,6 +351,14 @@ def print_comparison(console: Console, sr: SuiteRun, rows: list[Row]) -> None:
             f"[dim]left out at this width: {', '.join(left_out)} (a wider terminal, or "
             "the suite's HTML report, shows them)[/dim]"
         )
+    for r in rows:
+        if r.paired is not None and r.paired.get("order_warning"):
+            console.print(
+                f"[yellow]{shown(r.scenario)} {shown(r.column)}: "
+                f"{shown(r.paired['order_warning'])}[/yellow]"
+            )
+    if not legend:
+        return
     base = baselines_line(rows)
     if base:
         console.print(
@@ -365,12 +383,6 @@ def print_comparison(console: Console, sr: SuiteRun, rows: list[Row]) -> None:
     if base:
         parts.append(verdict_legend(rows))
     console.print(f"[dim]{' '.join(parts)}[/dim]")
-    for r in rows:
-        if r.paired is not None and r.paired.get("order_warning"):
-            console.print(
-                f"[yellow]{shown(r.scenario)} {shown(r.column)}: "
-                f"{shown(r.paired['order_warning'])}[/yellow]"
-            )
     for names, n in grouped_notes((sc.name, sc.benchmark, sc.params) for sc in sr.suite.scenarios):
         console.print(f"[dim]note ({n.key}) — {shown(names)}: {n.text}[/dim]", highlight=False)
     noted = [f"{r.scenario}:{r.column}" for r in rows if r.between.note]

@@ -17,6 +17,7 @@ scenarios is measured in several paired runs, each with the baseline as arm A.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..errors import Interrupted, LatscopeError
@@ -26,6 +27,7 @@ from .running import PairedRun
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from ..scenarios import Scenario
     from .running import SuiteRun
 
 #: The time budget of one paired run (s): `latscope ab`'s default.
@@ -36,12 +38,18 @@ def groups(sr: SuiteRun) -> list[tuple[str, list[str]]]:
     """The paired runs to make: (benchmark, scenarios), the baseline first, at most
     `ab.MAX_ARMS` scenarios each; only scenarios with finished runs, only benchmarks with two
     or more of them (same clock as the baseline)."""
+    return plan_groups([sc for sc in sr.suite.scenarios if sr.runs_of(sc.name)])
+
+
+def plan_groups(scenarios: Sequence[Scenario]) -> list[tuple[str, list[str]]]:
+    """The paired runs of ``scenarios`` (in the suite's order): (benchmark, names), grouped
+    by benchmark and clock, the first of each group its baseline and arm A of every run of
+    the group, at most `ab.MAX_ARMS` arms a run; a benchmark with one scenario has none."""
     from ..measure.ab import MAX_ARMS
 
     by_key: dict[tuple[str, str | None], list[str]] = {}
-    for sc in sr.suite.scenarios:
-        if sr.runs_of(sc.name):
-            by_key.setdefault((sc.benchmark, sc.clock), []).append(sc.name)
+    for sc in scenarios:
+        by_key.setdefault((sc.benchmark, sc.clock), []).append(sc.name)
     out = []
     for (bench, _clock), names in by_key.items():
         base, rest = names[0], names[1:]
