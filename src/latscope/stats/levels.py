@@ -238,10 +238,20 @@ def lasting(
     bounds, bkps = list(bounds), list(bkps)
     short = MIN_LASTING * w
     gone: list[int] = []
+    memo: dict[tuple[int, int], float] = {}  # a segment's median, computed once
+
+    def medians() -> list[float]:
+        out = []
+        for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+            if (a, b) not in memo:
+                memo[(a, b)] = float(np.median(x[a:b]))
+            out.append(memo[(a, b)])
+        return out
+
     changed = True
     while changed and len(bounds) > 2:
         changed = False
-        med = [float(np.median(x[a:b])) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+        med = medians()
         last = len(med) - 1
         if bounds[1] - bounds[0] < short:  # a bout at the start
             gone.append(bounds.pop(1))
@@ -272,7 +282,7 @@ def lasting(
             break
     # what merging left must still be large enough to matter: the smallest change goes first
     while len(bounds) > 2:
-        med = [float(np.median(x[a:b])) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+        med = medians()
         rel = [abs(b / a - 1.0) if a else math.inf for a, b in zip(med[:-1], med[1:], strict=True)]
         k = int(np.argmin(rel))
         if rel[k] >= practical:
