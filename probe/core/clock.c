@@ -393,8 +393,13 @@ void clock_setup(enum clock_kind k, struct clock_info *info) {
 /* ---------------------------------------------------------------- --inject-ns */
 
 uint64_t g_inject_on = 0;
-static uint64_t inject_iters = 0; /* the fine part: a counted empty loop */
-static uint64_t inject_ticks = 0; /* the bulk: a spin on the run's clock */
+/* A wait: the bulk a spin on the run's clock (ticks), the fine part a counted empty loop
+ * (iters).  `own` starts its spin at a read of its own (a timed region's wait); `from` at a
+ * mark the caller took (a responder's receive stamp, inject_delay_from). */
+struct inject_wait {
+    uint64_t ticks, iters;
+};
+static struct inject_wait inj_own, inj_from;
 
 /* The wait is a spin on the clock for its bulk, then a counted empty loop for the rest, then a
  * fence, so that nothing after it starts before it ends.  A spin on the clock holds its length in
@@ -404,21 +409,31 @@ static uint64_t inject_ticks = 0; /* the bulk: a spin on the run's clock */
  * host's speed varies, only that part varies with it.  Without the fence a loop before a system
  * call overlaps with it (55 ns calibrated in an empty region added about 20 ns to a pipe's round
  * trip).  A wait shorter than one read is the loop alone, without the fence (which costs
- * several ns itself: a 3 ns wait with it added 9 ns), calibrated where a system call follows. */
-__attribute__((noinline)) void inject_spin(void) {
-    if (inject_ticks) {
-        uint64_t s = clk_end(), target = inject_ticks;
-        while (clk_end() - s < target) {
+ * several ns itself: a 3 ns wait with it added 9 ns), calibrated where a system call follows.
+ * A wait anchored at a mark (`from`) ends at a time fixed by that mark: what delays the start
+ * of the wait (a responder's first instructions after a context switch, whose cold caches
+ * and branch predictors made an own-read wait of 60 ns add about 85 ns to a pipe's round
+ * trip) is absorbed in it. */
+static inline __attribute__((always_inline)) void spin_wait(const struct inject_wait *w,
+                                                            uint64_t s) {
+    if (w->ticks) {
+        while (clk_end() - s < w->ticks) {
         }
     }
-    for (uint64_t i = inject_iters; i > 0; i--) __asm__ __volatile__("" ::: "memory");
-    if (!inject_ticks) return; /* a wait shorter than the fence itself: the loop alone */
+    for (uint64_t i = w->iters; i > 0; i--) __asm__ __volatile__("" ::: "memory");
+    if (!w->ticks) return; /* a wait shorter than the fence itself: the loop alone */
 #if defined(__x86_64__) || defined(__i386__)
     __asm__ __volatile__("lfence" ::: "memory");
 #elif defined(__aarch64__) || defined(__arm__)
     __asm__ __volatile__("isb" ::: "memory");
 #endif
 }
+
+__attribute__((noinline)) void inject_spin(void) {
+    spin_wait(&inj_own, inj_own.ticks ? clk_end() : 0);
+}
+
+__attribute__((noinline)) void inject_spin_from(uint64_t mark) { spin_wait(&inj_from, mark); }
 
 /* The work of the calibration's regions: the cheapest system call, as a benchmark's timed region
  * has one after the wait (a send, a call, an open). */
@@ -433,17 +448,31 @@ static __attribute__((noinline)) void calib_work(void) { (void)syscall(SYS_getpp
 /* What the wait adds to a timed region that holds one system call (calib_work): the median of
  * `reps` regions with it minus the median of `reps` without, measured alternately (so both see
  * the same speed of the host: a read cost measured at another moment may differ by more than a
- * short wait), in ns.  d holds 2 x reps. */
-static double inject_measure(const struct clock_info *ci, int reps, uint64_t *d) {
+ * short wait), in ns.  `from`: the wait anchored at a mark taken in both regions, as a
+ * responder takes its receive stamp.  d holds 2 x reps. */
+static double inject_measure(const struct clock_info *ci, int from, int reps, uint64_t *d) {
     uint64_t *e = d + reps;
     for (int i = 0; i < reps; i++) {
-        uint64_t a0 = clk_start();
-        calib_work();
-        uint64_t b0 = clk_end();
-        uint64_t a = clk_start();
-        inject_delay();
-        calib_work();
-        uint64_t b = clk_end();
+        uint64_t a0, b0, a, b;
+        if (from) {
+            a0 = clk_start();
+            (void)clk_stamp();
+            calib_work();
+            b0 = clk_end();
+            a = clk_start();
+            uint64_t m = clk_stamp();
+            inject_delay_from(m);
+            calib_work();
+            b = clk_end();
+        } else {
+            a0 = clk_start();
+            calib_work();
+            b0 = clk_end();
+            a = clk_start();
+            inject_delay();
+            calib_work();
+            b = clk_end();
+        }
         e[i] = b0 - a0;
         d[i] = b - a;
     }
@@ -456,45 +485,38 @@ static double inject_measure(const struct clock_info *ci, int reps, uint64_t *d)
 static double loop_ns(const struct clock_info *ci) {
     uint64_t probe_iters = 1000000;
     double per_iter = 0;
-    uint64_t keep = inject_ticks;
-    inject_ticks = 0;
+    struct inject_wait keep = inj_own;
+    inj_own.ticks = 0;
     for (int k = 0; k < 5; k++) {
-        inject_iters = probe_iters;
+        inj_own.iters = probe_iters;
         uint64_t a = clk_start();
         inject_spin();
         uint64_t b = clk_end();
         double v = (double)(b - a) * ci->ns_per_tick / (double)probe_iters;
         if (k == 0 || v < per_iter) per_iter = v;
     }
-    inject_ticks = keep;
-    inject_iters = 0;
+    inj_own = keep;
     return per_iter > 0 ? per_iter : 1;
 }
 
-/* Calibrate: the bulk is the longest spin target whose wait (measured as a benchmark sees it,
- * inject_measure) is not longer than ns, found by bisection over the target (the wait grows in
- * steps with it); then the loop's count is set from its speed for the rest and corrected twice
- * against the measured wait.  A wait shorter than one spin's step is the loop alone. */
-void inject_calibrate(const struct clock_info *ci, double ns) {
-    g_inject_on = 0;
-    inject_iters = inject_ticks = 0;
-    if (!(ns > 0)) return;
-    int reps = (int)(0.2e9 / (ns + 300));
-    if (reps > 2001) reps = 2001;
-    if (reps < 11) reps = 11;
-    uint64_t *d = xcalloc(2 * (size_t)reps, sizeof(uint64_t));
-    g_inject_on = 1;
-    double per_iter = loop_ns(ci);
+/* Calibrate one wait (`from` or not): the bulk is the longest spin target whose wait
+ * (measured as a benchmark sees it, inject_measure) is not longer than ns, found by bisection
+ * over the target (the wait grows in steps with it); then the loop's count is set from its
+ * speed for the rest and corrected twice against the measured wait.  A wait shorter than one
+ * spin's step is the loop alone. */
+static void calibrate_wait(const struct clock_info *ci, struct inject_wait *w, int from,
+                           double ns, double per_iter, int reps, uint64_t *d) {
+    w->ticks = w->iters = 0;
     double bulk = 0; /* the wait of the spin alone, ns */
     if (ns >= ci->overhead_ns) {
         uint64_t lo = 0, hi = (uint64_t)(ns / ci->ns_per_tick) + 1; /* spin targets, ticks */
         while (hi - lo > 1) {
             uint64_t mid = lo + (hi - lo) / 2;
-            inject_ticks = mid;
-            double w = inject_measure(ci, reps, d);
-            if (w <= ns) {
+            w->ticks = mid;
+            double got = inject_measure(ci, from, reps, d);
+            if (got <= ns) {
                 lo = mid;
-                bulk = w;
+                bulk = got;
             } else {
                 hi = mid;
             }
@@ -503,29 +525,45 @@ void inject_calibrate(const struct clock_info *ci, double ns) {
          * wait) flips with the reads' jitter: back off half a read into the step's plateau,
          * and let the loop fill what that leaves */
         uint64_t half = (uint64_t)(0.5 * ci->overhead_ns / ci->ns_per_tick);
-        inject_ticks = lo > half ? lo - half : 0;
-        bulk = inject_ticks ? inject_measure(ci, reps, d) : 0;
+        w->ticks = lo > half ? lo - half : 0;
+        bulk = w->ticks ? inject_measure(ci, from, reps, d) : 0;
         if (bulk > ns) bulk = ns;
     }
     double iters = (ns - bulk) / per_iter;
     for (int pass = 0; pass < 2; pass++) {
-        inject_iters = iters >= 1 ? (uint64_t)(iters + 0.5) : 0;
-        double added = inject_measure(ci, reps, d);
+        w->iters = iters >= 1 ? (uint64_t)(iters + 0.5) : 0;
+        double added = inject_measure(ci, from, reps, d);
         iters += (ns - added) / per_iter;
     }
-    inject_iters = iters >= 1 ? (uint64_t)(iters + 0.5) : 0;
-    if (!inject_ticks && !inject_iters) inject_iters = 1;
+    w->iters = iters >= 1 ? (uint64_t)(iters + 0.5) : 0;
+    if (!w->ticks && !w->iters) w->iters = 1;
+}
+
+void inject_calibrate(const struct clock_info *ci, double ns) {
+    g_inject_on = 0;
+    inj_own = inj_from = (struct inject_wait){0, 0};
+    if (!(ns > 0)) return;
+    int reps = (int)(0.2e9 / (ns + 300));
+    if (reps > 2001) reps = 2001;
+    if (reps < 11) reps = 11;
+    uint64_t *d = xcalloc(2 * (size_t)reps, sizeof(uint64_t));
+    g_inject_on = 1;
+    double per_iter = loop_ns(ci);
+    calibrate_wait(ci, &inj_own, 0, ns, per_iter, reps, d);
+    calibrate_wait(ci, &inj_from, 1, ns, per_iter, reps, d);
     free(d);
 }
 
 void inject_get(struct inject_setting *s) {
     s->on = g_inject_on;
-    s->iters = inject_iters;
-    s->ticks = inject_ticks;
+    s->iters = inj_own.iters;
+    s->ticks = inj_own.ticks;
+    s->from_iters = inj_from.iters;
+    s->from_ticks = inj_from.ticks;
 }
 
 void inject_set(const struct inject_setting *s) {
-    inject_iters = s->iters;
-    inject_ticks = s->ticks;
+    inj_own = (struct inject_wait){s->ticks, s->iters};
+    inj_from = (struct inject_wait){s->from_ticks, s->from_iters};
     g_inject_on = s->on;
 }

@@ -167,8 +167,14 @@ static inline uint64_t clk_end(void) {
  * load and a never-taken branch when nothing is injected. */
 extern uint64_t g_inject_on;
 void inject_spin(void);
+void inject_spin_from(uint64_t mark);
 static inline void inject_delay(void) {
     if (__builtin_expect(g_inject_on != 0, 0)) inject_spin();
+}
+/* The same wait anchored at a mark just taken (clk_stamp): it ends a calibrated time after the
+ * mark, whatever delays its own start (a responder's, after its receive stamp). */
+static inline void inject_delay_from(uint64_t mark) {
+    if (__builtin_expect(g_inject_on != 0, 0)) inject_spin_from(mark);
 }
 /* Calibrate the busy-wait so that a timed region grows by ~ns; call after clock_setup.  It is
  * then the active one. */
@@ -177,7 +183,8 @@ void inject_calibrate(const struct clock_info *ci, double ns);
  * (inject_set), so that the arms of one run each have their own: calibrated once per distinct
  * value, switched between blocks, never inside a timed region. */
 struct inject_setting {
-    uint64_t on, iters, ticks;
+    uint64_t on, iters, ticks;  /* the wait in a timed region (inject_delay) */
+    uint64_t from_iters, from_ticks; /* the wait from a mark (inject_delay_from) */
 };
 void inject_get(struct inject_setting *s);
 void inject_set(const struct inject_setting *s);

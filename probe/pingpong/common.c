@@ -148,8 +148,7 @@ void pp_responder_loop(struct pp_ctx *pp) {
         if (pp->m->recv(pp, 1) || pp->m->send(pp, 1)) goto fail;
     for (uint64_t i = 0; i < warm; i++) {
         if (pp->m->recv(pp, 1)) goto fail;
-        (void)clk_stamp();
-        inject_delay();
+        inject_delay_from(clk_stamp());
         if (pp->m->send(pp, 1)) goto fail;
     }
     struct thread_usage u0, u1;
@@ -161,7 +160,7 @@ void pp_responder_loop(struct pp_ctx *pp) {
         for (; i < n; i++) {
             if (pp->m->recv(pp, 1)) goto fail;
             uint64_t t = clk_stamp();
-            inject_delay();
+            inject_delay_from(t);
             if (pp->m->send(pp, 1)) goto fail;
             at[i] = (int64_t)t;
         }
