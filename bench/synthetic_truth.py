@@ -95,6 +95,28 @@ def _coverage_one(args: tuple[str, int, int]) -> tuple[bool, float, bool]:
     return bool(iv.low <= truth <= iv.high), float(iv.high - iv.low), left
 
 
+def regime_bound(n: int, reps: int = 4000, reach: float = 0.01) -> tuple[float, float, float]:
+    """What the regime-switching process allows at ``n``, before any analysis: the share of
+    runs whose visited regimes' own levels (known exactly: an oracle no interval has) straddle
+    the true median; the share in which they do once stretched by ``reach`` (1%) beyond the
+    lowest and highest level visited; and the share of runs that never left their first
+    regime. A run whose visited levels, so stretched, miss the true median holds no sample
+    that says where it is: an interval that covers it there reaches past everything the run
+    showed."""
+    from synth import REGIME_LEVELS, regimes_median, regimes_with_states
+
+    truth = regimes_median()
+    levels = np.asarray(REGIME_LEVELS)
+    straddle = near = stayed = 0
+    for i in range(reps):
+        _, state = regimes_with_states(n, np.random.default_rng(5_000_011 + i))
+        seen = levels[np.unique(state)]
+        straddle += bool(seen.min() <= truth <= seen.max())
+        near += bool(seen.min() * (1 - reach) <= truth <= seen.max() * (1 + reach))
+        stayed += bool(np.all(state == state[0]))
+    return straddle / reps, near / reps, stayed / reps
+
+
 def _period_one(args: tuple[str, int]) -> float | None:
     from latscope.stats import outliers
     from synth import bursts, periodic_spikes
@@ -196,6 +218,12 @@ def show(results: list[tuple[str, dict[str, Any]]]) -> None:
             moved = f"{m_h / m_n:.1%} of {m_n}" if m_n else "-"
             parts.append(f"{lab}: stayed (independent data) covered {stayed}, moved {moved}")
         print(f"  n = {n:,}: " + "; ".join(parts))
+        straddle, near, stayed = regime_bound(n)
+        print(
+            f"    before any analysis: the levels a run visited straddle the true median in "
+            f"{straddle:.1%} of runs, {near:.1%} when stretched 1% past the lowest and highest; "
+            f"{stayed:.1%} never left their first regime"
+        )
     print()
     print(f"Period of spikes, n = 50,000, true period {PERIOD:,} (12 recurrences)")
     head = f"{'scenario':<38} {'reps':>5}  " + "  ".join(
