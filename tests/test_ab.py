@@ -13,7 +13,7 @@ import pytest
 from rich.console import Console
 
 from latscope.errors import BadInput
-from latscope.measure import ab, arms
+from latscope.measure import ab, arms, comparison
 from latscope.report.ab import comparison_table, print_ab, verdict_text
 
 
@@ -25,7 +25,7 @@ def _facts(verdicts: list[str], columns: tuple[str, ...] = ("rtt",)) -> dict[str
         for c in columns:
             comps.append(
                 {
-                    "arm": ab.LETTERS[k],
+                    "arm": comparison.LETTERS[k],
                     "column": c,
                     "ratio": r,
                     "low": r * 0.99,
@@ -41,7 +41,7 @@ def _facts(verdicts: list[str], columns: tuple[str, ...] = ("rtt",)) -> dict[str
                 }
             )
     return {
-        "schema": ab.AB_SCHEMA,
+        "schema": comparison.AB_SCHEMA,
         "noise": 0.01,
         "level": 0.95,
         "baseline": "A",
@@ -51,14 +51,14 @@ def _facts(verdicts: list[str], columns: tuple[str, ...] = ("rtt",)) -> dict[str
         "workers": 2,
         "rounds": [200, 200],
         "arms": [
-            {"arm": ab.LETTERS[i], "scenario": w, "benchmark": w.split()[0], "params": {}}
+            {"arm": comparison.LETTERS[i], "scenario": w, "benchmark": w.split()[0], "params": {}}
             for i, w in enumerate(words)
         ],
         "columns": list(columns),
         "comparisons": comps,
         "medians": [
             {
-                "arm": ab.LETTERS[i],
+                "arm": comparison.LETTERS[i],
                 "column": c,
                 "median_ns": 6000.0 + i,
                 "low_ns": 5990.0,
@@ -187,7 +187,7 @@ def test_ab_keeps_one_run_with_arms_that_every_view_reads(cli, store) -> None:
     r = cli("ab", "syscall", "syscall inject_ns=200", "--time", "0.6", "--json", "--seed", "3")
     assert r.returncode == 0, r.stderr
     f = json.loads(r.stdout)
-    assert f["schema"] == ab.AB_SCHEMA and f["baseline"] == "A"
+    assert f["schema"] == comparison.AB_SCHEMA and f["baseline"] == "A"
     assert [a["scenario"] for a in f["arms"]] == ["syscall", "syscall inject_ns=200"]
     (c,) = f["comparisons"]
     assert (c["arm"], c["column"]) == ("B", "call")
@@ -207,7 +207,8 @@ def test_ab_keeps_one_run_with_arms_that_every_view_reads(cli, store) -> None:
     shown_ = cli("show", f["run_id"])
     assert shown_.returncode == 0, shown_.stderr
     assert "A: syscall (baseline)" in shown_.stdout and "ratio to A" in shown_.stdout
-    assert "B:call" in shown_.stdout
+    assert "B:call" not in shown_.stdout  # the comparison gives each arm's median once
+    assert "B:call" in cli("show", f["run_id"], "--full").stdout
 
 
 def test_an_interleaved_sample_file_imported_is_kept_with_its_comparison(

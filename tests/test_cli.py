@@ -80,25 +80,23 @@ def test_run_show_export(cli, store: Path, tmp_path: Path) -> None:
     r = cli("run", "syscall", "-n", "3000", "-p", "op=read0")
     assert r.returncode == 0, r.stderr
     out = r.stdout
-    for word in (
-        "syscall",
-        "op=read0",
-        "clock",
-        "overhead",
-        "step",
-        "p50",
-        "95% CI of p50",
-        "p99.9",
-        "batch figure",
-        "worker medians",  # how the interval was made (several workers: over their medians)
-    ):
+    for word in ("syscall", "op=read0", "clock", "p50", "95% CI of p50", "p99.9"):
         assert word in out, word
     runs = Store(store).list_meta()
     assert len(runs) == 1
     rid = runs[0]["id"]
-    assert f"run {rid} kept in {store}" in out
-    s = cli("show", rid[:17])
-    assert s.returncode == 0 and rid in s.stdout and "kernel" in s.stdout
+    assert f"run {rid}" in out and f"kept in {store}" in out
+    assert f"latscope show {rid} --full" in out  # where the rest is
+    s = cli("show", rid[:17], "--full")
+    assert s.returncode == 0 and rid in s.stdout
+    for word in (
+        "kernel",
+        "overhead",
+        "step",
+        "batch figure",
+        "worker medians",  # how the interval was made (several workers: over their medians)
+    ):
+        assert word in s.stdout, word
     csv = tmp_path / "s.csv"
     e = cli("export", "last", "--csv", str(csv))
     assert e.returncode == 0, e.stderr
@@ -117,6 +115,7 @@ def test_run_show_export(cli, store: Path, tmp_path: Path) -> None:
 def test_pipe_summary_names_latencies(cli) -> None:
     r = cli("run", "pipe", "-n", "2000", "-p", "cpus=0,0")
     assert r.returncode == 0, r.stderr
+    r = cli("show", "last", "--full")
     for word in ("round trip", "one-way, shared clock", "RTT/2", "same cpu"):
         assert word in r.stdout, word
 
@@ -265,12 +264,14 @@ def test_a_one_way_time_and_half_the_round_trip_say_when_they_disagree(
         header={"columns": cols},
     )
     assert "rtt/2" in run.derived_columns
-    said = one_way_checks(run, run.summary())
+    pairs = one_way_checks(run, run.summary())
+    said = [text for text, _ in pairs]
     assert len(said) == int(disagree)
     if disagree:
         assert said[0].startswith("oneway and rtt/2 disagree")
         assert "is 0.67 of rtt/2's" in said[0] and "the return trip costs more" in said[0]
         assert said[0].endswith("Quote oneway as the one-way time.")
+        assert pairs[0][1].startswith("oneway (") and pairs[0][1].endswith("quote oneway")
     from latscope.facts import disagreements
 
     assert disagreements(run.facts) == said
@@ -301,8 +302,9 @@ def test_the_batch_figure_and_the_median_say_when_they_disagree(
     }
     got = check_figure(run, run.summary(), check)
     assert got is not None
-    line, said = got
+    line, said, short = got
     assert "ratio" in line and said is disagree
+    assert short.startswith("the batch figure (") and short.endswith("disagree")
     assert ("They disagree" in line) is disagree
     if disagree:
         assert "pools 4 worker processes" in line

@@ -17,6 +17,7 @@ import pytest
 
 from latscope import facts
 from latscope.runs import Run
+from latscope.units import fmt_bare, pick_unit
 from synth import lognormal, make_run
 
 
@@ -62,8 +63,9 @@ def test_a_kept_run_is_shown_from_its_facts_alone(
     without = _show(store, {"LATSCOPE_PROBE": str(gone), "PATH": "/nonexistent"})
     assert without.returncode == 0, without.stderr
     assert without.stdout == with_probe.stdout
-    assert "rtt/2" in without.stdout and "placement:" in without.stdout
-    assert "imported: none" in without.stderr
+    assert "rtt/2" in without.stdout and "imported: none" in without.stderr
+    # the catalogue's lines, as they were, for the full view
+    assert any(d["text"].startswith("placement: same cpu") for d in kept["display"])
 
 
 def test_a_run_without_facts_is_upgraded_on_first_read(store: Path) -> None:
@@ -129,10 +131,12 @@ def test_facts_text_is_shown_never_acted_on(store: Path) -> None:
         "display": [{"text": "[bold]d[/bold]", "style": "dim"}],
     }
     (made.dir / facts.FACTS_FILE).write_text(facts.dumps(hostile))
-    r = _show(store)
+    r = _show(store)  # the brief view: the warning on one line
     assert r.returncode == 0, r.stderr
     assert "[red]boom[/red]\\x1b[2J" in r.stdout
-    assert "[bold]d[/bold]" in r.stdout
+    r = _show(store, None, "--full")  # every line the facts hold
+    assert r.returncode == 0, r.stderr
+    assert "[red]boom[/red]\\x1b[2J" in r.stdout and "[bold]d[/bold]" in r.stdout
 
 
 def test_a_store_that_cannot_be_written_is_shown_not_written(store: Path) -> None:
@@ -230,3 +234,71 @@ def test_a_derived_column_the_facts_cannot_compute_is_the_catalogues(
     run = Run(made.dir)
     assert run.derived_columns == ["rtt/2"]
     assert np.allclose(run.values("rtt/2"), run.values("rtt") / 2)
+
+
+def _printed(run_or_facts, width: int = 80, details: bool = False) -> list[str]:
+    from rich.console import Console
+
+    from latscope.report.text import print_run
+
+    buf = io.StringIO()
+    print_run(Console(file=buf, width=width, color_system=None), run_or_facts, details=details)
+    return buf.getvalue().splitlines()
+
+
+def test_the_brief_view_gives_the_answer_in_a_few_lines_of_80_columns(store: Path) -> None:
+    """What was measured, each column's median with its one interval, the warnings one line
+    each, the run and where the rest is: at most 15 lines, none wider than 80; the worker
+    table and the interval's method are the full view's."""
+    x = {c: lognormal(4000, 1000.0, seed=k) for k, c in enumerate(("rtt", "oneway", "other"))}
+    run = make_run(store, x, segments=[1000] * 4)
+    f = run.facts
+    lines = _printed(f)
+    assert len(lines) <= 15 and max(len(ln) for ln in lines) <= 80, "\n".join(lines)
+    assert lines[0].startswith("synthetic kind=synthetic · n=4,000 in 4 workers")
+    row = next(ln for ln in lines if ln.split()[:1] == ["rtt"])
+    r = next(r for r in f["summary"] if r["column"] == "rtt")
+    unit = pick_unit([r["p50_ns"]])
+    lo, hi = fmt_bare(r["p50_ci_low_ns"], unit), fmt_bare(r["p50_ci_high_ns"], unit)
+    assert f"{lo}–{hi}" in row  # the one interval, as the facts hold it
+    assert lines[-1] == f"the rest: latscope show {run.id} --full"
+    text = "\n".join(lines)
+    assert "between runs" not in text and "95% CI of p50 by" not in text
+    full = "\n".join(_printed(f, details=True))
+    assert "between runs: 4 worker processes" in full and "95% CI of p50 by" in full
+
+
+def test_a_warning_is_one_line_in_the_brief_view_and_whole_in_the_full_one(store: Path) -> None:
+    run = make_run(store, {"call": lognormal(2000, 500.0)}, segments=[2000])
+    f = run.facts
+    (w,) = [w for w in f["findings"] if w["key"] == "single-process"]
+    assert w["level"] == "warning"
+    brief = [ln for ln in _printed(f, width=60) if ln.startswith("warning:")]
+    assert len(brief) == 1 and len(brief[0]) <= 60 and brief[0].endswith("…")
+    full = " ".join(" ".join(_printed(f, width=60, details=True)).split())
+    assert w["text"] in full
+
+
+@pytest.mark.parametrize(("load1", "said"), [(0.4, False), (2.5, True)])
+def test_a_busy_machine_is_said_from_the_load_the_run_began_with(
+    store: Path, load1: float, said: bool
+) -> None:
+    env = {"load": {"1m": load1, "5m": 1.0, "15m": 1.0}, "cpu": {"logical": 2}}
+    run = make_run(store, {"call": lognormal(2000, 500.0)}, segments=[1000] * 2, run_env=env)
+    keys = [w["key"] for w in run.facts["findings"]]
+    assert ("load" in keys) is said
+    if said:
+        assert any(ln.startswith("warning: the machine was busy") for ln in _printed(run.facts))
+
+
+def test_the_hosts_two_speeds_are_one_finding(store: Path) -> None:
+    """Samples that switch between two speeds 1.4x apart, in bouts of ~1,500 iterations,
+    worker after worker: the samples' finding (`levels`), said once; the workers' own
+    two-level finding, which would say it again, is left out."""
+    rng = np.random.default_rng(6)
+    n = 40_000
+    state = np.repeat(rng.integers(0, 2, size=n // 1500 + 1), 1500)[:n]
+    x = np.where(state == 1, 1400.0, 1000.0) * np.exp(0.03 * rng.standard_normal(n))
+    run = make_run(store, {"call": x}, segments=[4000] * 10)
+    keys = [w["key"] for w in run.facts["findings"]]
+    assert keys.count("levels") == 1 and "two-levels" not in keys

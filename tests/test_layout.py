@@ -28,7 +28,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("runs",),
     ("measure",),  # making runs: runner, importer, repeat, variation, arms, ab, trust
     ("report",),
-    ("suite", "matrix", "fleet"),
+    ("suite", "matrix"),
+    ("fleet",),  # a suite on every host of an inventory: suite's plan, runs and comparison
     ("cli",),
     ("_entry",),  # the command's entry point: imports the CLI under a Ctrl-C guard
     ("",),  # latscope/__init__.py: the public API

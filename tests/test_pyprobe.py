@@ -276,7 +276,7 @@ def test_lab_run_keeps_a_python_run(cli, store: Path, probe: str, monkeypatch) -
     r = cli("run", "py_spin", "-p", "mode=threads", "-p", "switchinterval=0.0005", "-n", "60")
     assert r.returncode == 0, r.stderr
     assert "py_spin" in r.stdout and "perf_counter_ns" in r.stdout
-    r = cli("show", "last")
+    r = cli("show", "last", "--full")
     assert r.returncode == 0, r.stderr
     assert "cpython" in r.stdout or "pypy" in r.stdout
 

@@ -445,7 +445,7 @@ def test_the_lab_runs_it(
     r = cli("ls", "--json")
     runs = json.loads(r.stdout)
     run_id = runs["runs"][0]["id"]
-    r = cli("show", run_id)
+    r = cli("show", run_id, "--full")
     assert r.returncode == 0, r.stderr
     assert "rtt/2" in r.stdout and "oneway" not in r.stdout
     assert "echo thread unpinned" in r.stdout and "share no clock" in r.stdout

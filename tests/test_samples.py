@@ -148,7 +148,7 @@ def test_show_says_a_version_1_header_is_not_checksummed(cli, good: Path, tmp_pa
     p.write_bytes(as_version_1(good.read_bytes()))
     r = cli("show", str(p))
     assert r.returncode == 0, r.stderr
-    assert "sample file format 1: its checksum covers the samples, not this header" in r.stdout
+    assert "sample file format 1: its checksum covers the samples, not its header" in r.stdout
     r = cli("show", str(good))
     assert r.returncode == 0 and "sample file format 1" not in r.stdout
 

@@ -374,7 +374,13 @@ def test_ls_json_is_valid_utf8_from_a_store_with_undecodable_names(tmp_path: Pat
     root = os.fsencode(tmp_path) + b"/st\xff"
     make_run(os.fsdecode(root), {"call": lognormal(200, 100.0, seed=50)}, bench="syscall")
     os.mkdir(root + b"/runs/foreign-\xfe")
-    env = {**os.environ, "LC_ALL": "C", "PYTHONIOENCODING": "", "LATSCOPE_STORE": ""}
+    env = {
+        **os.environ,
+        "LC_ALL": "C",
+        "PYTHONIOENCODING": "",
+        "LATSCOPE_STORE": "",
+        "COLUMNS": "200",  # the path whole on one line
+    }
     out = subprocess.run(
         [sys.executable, "-m", "latscope.cli", "ls", "--json", "--store", root],
         capture_output=True,

@@ -465,6 +465,8 @@ def test_ctrl_c_stops_the_suite_and_keeps_finished_runs(cli, store: Path, tmp_pa
 def test_run_repeat_three_worker_processes(cli, store: Path) -> None:
     r = cli("run", "syscall", "-n", "2000", "--repeat", "3")
     assert r.returncode == 0, r.stderr
+    assert "n=2,000 in 3 workers" in r.stdout
+    r = cli("show", "last", "--full")
     for w in ("between runs: 3 worker processes", "worker medians", "over the 3 worker medians"):
         assert w in r.stdout, w
     # one interval of the median: the run's table gives it, the worker table does not again
@@ -481,22 +483,29 @@ def test_run_repeat_three_worker_processes(cli, store: Path) -> None:
 def test_run_repeat_one_is_labelled_a_single_process(cli) -> None:
     r = cli("run", "syscall", "-n", "500", "--repeat", "1")
     assert r.returncode == 0, r.stderr
-    assert "single process: the interval does not include between-run variation" in r.stdout
+    assert "n=500 in one process" in r.stdout
+    assert "one process: its interval holds no between-run variation" in r.stdout
+    full = cli("show", "last", "--full").stdout
+    assert "single process: the interval does not include between-run variation" in full
 
 
 def test_between_workers_of_a_synthetic_run(store: Path) -> None:
-    from latscope.measure.repeat import between_segments
+    """The facts hold each worker's median, and the finding that they differ by more than
+    their own intervals allow."""
     from synth import make_run
 
     rng = np.random.default_rng(5)
     meds = [1000.0, 1100.0, 1210.0, 1050.0]
     x = np.concatenate([m * np.exp(0.05 * rng.standard_normal(500)) for m in meds])
     run = make_run(store, {"call": x}, segments=[500] * 4)
-    (b,) = between_segments(run)
-    assert b.r == 4
-    assert [round(r.p50, -1) for r in b.reps] == [1000.0, 1100.0, 1210.0, 1050.0]
-    assert b.interval is not None and b.interval[0] < 1000 < 1210 < b.interval[1]
-    assert b.note is not None  # 0.5% within-process intervals cannot explain a 20% spread
+    w = run.facts["workers"]
+    assert w["count"] == 4
+    (c,) = w["columns"]
+    assert [round(m, -1) for m in c["medians_ns"]] == [1000.0, 1100.0, 1210.0, 1050.0]
+    # 0.5% within-process intervals cannot explain a 20% spread
+    assert c["disagree"] is True
+    keys = [f["key"] for f in run.facts["findings"]]
+    assert "workers-disagree" in keys and "single-process" not in keys
 
 
 def test_run_repeat_rejects_zero(cli) -> None:
@@ -504,7 +513,7 @@ def test_run_repeat_rejects_zero(cli) -> None:
 
 
 def test_between_statistics_on_known_values() -> None:
-    from latscope.measure.repeat import Rep, between
+    from latscope.stats.between import Rep, between
 
     b = between(
         "c",
@@ -625,7 +634,7 @@ def test_workers_auto_keeps_the_time_budget(probe: str, tmp_path: Path) -> None:
 def test_two_levels_of_worker_medians_are_named_and_noise_is_not() -> None:
     """Worker medians at two tight levels (a machine switching between states) are told
     apart from one log-normal spread of medians."""
-    from latscope.measure.repeat import Rep, between, two_levels
+    from latscope.stats.between import Rep, between, two_levels
 
     meds = [7.333, 7.399, 6.241, 6.262, 6.289, 6.264, 6.256, 6.261, 6.255, 6.275]
     reps = [Rep(str(i), m, m * 0.999, m * 1.001) for i, m in enumerate(meds)]

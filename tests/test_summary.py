@@ -61,9 +61,10 @@ def test_a_withheld_tail_is_withheld_in_every_view(cli, store: Path, tmp_path: P
         assert "p99.9" in out, name
         assert p999_txt not in out, f"{name} prints the withheld p99.9 ({p999_txt})"
         assert "—" in out, name
-    for name in ("show", "show --full", "history p99.9"):
+    for name in ("show --full", "history p99.9"):
         assert f"only {above} samples lie above p99.9" in views[name], name
-    assert "withheld" in views["ls"] and "withheld" in views["run table"]
+    for name in ("ls", "run table", "show"):  # the brief views: that it is withheld
+        assert "withheld" in views[name], name
     md_row = next(ln for ln in views["report"].splitlines() if ln.startswith("| p99.9 |"))
     assert md_row.split("|")[2].strip() == "—"
 
@@ -196,7 +197,7 @@ def test_timed_rusage_in_show_and_report(cli, store: Path, tmp_path: Path) -> No
     assert "initiator: 3 page faults" in u.notes[0]
     assert "2.25 context switches per round trip against 2" in u.notes[1]
 
-    s = cli("show", run.id)
+    s = cli("show", run.id, "--full")
     assert s.returncode == 0, s.stderr
     out = " ".join(s.stdout.split())
     assert "timed loop (2 workers, 1,000 iterations)" in out
@@ -254,17 +255,20 @@ def test_run_table_fits_80_columns_without_cutting_a_number(store: Path) -> None
         store,
         {"rtt": lognormal(20_000, 123_456.0, seed=1), "oneway": lognormal(20_000, 61_000.0)},
     )
-    out = io.StringIO()
-    print_run(Console(file=out, width=80, color_system=None), run)
-    text = out.getvalue()
-    assert "…" not in text
-    assert all(len(line) <= 80 for line in text.splitlines())
-    for label in ("p50", "95% CI of p50", "p99", "p99.9", "max"):
-        assert label in text, label
-    assert "mean" not in text.split("run ")[1].splitlines()[1]  # not a column at 80
-    assert "min, mean, std and p95" in " ".join(text.split())
+    for details in (False, True):  # the brief view and the full one
+        out = io.StringIO()
+        print_run(Console(file=out, width=80, color_system=None), run, details=details)
+        lines = out.getvalue().splitlines()
+        assert all(len(line) <= 80 for line in lines)
+        head = next(i for i, ln in enumerate(lines) if ln.split()[:1] == ["column"])
+        table = lines[head : head + 3]  # the heading and the two columns' rows
+        assert "…" not in "".join(table)
+        for label in ("p50", "95% CI of p50", "p99", "p99.9", "max"):
+            assert label in table[0], label
+        assert "mean" not in table[0]  # not a column at 80
+    assert "min, mean, std and p95" in " ".join(" ".join(lines).split())
     wide = io.StringIO()
-    print_run(Console(file=wide, width=200, color_system=None), run)
+    print_run(Console(file=wide, width=200, color_system=None), run, details=True)
     header = next(ln for ln in wide.getvalue().splitlines() if "p99.9" in ln)
     for label in ("min", "mean", "std", "p95", "latency"):
         assert label in header, label

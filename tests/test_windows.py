@@ -157,7 +157,7 @@ def test_report_001s_experiment_is_imported_and_shown_with_its_caveat(
     assert r.returncode == 0, r.stderr
     r = cli("import", str(tmp_path / "r001.lss"))
     assert r.returncode == 0, r.stderr
-    r = cli("show", "last")
+    r = cli("show", "last", "--full")
     assert r.returncode == 0, r.stderr
     out = " ".join(r.stdout.split())
     assert "clock qpc" in out

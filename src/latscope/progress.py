@@ -30,8 +30,9 @@ def bar(console: Console, *, note: bool = False) -> Progress:
 def probe_task(
     console: Console, label: str, quiet: bool = False
 ) -> Iterator[Callable[[int, int], None] | None]:
-    """A bar fed by the probe's progress lines (outside its timed regions): yields the
-    callback for `runner.measure`, or None when nothing is shown."""
+    """A bar fed by the probe's progress lines (outside its timed regions), which says when
+    the measuring is done and the analysis runs: yields the callback for `runner.measure`, or
+    None when nothing is shown."""
     if quiet or not console.is_terminal:
         yield None
         return
@@ -39,7 +40,9 @@ def probe_task(
         task = prog.add_task(label, total=None)
 
         def cb(done: int, total: int) -> None:
-            prog.update(task, completed=done, total=total)
+            # measured: what is left is the lab's analysis of the samples, said as a phase
+            said = f"{label}: analysing the samples" if total and done >= total else label
+            prog.update(task, completed=done, total=total, description=said)
 
         yield cb
 

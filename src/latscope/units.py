@@ -91,3 +91,11 @@ def shown(text: object, markup: bool = True) -> str:
 
         s = escape(s)
     return s
+
+
+def pct(x: float | None, sign: str = "") -> str:
+    """A fraction as a percentage with two significant digits (never in e-notation)."""
+    if x is None or not math.isfinite(x):
+        return "—"
+    v = 100 * x
+    return f"{sign}{v:.0f}%" if abs(v) >= 10 else f"{sign}{v:.2g}%"

@@ -279,17 +279,11 @@ def cmd_clocks(args: argparse.Namespace) -> int:
     return 0
 
 
-SINGLE_PROCESS = (
-    "single process: the interval does not include between-run variation (measure in "
-    "several processes, the default, or with --repeat R)"
-)
-
-
 def run_and_print(
     bench: str, params: dict[str, Any], args: argparse.Namespace, n: int | None = None
 ) -> Any:
     """Measure (in worker processes: the probe's `--workers auto` unless --repeat), then the
-    summary, the between-workers table or the single-process label, and where it was kept."""
+    brief summary (`report.text.print_run`) and where it was kept."""
     from ..measure.runner import measure
 
     st = open_store(args)
@@ -306,21 +300,9 @@ def run_and_print(
             workers=getattr(args, "repeat", None),
             inject_ns=getattr(args, "inject_ns", None),
         )
-    from ..measure.repeat import between_segments, print_between  # scipy: once the probe is done
     from ..report.text import print_run
 
-    print_run(console, run)
-    w = len(run.segments)
-    if w > 1:
-        print_between(
-            console,
-            between_segments(run),
-            title=f"between runs: {w} worker processes, {run.n // w:,}+ samples each",
-            interval=False,  # the run's table gives the median's one interval
-        )
-    else:
-        console.print(f"[yellow]{SINGLE_PROCESS}[/yellow]")
-    console.print(f"[dim]run {shown(run.id)} kept in {shown(st.root)}[/dim]")
+    print_run(console, run, kept_in=str(st.root))
     return run
 
 

@@ -88,11 +88,12 @@ def cmd_show(args: argparse.Namespace) -> int:
         from ..report.ab import print_ab
 
         print_ab(console, ab)
-    print_run(console, facts, details=True)
+    full = bool(getattr(args, "full", False))
+    print_run(console, facts, details=full, table=full or not isinstance(ab, dict))
     tag = meta.get("host")
     if tag:  # a host tag (an import's, a fleet's): the host the run belongs to
         console.print(f"[dim]host {shown(tag)} (the host tag it was added with)[/dim]")
-    if not getattr(args, "full", False):
+    if not full:
         return 0
     from ..report import analyse, run_blocks
     from ..report.document import render_rich

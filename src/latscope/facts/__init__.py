@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 #: The file a run's facts are kept in, beside run.json and samples.lss.
 FACTS_FILE = "facts.json"
 #: The version of the facts' layout: facts of another version are built again when read.
-SCHEMA = 1
+SCHEMA = 2
 #: The largest facts.json read: a run's is a few kilobytes (a hundred columns at most).
 FACTS_LIMIT = 2 * 2**20
 
@@ -60,7 +60,7 @@ _ROW = Field(
 )
 _FINDING = Field(
     (dict,),
-    spec={"level": _TEXT, "key": _TEXT, "column": _OPT_TEXT, "text": _TEXT},
+    spec={"level": _TEXT, "key": _TEXT, "column": _OPT_TEXT, "text": _TEXT, "short": _OPT_TEXT},
 )
 
 #: What facts.json must hold, of the types the views read (store.meta's checker).
@@ -94,12 +94,37 @@ FACTS_SPEC: Spec = {
     "summary": Field((list,), required=True, each=_ROW),
     "ci_line": Field((str, NULL), required=True),
     "withheld": Field((list,), required=True, items=(str,)),
-    "check": Field((dict, NULL), required=True, spec={"text": _TEXT, "disagree": Field((bool,))}),
+    "check": Field(
+        (dict, NULL),
+        required=True,
+        spec={"text": _TEXT, "disagree": Field((bool,)), "short": _OPT_TEXT},
+    ),
     "display": Field(
         (list,), required=True, each=Field((dict,), spec={"text": _TEXT, "style": _OPT_TEXT})
     ),
     "notes": Field((list,), required=True, each=Field((dict,), spec={"key": _TEXT, "text": _TEXT})),
     "usage": Field((dict, NULL), required=True, spec={"scope": _TEXT, "detail": _TEXT}),
+    "workers": Field(
+        (dict, NULL),
+        required=True,
+        spec={
+            "count": Field((int,), required=True),
+            "columns": Field(
+                (list,),
+                required=True,
+                each=Field(
+                    (dict,),
+                    spec={
+                        "column": _TEXT,
+                        "medians_ns": Field((list,), required=True, items=(float, int)),
+                        "cv": Field((float, NULL)),
+                        "within": Field((float, NULL)),
+                        "disagree": Field((bool,), required=True),
+                    },
+                ),
+            ),
+        },
+    ),
     "findings": Field((list,), required=True, each=_FINDING),
     "measured": _OPT_TEXT,
     "imported": _OPT_TEXT,

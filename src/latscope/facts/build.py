@@ -7,21 +7,36 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import numpy as np
+
 from .. import probe
 from .._version import __version__
 from ..env import emulation_caveat, of_header
 from ..notes import run_notes
+from ..stats import quantile_sorted
+from ..stats.between import LEVEL, Rep, between, split
+from ..stats.intervals import order_statistic_interval
 from ..summary import withheld_notes
+from ..units import pick_unit
 from . import SCHEMA, plain
 from .checks import check_figure, display, display_lines, one_way_checks
 from .wording import clock_line, family_words, latency_label, params_line, run_label, timed_usage
 
+#: What a run of one worker process cannot say.
+SINGLE_PROCESS = (
+    "single process: the interval does not include between-run variation (measure in "
+    "several processes, the default, or with --repeat R)"
+)
 #: Display-line styles a view may apply (anything else in a facts.json is shown unstyled).
 STYLES = frozenset({"dim", "yellow", "bold", "red", "green"})
 
 
-def _finding(level: str, key: str, text: str, column: str | None = None) -> dict[str, Any]:
-    return {"level": level, "key": key, "column": column, "text": text}
+def _finding(
+    level: str, key: str, text: str, column: str | None = None, short: str | None = None
+) -> dict[str, Any]:
+    """A finding: ``text`` in full (show --full, the reports), ``short`` in one line of the
+    brief view (None: the text, cut)."""
+    return {"level": level, "key": key, "column": column, "text": text, "short": short}
 
 
 def _ci_line(rows: list[dict[str, Any]], derived: list[str]) -> str | None:
@@ -61,6 +76,113 @@ def _ci_line(rows: list[dict[str, Any]], derived: list[str]) -> str | None:
         + "; ".join(parts)
         + (" — ESS: effective sample size after autocorrelation" if with_ess else "")
         + "".join(f"; {w}" for w in why)
+    )
+
+
+def _worker_reps(run: Any, column: str) -> list[Rep]:
+    """One Rep per worker process of the run: its median and order-statistic interval."""
+    step = run.column_step_ns(column)
+    out = []
+    for i, part in enumerate(split(run.values(column), run.column_segments(column))):
+        xs = np.sort(part)
+        lo, hi, _ = order_statistic_interval(xs, 0.5, LEVEL, step=step)
+        out.append(Rep(f"{run.id}#{i + 1}", quantile_sorted(xs, 0.5, step), lo, hi))
+    return out
+
+
+def _workers(run: Any) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    """The worker processes among themselves: each column's worker medians, their CV and the
+    typical half width of one worker's interval (None for a run of one process), and the
+    findings they call for: one process (its interval holds no between-run variation), the
+    medians differing by more than their intervals allow, the medians at two levels."""
+    w = len(run.segments)
+    if w < 2:
+        short = "one process: its interval holds no between-run variation (--repeat R)"
+        return None, [_finding("warning", "single-process", SINGLE_PROCESS, short=short)]
+    bets = [between(c, _worker_reps(run, c), LEVEL, "worker medians") for c in run.all_columns]
+    cols = [
+        {
+            "column": b.column,
+            "medians_ns": [x.p50 for x in b.reps],
+            "cv": b.cv,
+            "within": b.within_rel,
+            "disagree": b.note is not None,
+        }
+        for b in bets
+    ]
+    findings = []
+    noted = [b.column for b in bets if b.note]
+    if noted:
+        findings.append(
+            _finding(
+                "note",
+                "workers-disagree",
+                f"{', '.join(noted)}: the worker medians differ by more than their "
+                "within-process intervals allow: variation between processes dominates (the "
+                "median's interval is the one over the workers); add workers (--repeat) "
+                "rather than samples",
+            )
+        )
+    two = [b for b in bets if b.levels is not None]
+    if two:
+        b = two[0]
+        assert b.levels is not None
+        unit = pick_unit([b.median_of_medians])
+        findings.append(
+            _finding(
+                "warning",
+                "two-levels",
+                f"{', '.join(x.column for x in two)}: the worker medians sit at two levels "
+                f"({b.column}: {b.levels.describe(unit)}), each tight: the machine switched "
+                "between two states during the run (on a virtual machine, often its host). "
+                "The median depends on the share of workers at each; to compare scenarios, "
+                "'latscope ab' measures them interleaved, so both see the same state",
+                short=f"the worker medians sit at two levels ({b.column}: "
+                f"{b.levels.describe(unit)})",
+            )
+        )
+    return {"count": w, "columns": cols}, findings
+
+
+def _levels(run: Any) -> list[dict[str, Any]]:
+    """The host's two speeds (`stats.levels`), found in the run's first recorded column: a
+    state of the machine, said once for the run. An interleaved run's arms share that state
+    and are compared by rounds: nothing to say there."""
+    from ..stats.drift import drift
+    from ..stats.levels import levels_warning
+
+    if run.arms or not run.columns:
+        return []
+    c = run.columns[0]
+    try:
+        lv = drift(run.values(c), segments=run.column_segments(c)).levels
+    except ValueError:  # too few samples for windows: no speeds to tell apart
+        return []
+    if lv is None:
+        return []
+    short = (
+        f"the host ran at two speeds {lv.ratio:.2f}x apart, {100.0 * lv.slow_share:.0f}% of "
+        f"{c} at the slow one"
+    )
+    return [_finding("warning", "levels", f"{c}: {levels_warning(lv).message}", c, short)]
+
+
+def _load(env: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A busy machine when the run began: a 1-minute load average at or above its CPUs."""
+    env = env or {}
+    load1 = (env.get("load") or {}).get("1m")
+    cpus = (env.get("cpu") or {}).get("logical")
+    if not isinstance(load1, (int, float)) or not isinstance(cpus, int) or cpus < 1:
+        return None
+    if load1 < cpus:
+        return None
+    return _finding(
+        "warning",
+        "load",
+        f"the machine was busy: a 1-minute load average of {load1:.1f} on {cpus} CPUs when "
+        "the run began; other work shares the CPUs and caches: measure on a quieter machine, "
+        "or compare scenarios with 'latscope ab', which pairs them in time",
+        short=f"the machine was busy: load {load1:.1f} on {cpus} CPUs when the run began",
     )
 
 
@@ -136,13 +258,21 @@ def build_facts(run: Any) -> dict[str, Any]:
         findings += [_finding("warning", "timed-loop", w) for w in usage.notes]
     for w in (meta.get("run") or {}).get("probe_warnings") or []:
         findings.append(_finding("warning", "probe", str(w)))
-    findings += [_finding("warning", "one-way", w) for w in one_way_checks(run, summ)]
+    findings += [_finding("warning", "one-way", w, short=s) for w, s in one_way_checks(run, summ)]
+    speeds = _levels(run)
+    findings += speeds
+    workers, said = _workers(run)
+    # the host's two speeds said once: the samples' finding holds the workers' one
+    findings += [w for w in said if not (speeds and w["key"] == "two-levels")]
+    busy = _load(run.env)
+    if busy is not None:
+        findings.insert(0, busy)
     check = None
     spec = display(meta).get("check_figure")
     if isinstance(spec, dict):
         got = check_figure(run, summ, spec)
         if got:
-            check = {"text": got[0], "disagree": bool(got[1])}
+            check = {"text": got[0], "disagree": bool(got[1]), "short": got[2]}
     measured, imported = _measured(meta)
     warmup = meta.get("warmup")
     return {
@@ -169,6 +299,7 @@ def build_facts(run: Any) -> dict[str, Any]:
         ],
         "notes": [{"key": n.key, "text": n.text} for n in run_notes(meta)],
         "usage": {"scope": usage.scope, "detail": usage.detail} if usage is not None else None,
+        "workers": workers,
         "findings": findings,
         "measured": measured,
         "imported": imported,

@@ -76,11 +76,11 @@ def display(meta: dict[str, Any]) -> dict[str, Any]:
     return d if isinstance(d, dict) else {}
 
 
-def check_figure(run: Any, summ: Any, check: dict[str, Any]) -> tuple[str, bool] | None:
+def check_figure(run: Any, summ: Any, check: dict[str, Any]) -> tuple[str, bool, str] | None:
     """The catalogue's clock-free check of a column (``display.check_figure``: syscall's batch
-    figure against the per-call median minus the clock's read cost) and whether the two
-    disagree beyond the median's interval; None where the run does not record what it
-    needs."""
+    figure against the per-call median minus the clock's read cost), whether the two
+    disagree beyond the median's interval, and the disagreement in one line; None where the
+    run does not record what it needs."""
     meta = run.meta
     per = header_field(meta, str(check.get("value")))
     minus = header_field(meta, str(check.get("minus"))) if check.get("minus") else 0.0
@@ -112,19 +112,23 @@ def check_figure(run: Any, summ: Any, check: dict[str, Any]) -> tuple[str, bool]
             "changes speed (latscope env --check) the two see different speeds. Quote the "
             "median with its interval."
         )
-    return line, disagree
+    short = (
+        f"the {check.get('label')} ({fmt(per)} per call) and the {col} median ({fmt(net)} net) "
+        "disagree"
+    )
+    return line, disagree, short
 
 
 #: The latency kind of half a round trip (the catalogue's ``derived_columns``: rtt/2).
 RTT_HALF = "one_way_rtt_half"
 
 
-def one_way_checks(run: Any, summ: Any) -> list[str]:
+def one_way_checks(run: Any, summ: Any) -> list[tuple[str, str]]:
     """Where a run measures a one-way time (a column whose latency is a one-way kind, such as
     ping-pong's ``oneway`` from the shared clock) and the lab derives half the round trip
     (``rtt/2``), the two estimate the same time when both directions cost the same: a warning
     for each pair whose medians' 95% intervals do not overlap, with its likely cause; none
-    where they agree or the run lacks an interval."""
+    where they agree or the run lacks an interval. Each as (text, its one-line form)."""
     out = []
     rows = {r["column"]: r for r in summ.iter_rows(named=True)}
     for half in run.derived_columns:
@@ -147,9 +151,13 @@ def one_way_checks(run: Any, summ: Any) -> list[str]:
                 "differently in each direction)"
             )
             out.append(
-                f"{col} and {half} disagree: {col}'s median {fmt(a['p50_ns'])} "
-                f"({fmt(ivs[0])}–{fmt(ivs[1])}) is {ratio:.2f} of {half}'s "
-                f"{fmt(b['p50_ns'])} ({fmt(ivs[2])}–{fmt(ivs[3])}): {why}. Quote {col} as "
-                "the one-way time."
+                (
+                    f"{col} and {half} disagree: {col}'s median {fmt(a['p50_ns'])} "
+                    f"({fmt(ivs[0])}–{fmt(ivs[1])}) is {ratio:.2f} of {half}'s "
+                    f"{fmt(b['p50_ns'])} ({fmt(ivs[2])}–{fmt(ivs[3])}): {why}. Quote {col} as "
+                    "the one-way time.",
+                    f"{col} ({fmt(a['p50_ns'])}) and {half} ({fmt(b['p50_ns'])}) disagree: "
+                    f"quote {col}",
+                )
             )
     return out

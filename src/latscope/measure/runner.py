@@ -295,7 +295,7 @@ def import_samples(
             "imported_from": {"file": p.name, "path": str(p.resolve()), "sha256": sha},
         }
         if measured.arms:  # an interleaved run: its comparison, as `latscope ab` keeps it
-            from .ab import facts as ab_facts  # its statistics only for such a run
+            from .comparison import facts as ab_facts  # its statistics only for such a run
 
             meta["tags"] = {"ab": True, **meta["tags"]}
             meta["ab"] = ab_facts(measured)

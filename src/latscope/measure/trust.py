@@ -250,7 +250,7 @@ def _rate(k: int, n: int) -> str:
 def print_record(console: Console, rec: dict[str, Any], path: Path | None = None) -> None:
     """What ``latscope ab`` resolves here, per column, and what compare will use."""
     from ..tables import Column, fit
-    from .repeat import pct
+    from ..units import pct
 
     cols = [
         Column("column"),

@@ -1,6 +1,6 @@
 """The terminal view of an interleaved run (`latscope ab`, `latscope show` of a run with arms):
 it renders the comparison facts kept with the run (run.json ``ab``, made by
-`latscope.measure.ab.facts`) and computes nothing. First the answer, one line per arm and
+`latscope.measure.comparison.facts`) and computes nothing. First the answer, one line per arm and
 column: the ratio to the baseline, its interval and the verdict; then each arm's median; then
 what the run was."""
 

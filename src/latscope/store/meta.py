@@ -289,7 +289,7 @@ RUN_SPEC: Spec = {
     "env": Field((dict, NULL), spec=ENV_SPEC),
     "status": Field((str, NULL)),
     "host": Field((str, NULL)),
-    "ab": Field((dict, NULL)),  # an interleaved run's comparison (latscope.measure.ab.facts)
+    "ab": Field((dict, NULL)),  # an interleaved run's comparison (measure.comparison.facts)
 }
 
 #: owner.json of a partial run (`Store.begin`).

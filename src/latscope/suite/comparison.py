@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..measure.repeat import Between, Rep, between, pct
 from ..notes import grouped_notes
 from ..scenarios import Scenario
-from ..units import fmt_bare, fmt_ratio, pick_unit, shown
+from ..stats.between import Between, Rep, between
+from ..units import fmt_bare, fmt_ratio, pct, pick_unit, shown
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -308,7 +308,7 @@ def verdict_legend(rows: list[Row]) -> str:
         "the noise threshold (±2%, or the A/A range 'latscope trust' measured), same when the "
         "interval lies within it, else inconclusive."
     )
-    from ..measure.ab import DEFAULT_NOISE
+    from ..measure.comparison import DEFAULT_NOISE
 
     ids = paired_runs(rows)
     if not ids:

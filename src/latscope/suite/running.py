@@ -16,7 +16,7 @@ come from it where there is one.
 The comparison (comparison.py), per scenario and column:
 
 - the median of the repetition medians, the typical within-run interval, the spread between
-  repetitions and the interval over repetitions (`repeat.between`);
+  repetitions and the interval over repetitions (`stats.between.between`);
 - against the suite's first scenario with the same benchmark (the baseline; same column):
   the paired run's ratio, interval and verdict (`stats.paired`), and, always, the unpaired
   comparison of the repetitions: `stats.compare` with the repetitions as the upper level (the
@@ -78,7 +78,7 @@ class PairedRun:
         """(scenario, column) -> its paired comparison with the baseline (run.json ``ab``)."""
         if self.run is None:
             return {}
-        from ..measure.ab import LETTERS  # the suite's first use of the ab module
+        from ..measure.comparison import LETTERS  # the suite's first use of the comparison
 
         facts = self.run.meta["run"].get("ab") or {}
         name = {LETTERS[i]: s for i, s in enumerate(self.scenarios)}
