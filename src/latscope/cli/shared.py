@@ -31,8 +31,9 @@ class _Console(Console):
 
 def _console(stderr: bool = False) -> Console:
     c = _Console(stderr=stderr, highlight=False)
-    if not c.is_terminal and c.width < 132:
-        # logs and pipes: wide enough for the summary table without wrapping numbers
+    if not c.is_terminal and c.width < 132 and not os.environ.get("COLUMNS"):
+        # logs and pipes: wide enough for the summary table without wrapping numbers (a
+        # width the user gives in COLUMNS is theirs)
         c = _Console(stderr=stderr, highlight=False, width=132)
     return c
 
