@@ -101,7 +101,9 @@ def test_run_show_export(cli, store: Path, tmp_path: Path) -> None:
     e = cli("export", "last", "--csv", str(csv))
     assert e.returncode == 0, e.stderr
     df = pl.read_csv(csv)
-    assert df.columns == ["iteration", "t_start_s", "call_ns"] and df.height == 3000
+    assert df.columns == ["iteration", "t_start_s", "worker", "call_ns"] and df.height == 3000
+    workers = df["worker"].to_list()  # the worker processes in the order they ran
+    assert workers == sorted(workers) and set(workers) == set(range(workers[-1] + 1))
     assert df["call_ns"].dtype == pl.Int64  # whole ns, not 17-digit floats
     exact = tmp_path / "exact.csv"
     assert cli("export", "last", "--csv", str(exact), "--exact").returncode == 0
@@ -110,6 +112,19 @@ def test_run_show_export(cli, store: Path, tmp_path: Path) -> None:
     pq = tmp_path / "s.parquet"
     assert cli("export", rid, "--parquet", str(pq)).returncode == 0
     assert pl.read_parquet(pq).height == 3000
+    # '-': the rows to standard output, nothing else there, no file named '-'
+    p = cli.popen("export", rid, "--csv", "-", stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 0, err
+    lines = out.splitlines()  # popen here is in text mode
+    assert lines[0] == "iteration,t_start_s,worker,call_ns" and len(lines) == 3001
+    assert not (tmp_path / "-").exists()
+    # a reader that leaves early (| head -3): status 0, no traceback
+    head = cli.popen("export", rid, "--csv", "-", stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert head.stdout is not None
+    head.stdout.readline()
+    head.stdout.close()
+    assert head.wait(timeout=120) == 0 and "Traceback" not in head.stderr.read()
 
 
 def test_pipe_summary_names_latencies(cli) -> None:
@@ -155,7 +170,7 @@ def test_export_refuses_a_directory(cli, store: Path, tmp_path: Path) -> None:
 def test_api(store: Path) -> None:
     r = latscope.run("pipe", cpus="0,0", mode="threads", n=500, store=store)
     assert isinstance(r.samples, pl.DataFrame)
-    assert r.samples.columns == ["iteration", "t_start_s", "rtt_ns", "oneway_ns"]
+    assert r.samples.columns == ["iteration", "t_start_s", "worker", "rtt_ns", "oneway_ns"]
     s = r.summary()
     assert s["column"].to_list() == ["rtt", "oneway", "rtt/2"]
     row = s.row(0, named=True)
@@ -312,3 +327,22 @@ def test_the_batch_figure_and_the_median_say_when_they_disagree(
     from latscope.facts import disagreements
 
     assert disagreements(run.facts) == ([line] if disagree else [])
+
+
+def test_the_probe_is_a_command_beside_latscope_and_minus_v_its_version(cli) -> None:
+    """`latscope-probe` (installed with latscope) runs the probe latscope runs, with its own
+    command line; `latscope -V` is --version."""
+    import shutil
+
+    exe = Path(sys.executable).parent / "latscope-probe"
+    if not exe.exists():
+        exe = Path(shutil.which("latscope-probe") or "latscope-probe")
+    if not exe.exists():
+        pytest.skip("latscope is not installed with its scripts here")
+    done = subprocess.run([str(exe), "--list"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert '"benchmarks"' in done.stdout
+    bad = subprocess.run([str(exe), "nosuch"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and bad.stderr.startswith("latscope-probe: error: unknown")
+    v = cli("-V")
+    assert v.returncode == 0 and v.stdout.startswith("latscope ")

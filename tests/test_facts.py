@@ -302,3 +302,19 @@ def test_the_hosts_two_speeds_are_one_finding(store: Path) -> None:
     run = make_run(store, {"call": x}, segments=[4000] * 10)
     keys = [w["key"] for w in run.facts["findings"]]
     assert keys.count("levels") == 1 and "two-levels" not in keys
+
+
+def test_run_and_show_give_the_facts_as_json(cli, store: Path) -> None:
+    """`run --json` prints the new run's facts and nothing else on stdout; `show --json` the
+    same facts, read back (schema, id, the summary with its one interval)."""
+    r = cli("run", "syscall", "-n", "500", "--json")
+    assert r.returncode == 0, r.stderr
+    made = json.loads(r.stdout)
+    assert made["schema"] == facts.SCHEMA and made["benchmark"] == "syscall"
+    (row,) = made["summary"]
+    assert row["column"] == "call" and row["p50_ci_low_ns"] <= row["p50_ns"]
+    s = cli("show", made["id"], "--json")
+    assert s.returncode == 0, s.stderr
+    assert json.loads(s.stdout) == made
+    bad = cli("run", "syscall", "--sweep", "cpus", "--json")
+    assert bad.returncode == 2 and "--json does not go with --sweep" in bad.stderr

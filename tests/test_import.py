@@ -307,7 +307,15 @@ def test_imported_run_round_trips(cli, store: Path, tmp_path: Path) -> None:
     e = cli("export", rid, "--csv", str(out))
     assert e.returncode == 0, e.stderr
     df = pl.read_csv(out)
-    assert df.columns == ["iteration", "t_start_s", "open_ns", "write_ns", "read_ns", "close_ns"]
+    assert df.columns == [
+        "iteration",
+        "t_start_s",
+        "worker",
+        "open_ns",
+        "write_ns",
+        "read_ns",
+        "close_ns",
+    ]
     assert df["t_start_s"].null_count() == df.height == 3000
     np.testing.assert_allclose(df["read_ns"].to_numpy(), vals[:, 2] * 1000, rtol=1e-12)
 

@@ -5,6 +5,7 @@
 >>> r.summary()          # polars DataFrame, one row per timed column
 >>> r.samples            # polars DataFrame, one row per iteration (ns)
 >>> r.meta["clock"]      # dict: the clock, its overhead and resolution, ...
+>>> latscope.runs()      # polars DataFrame: every kept run's summary, one row per column
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
     from .runs import Run
     from .store import Store
 
-__all__ = ["__version__", "run", "load", "benchmarks", "Run"]
+__all__ = ["__version__", "run", "load", "runs", "benchmarks", "Run"]
 
 
 def run(
@@ -56,11 +57,30 @@ def load(ref: str | os.PathLike[str], store: str | os.PathLike[str] | Store | No
     return _load(ref, store)
 
 
+def runs(
+    store: str | os.PathLike[str] | Store | None = None,
+    benchmark: str | None = None,
+    host: str | None = None,
+) -> Any:
+    """Every kept run of the store (``benchmark``, ``host``: only those) as one polars
+    DataFrame, one row per run and column: the run id, when it was made, the benchmark, the
+    host, its parameters (given and resolved) and tags, n and the summary's figures (ns), from
+    the store's summary table (docs/store.md), in the order the runs were made."""
+    from .measure.runner import open_store
+    from .store.catalog import catalog
+
+    return catalog(open_store(store), benchmark=benchmark, host=host).rows
+
+
 def benchmarks() -> list[dict[str, Any]]:
     """The probe's catalogue of benchmarks (parameters, defaults, units, columns)."""
     from . import probe
 
     return list(probe.catalogue()["benchmarks"])
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
 
 
 def __getattr__(name: str) -> Any:

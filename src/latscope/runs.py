@@ -305,8 +305,8 @@ class Run:
             if self.has_times
             else pl.repeat(None, self.n, dtype=pl.Float64, eager=True),
         }
+        data["worker"] = self.worker_index()  # the intervals are made over the workers
         if self.arms:
-            data["worker"] = self.worker_index()
             idx = self.index_columns()
             data["arm"] = np.array(list(ARM_LETTERS))[idx["arm"]]
             data["block"], data["round"] = idx["block"], idx["round"]

@@ -54,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=shared.RAW,
     )
-    ap.add_argument("--version", action="version", version=f"latscope {__version__}")
+    ap.add_argument("-V", "--version", action="version", version=f"latscope {__version__}")
     sub = ap.add_subparsers(dest="cmd", metavar="COMMAND", parser_class=Parser)
     for mod in MODULES:
         mod.add_parsers(sub)

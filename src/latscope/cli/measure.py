@@ -4,6 +4,7 @@ cpus`), `trust` and `quick`."""
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -120,6 +121,12 @@ def add_parsers(sub: Any) -> None:
         "show the matrix of medians",
     )
     r.add_argument("--quiet", action="store_true", help="no progress bar")
+    r.add_argument(
+        "--json",
+        action="store_true",
+        help="print the run's facts as JSON instead of the summary (docs/store.md, 'A run's "
+        "facts'; no progress bar)",
+    )
     store_arg(r)
 
     tr = sub.add_parser(
@@ -251,7 +258,9 @@ def cmd_list(args: argparse.Namespace) -> int:
             for c in cat["clocks"]
         )
     )
-    console.print("[dim]details of a parameter: latscope-probe --list (JSON)[/dim]")
+    console.print(
+        "[dim]details of a parameter: latscope-probe --list (JSON; installed beside latscope)[/dim]"
+    )
     return 0
 
 
@@ -288,7 +297,8 @@ def run_and_print(
 
     st = open_store(args)
     label = shown(f"{bench} {_pstr(params)}")
-    with progress.probe_task(err_console, label, getattr(args, "quiet", False)) as cb:
+    as_json = bool(getattr(args, "json", False))
+    with progress.probe_task(err_console, label, getattr(args, "quiet", False) or as_json) as cb:
         run = measure(
             bench,
             params,
@@ -300,6 +310,11 @@ def run_and_print(
             workers=getattr(args, "repeat", None),
             inject_ns=getattr(args, "inject_ns", None),
         )
+    if as_json:
+        from ..facts import dumps
+
+        sys.stdout.write(dumps(run.facts) + "\n")
+        return run
     from ..report.text import print_run
 
     print_run(console, run, kept_in=str(st.root))
@@ -311,6 +326,8 @@ def _pstr(params: dict[str, Any]) -> str:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    if args.json and args.sweep:
+        raise BadInput("--json does not go with --sweep")
     if args.sweep:
         if args.repeat is not None or args.inject_ns is not None:
             raise BadInput("--sweep does not go with --repeat or --inject-ns")

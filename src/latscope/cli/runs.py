@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -35,7 +37,8 @@ def add_parsers(sub: Any) -> None:
         ),
         formatter_class=RAW,
         epilog="examples:\n  latscope show last\n  latscope show 172353 --full      by a "
-        "unique part of its id\n  latscope ls                       the run ids\n",
+        "unique part of its id\n  latscope show last --json        its facts, for a program\n"
+        "  latscope ls                       the run ids\n",
     )
     s.add_argument("run", metavar="RUN", help="run id (or unique part of it, or 'last')")
     host_arg(s, "a run of host NAME ('last': its latest)")
@@ -45,17 +48,24 @@ def add_parsers(sub: Any) -> None:
         action="store_true",
         help="the full analysis: intervals, fit, outliers, spikes, drift, warnings",
     )
+    s.add_argument(
+        "--json",
+        action="store_true",
+        help="the run's facts as JSON (docs/store.md, 'A run's facts'; with an interleaved "
+        "run's comparison as 'ab')",
+    )
 
     e = sub.add_parser(
         "export",
         help="write a run's samples to CSV or Parquet",
         description=wrap(
             "Write every sample of a kept run, one row per iteration: the iteration, its start "
-            "time in seconds and each timed column in nanoseconds, for analysis elsewhere "
-            "(pandas, R, a spreadsheet)."
+            "time in seconds, the worker process it was measured in and each timed column in "
+            "nanoseconds, for analysis elsewhere (pandas, R, a spreadsheet)."
         ),
         formatter_class=RAW,
-        epilog="example:\n  latscope export last --csv pipe.csv\n\n"
+        epilog="examples:\n  latscope export last --csv pipe.csv\n"
+        "  latscope export last --csv - | head -3     to standard output\n\n"
         "a FILE that exists is replaced only with --force\n",
     )
     e.add_argument("run", metavar="RUN", help="run id (or unique part of it, or 'last')")
@@ -63,8 +73,8 @@ def add_parsers(sub: Any) -> None:
     g.add_argument(
         "--csv",
         metavar="FILE",
-        help="write CSV: one row per iteration, durations in whole ns (the clocks' resolution "
-        "is coarser), t_start_s in s to the ns",
+        help="write CSV (- : standard output): one row per iteration, durations in whole ns "
+        "(the clocks' resolution is coarser), t_start_s in s to the ns",
     )
     g.add_argument("--parquet", metavar="FILE", help="write Parquet (durations as exact floats)")
     e.add_argument(
@@ -84,6 +94,11 @@ def cmd_show(args: argparse.Namespace) -> int:
     # the run's facts, kept with it: no samples read, no statistic computed (latscope.facts)
     facts, meta = load_facts(args.run, open_store(args), host=args.host)
     ab = meta.get("ab")
+    if getattr(args, "json", False):
+        from ..facts import dumps
+
+        sys.stdout.write(dumps({**facts, **({"ab": ab} if isinstance(ab, dict) else {})}) + "\n")
+        return 0
     if isinstance(ab, dict):  # an interleaved run: its comparison first (latscope ab)
         from ..report.ab import print_ab
 
@@ -107,27 +122,37 @@ def cmd_show(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     from ..measure.runner import load
 
-    target = check_destination(Path(args.csv or args.parquet), args.force)
+    to_stdout = args.csv == "-"
+    target = None if to_stdout else check_destination(Path(args.csv or args.parquet), args.force)
     run = load(args.run, open_store(args))
+    frame = run.samples
+    if args.csv and not args.exact:  # whole ns: what a person reads, no 17-digit floats
+        import polars as pl
+
+        frame = frame.with_columns(
+            pl.col(c).round(0).cast(pl.Int64) for c in frame.columns if c.endswith("_ns")
+        ).with_columns(pl.col("t_start_s").round(9))
+    if to_stdout:  # the rows alone, for a pipe; a reader that leaves early ends it quietly
+        try:
+            sys.stdout.flush()
+            frame.write_csv(sys.stdout)
+            sys.stdout.flush()
+        except OSError as e:  # polars says EPIPE as an OSError of its own
+            if not isinstance(e, BrokenPipeError) and "Broken pipe" not in str(e):
+                raise BadInput(f"cannot write the CSV to standard output: {e}") from None
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    assert target is not None
     try:
         with atomic_write(target, replace=args.force) as f:
             if args.csv:
-                frame = run.samples
-                if not args.exact:  # whole ns: what a person reads, no 17-digit floats
-                    import polars as pl
-
-                    frame = frame.with_columns(
-                        pl.col(c).round(0).cast(pl.Int64)
-                        for c in frame.columns
-                        if c.endswith("_ns")
-                    ).with_columns(pl.col("t_start_s").round(9))
                 frame.write_csv(f)
             else:
-                run.samples.write_parquet(f)
+                frame.write_parquet(f)
     except OSError as e:
         raise BadInput(f"cannot write {target}: {e.strerror}") from None
     console.print(
-        f"wrote {run.n} rows × {len(run.samples.columns)} columns "
+        f"wrote {run.n} rows × {len(frame.columns)} columns "
         f"(durations in {'ns' if args.exact or not args.csv else 'whole ns'}, t_start_s in s) "
         f"to {shown(target)}"
     )
