@@ -225,13 +225,15 @@ def test_markup_in_a_parameter_is_text(cli, tmp_path: Path) -> None:
     run, ls, show and show --full print it and exit 0."""
     d = tmp_path / "q[" / "x]"
     d.mkdir(parents=True)
-    r = cli("run", "file", "-p", f"dir={d}", "-n", "50", "--quiet")
+    r = cli("run", "file", "-p", f"dir={d}", "-n", "50")
     assert r.returncode == 0, r.stderr
     assert "Traceback" not in r.stderr and f"dir={d}" in r.stdout
     for args in (["ls"], ["show", "last"], ["show", "last", "--full"]):
         out = cli(*args)
         assert out.returncode == 0 and "Traceback" not in out.stderr, (args, out.stderr)
         assert "q[/x]" in out.stdout, args
+    q = cli("run", "syscall", "-n", "50", "--quiet")  # only the new run's id
+    assert q.returncode == 0 and q.stdout.strip() == Store(cli.store).list_meta()[-1]["id"]
 
 
 def test_a_reader_that_leaves_early_ends_every_command_quietly_with_status_0(cli) -> None:
@@ -346,3 +348,25 @@ def test_the_probe_is_a_command_beside_latscope_and_minus_v_its_version(cli) -> 
     assert bad.returncode == 2 and bad.stderr.startswith("latscope-probe: error: unknown")
     v = cli("-V")
     assert v.returncode == 0 and v.stdout.startswith("latscope ")
+
+
+def test_compare_fail_if_exits_1_only_when_a_verdict_says_so(cli, store: Path) -> None:
+    """Two synthetic runs, the second twice as slow: `--fail-if slower` fails on it and not
+    the other way round; `--fail-if different` fails both ways; without it, status 0."""
+    from synth import lognormal, make_run
+
+    fast = make_run(
+        store, {"call": lognormal(4000, 1000.0, 0.05, 1)}, bench="syscall", segments=[1000] * 4
+    )
+    slow = make_run(
+        store,
+        {"call": lognormal(4000, 2000.0, 0.05, 2)},
+        bench="syscall",
+        segments=[1000] * 4,
+        created_utc="2026-01-01T00:00:02Z",
+    )
+    assert cli("compare", fast.id, slow.id).returncode == 0
+    r = cli("compare", fast.id, slow.id, "--fail-if", "slower")
+    assert r.returncode == 1 and f"--fail-if slower: {slow.id} call: slower" in r.stderr
+    assert cli("compare", slow.id, fast.id, "--fail-if", "slower").returncode == 0
+    assert cli("compare", slow.id, fast.id, "--fail-if", "different").returncode == 1

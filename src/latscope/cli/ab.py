@@ -90,7 +90,11 @@ def add_parsers(sub: Any) -> None:
         choices=["slower", "different"],
         help="exit 1 when an arm is slower (or different: slower or faster) than the baseline",
     )
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--quiet",
+        action="store_true",
+        help="print only the run's id (no progress bar, no comparison; --fail-if still applies)",
+    )
     store_arg(p)
 
 
@@ -140,6 +144,8 @@ def cmd_ab(args: argparse.Namespace) -> int:
     f = run.meta["run"]["ab"]
     if args.json:
         console.print_json(_json.dumps({"run_id": run.id, "store": str(st.root), **f}))
+    elif args.quiet:
+        console.print(run.id, markup=False, highlight=False)
     else:
         print_ab(console, f)
         console.print(f"[dim]run {shown(run.id)} kept in {shown(st.root)}[/dim]")

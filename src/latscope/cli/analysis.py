@@ -183,6 +183,12 @@ def add_parsers(sub: Any) -> None:
     )
     c.add_argument("--plot", metavar="FILE", help="write the shift plot (.png, .svg or .pdf)")
     c.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
+    c.add_argument(
+        "--fail-if",
+        choices=["slower", "different"],
+        help="exit 1 when a verdict is slower (or faster or slower: different), for CI "
+        "pipelines; as 'latscope ab --fail-if'",
+    )
     force_arg(c)
     host_arg(c, "runs of host NAME ('last': its latest)")
     store_arg(c)
@@ -341,6 +347,16 @@ def cmd_compare(args: argparse.Namespace) -> int:
         fig = compare.shift_figure(runs, rows)
         plots.save(fig, args.plot, replace=args.force)
         console.print(f"wrote {shown(args.plot)}")
+    if args.fail_if:
+        bad = {"slower"} if args.fail_if == "slower" else {"slower", "faster"}
+        failing = [
+            f"{runs[r.other].id} {r.column}: {r.result.verdict}"
+            for r in rows
+            if r.result is not None and r.result.verdict in bad
+        ]
+        for line in failing:
+            err_console.print(f"latscope: --fail-if {args.fail_if}: {shown(line)}", markup=False)
+        return 1 if failing else 0
     return 0
 
 

@@ -120,7 +120,11 @@ def add_parsers(sub: Any) -> None:
         help="cpus: run a communication benchmark between every ordered pair of CPUs and "
         "show the matrix of medians",
     )
-    r.add_argument("--quiet", action="store_true", help="no progress bar")
+    r.add_argument(
+        "--quiet",
+        action="store_true",
+        help="print only the new run's id (no progress bar, no summary), as import --quiet",
+    )
     r.add_argument(
         "--json",
         action="store_true",
@@ -314,6 +318,9 @@ def run_and_print(
         from ..facts import dumps
 
         sys.stdout.write(dumps(run.facts) + "\n")
+        return run
+    if getattr(args, "quiet", False):
+        sys.stdout.write(run.id + "\n")
         return run
     from ..report.text import print_run
 
