@@ -246,6 +246,43 @@ def test_report_figures_in_headless_chromium(figures_report: Path, tmp_path: Pat
     _screenshot(figures_report, tmp_path / "figures.png", tmp_path / "profile3")
 
 
+LAYOUT_PROBE = """<script>
+window.addEventListener("load", function () {
+  var d = document.documentElement, imgs = document.images, first = -1;
+  for (var i = 0; i < imgs.length; i++) {
+    var r = imgs[i].getBoundingClientRect();
+    if (r.height > 0) { first = Math.round(r.top + window.scrollY); break; }
+  }
+  var folds = document.querySelectorAll("details.fold").length;
+  document.body.setAttribute("data-layout",
+    d.scrollHeight + "/" + d.scrollWidth + "/" + first + "/" + folds);
+});
+</script></body>"""
+
+
+@needs_chromium
+def test_a_comparison_report_is_a_few_screens_its_analysis_folded(
+    figures_report: Path, tmp_path: Path
+) -> None:
+    """At 1280 px wide, the two-run report opens with its comparison and first figure on the
+    first screen, is at most 6,000 px tall with each run's full analysis and the comparison
+    in full folded (<details>), and nothing is wider than the page."""
+    probe = tmp_path / "layout-probe.html"
+    probe.write_text(figures_report.read_text().replace("</body>", LAYOUT_PROBE, 1))
+    dom = _chromium(
+        ["--window-size=1280,1000", "--virtual-time-budget=10000", "--dump-dom", probe.as_uri()],
+        tmp_path / "profile",
+    )
+    m = re.search(r'data-layout="(\d+)/(\d+)/(-?\d+)/(\d+)"', dom.stdout)
+    assert m, dom.stdout[:500]
+    height, width, first, folds = (int(g) for g in m.groups())
+    assert height <= 6000, height
+    assert width <= 1280, width
+    assert 0 < first < 1000, first  # the first figure starts on the first screen
+    assert folds == 3  # each run's analysis, and the comparison in full
+    assert "Summary of" in dom.stdout  # folded, not left out
+
+
 def test_the_report_opens_with_the_answer(store: Path) -> None:
     """The first section says each column's median with its interval, p99 and max, then the
     most serious warnings, then one figure; how it was measured comes after the columns."""

@@ -96,7 +96,22 @@ class Image:
     wide: bool = True
 
 
-Block = Heading | Text | Alert | KeyValues | Table | Image
+@dataclass
+class Fold:
+    """Where a folded part begins (``summary``: its one line, always shown) or, with
+    ``summary`` None, ends: HTML folds it (``<details>``), Markdown too; the terminal and
+    LaTeX show what it holds as it is."""
+
+    summary: str | None = None
+
+
+Block = Heading | Text | Alert | KeyValues | Table | Image | Fold
+
+
+def folded(summary: str, blocks: Iterable[Block]) -> list[Block]:
+    """``blocks`` in a fold that says ``summary``."""
+    inner = list(blocks)
+    return [Fold(summary), *inner, Fold(None)] if inner else []
 
 
 @dataclass
@@ -178,6 +193,11 @@ figure img { max-width: 100%; height: auto; border: 1px solid var(--line); borde
 figcaption { color: var(--muted); font-size: 12.5px; margin-top: 2px; }
 .scroll { overflow-x: auto; }
 footer { margin-top: 40px; color: var(--muted); font-size: 12px; }
+details.fold { margin: 18px 0; border: 1px solid var(--line); border-radius: 6px;
+  padding: 0 14px; }
+details.fold > summary { cursor: pointer; font-weight: 600; padding: 10px 0;
+  color: #1f5fa8; }
+details.fold[open] > summary { border-bottom: 1px solid var(--line); margin-bottom: 8px; }
 """
 
 
@@ -211,7 +231,13 @@ def render_html(doc: Document, progress: Progress | None = None, dpi: int = 100)
     ]
     if doc.subtitle:
         out.append(f'<p class="subtitle">{html.escape(doc.subtitle)}</p>')
-    toc = [b for b in doc.blocks if isinstance(b, Heading) and b.level in (2, 3) and b.anchor]
+    # the contents list what is shown unfolded; a fold's own line says what it holds
+    toc, depth_f = [], 0
+    for b in doc.blocks:
+        if isinstance(b, Fold):
+            depth_f += 1 if b.summary is not None else -1
+        elif depth_f == 0 and isinstance(b, Heading) and b.level in (2, 3) and b.anchor:
+            toc.append(b)
     if len(toc) > 1:
         out.append('<nav class="toc"><strong>Contents</strong><ul>')
         depth = 2
@@ -228,7 +254,13 @@ def render_html(doc: Document, progress: Progress | None = None, dpi: int = 100)
         out.append("</li></ul></li>" if depth == 3 else "</li>")
         out.append("</ul></nav>")
     for b in doc.blocks:
-        if isinstance(b, Heading):
+        if isinstance(b, Fold):
+            out.append(
+                f'<details class="fold"><summary>{html.escape(b.summary)}</summary>'
+                if b.summary is not None
+                else "</details>"
+            )
+        elif isinstance(b, Heading):
             anchor = f' id="{html.escape(b.anchor)}"' if b.anchor else ""
             lvl = min(max(b.level, 2), 4)
             out.append(f"<h{lvl}{anchor}>{html.escape(b.text)}</h{lvl}>")
@@ -329,7 +361,14 @@ def render_markdown(
     written: list[Path] = []
     names = iter(image_files(doc))
     for b in doc.blocks:
-        if isinstance(b, Heading):
+        if isinstance(b, Fold):  # GitHub's and most renderers' fold
+            summary = html.escape(b.summary) if b.summary is not None else None
+            lines += (
+                [f"<details><summary>{summary}</summary>", ""]
+                if summary is not None
+                else ["</details>", ""]
+            )
+        elif isinstance(b, Heading):
             lines += [f"{'#' * min(max(b.level, 2), 4)} {b.text}", ""]
         elif isinstance(b, Text):
             lines += [f"_{b.text}_" if b.tone else b.text, ""]

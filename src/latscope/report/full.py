@@ -37,6 +37,7 @@ from .document import (
     Image,
     Progress,
     Table,
+    folded,
     image_files,
     render_html,
     render_markdown,
@@ -217,10 +218,23 @@ def build(
                 align="lllrl",
             )
         )
+    # the answer above; each run's full analysis and the comparison's detail folded below
     for i, a in enumerate(analyses):
-        doc.extend(run_blocks(a, figures=figures, anchor=f"run-{i + 1}"))
+        doc.extend(
+            folded(
+                f"{a.label}: the full analysis — every column's distribution, intervals, "
+                "dependence, outliers and drift, the clock and the machine",
+                run_blocks(a, figures=figures, anchor=f"run-{i + 1}"),
+            )
+        )
     if compared is not None:
-        doc.extend(comparison_section(analyses, compared, figures=figures))
+        doc.extend(
+            folded(
+                "The comparison in full: every column, ratios of the medians and of p99, "
+                "their intervals and what each verdict rests on",
+                comparison_section(analyses, compared, figures=figures),
+            )
+        )
     return doc
 
 
