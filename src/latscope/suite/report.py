@@ -1,6 +1,6 @@
-"""The suite's report as a document (report/document.py): the plan and its outcome, the
-comparison, figures of the scenarios side by side, the order of the runs, and the full
-analysis of each scenario's representative repetition."""
+"""The suite's report as a document (report/document.py): the comparison and figures of the
+scenarios side by side first, then folded the plan and its outcome, the order of the runs,
+and the full analysis of each scenario's representative repetition."""
 
 from __future__ import annotations
 
@@ -33,11 +33,22 @@ def representative(sr: SuiteRun, scenario: str) -> Run | None:
 
 def document(sr: SuiteRun, rows: list[Row], *, details: bool = True, figures: bool = True) -> Any:
     """The suite's report as a document (report/document.py), rendered by report.write_html and
-    report.write_markdown: the plan and its outcome, the comparison table, per benchmark a
-    figure of its scenarios side by side, the order the runs were made in, and per scenario
-    the full analysis (report/run.py) of its representative repetition."""
+    report.write_markdown: first the comparison table and per benchmark a figure of its
+    scenarios side by side, with what went wrong; then, folded, the plan, the order the runs
+    were made in, and per scenario the full analysis (report/run.py) of its representative
+    repetition."""
     from .. import plots, report
-    from ..report.document import Alert, Cell, Document, Heading, Image, KeyValues, Table, Text
+    from ..report.document import (
+        Alert,
+        Cell,
+        Document,
+        Heading,
+        Image,
+        KeyValues,
+        Table,
+        Text,
+        folded,
+    )
 
     s = sr.suite
     ok = [r for r in sr.results if r.status == "ok"]
@@ -45,7 +56,8 @@ def document(sr: SuiteRun, rows: list[Row], *, details: bool = True, figures: bo
         f"latscope suite {s.name} — {sr.suite_run}",
         f"generated {_now().replace('T', ' ').rstrip('Z')} UTC by latscope {__version__}",
     )
-    doc.add(
+    plan: list[Any] = []
+    plan.append(
         KeyValues(
             "Suite",
             [
@@ -58,8 +70,8 @@ def document(sr: SuiteRun, rows: list[Row], *, details: bool = True, figures: bo
         )
     )
     if s.description:
-        doc.add(Text(s.description.strip()))
-    doc.add(
+        plan.append(Text(s.description.strip()))
+    plan.append(
         Text(
             "Every scenario ran in each round once, in a fresh random order (interleave = "
             "rounds), so drift over the session falls on all scenarios alike instead of "
@@ -69,20 +81,21 @@ def document(sr: SuiteRun, rows: list[Row], *, details: bool = True, figures: bo
             "note",
         )
     )
+    alerts: list[Any] = []
     for k in s.skipped:
-        doc.add(Alert(f"{k.name} not run: {k.why}", code="not-in-catalogue", severity="info"))
+        alerts.append(Alert(f"{k.name} not run: {k.why}", code="not-in-catalogue", severity="info"))
     for name, why in sr.skipped_scenarios().items():
-        doc.add(Alert(f"{name} skipped here: {why}", code="not-permitted"))
+        alerts.append(Alert(f"{name} skipped here: {why}", code="not-permitted"))
     for r in sr.failed:
-        doc.add(
+        alerts.append(
             Alert(
                 f"{r.step.scenario.name} repetition {r.step.repetition} failed: {r.why}",
                 code="failed",
             )
         )
     if sr.interrupted:
-        doc.add(Alert("The suite was interrupted; the figures cover the runs that finished."))
-    doc.add(
+        alerts.append(Alert("The suite was interrupted; the figures cover the runs that finished."))
+    plan.append(
         Table(
             "Scenarios",
             ["scenario", "benchmark", "parameters", "n", "warm-up", "R", "note"],
@@ -103,7 +116,7 @@ def document(sr: SuiteRun, rows: list[Row], *, details: bool = True, figures: bo
         )
     )
     for names, n in grouped_notes((sc.name, sc.benchmark, sc.params) for sc in s.scenarios):
-        doc.add(Alert(f"{names}: {n.text}", code=n.key, severity="info"))
+        plan.append(Alert(f"{names}: {n.text}", code=n.key, severity="info"))
 
     doc.add(Heading("Comparison", 2, "comparison"))
     baselines = {r.baseline for r in rows if r.baseline}
@@ -179,7 +192,15 @@ def document(sr: SuiteRun, rows: list[Row], *, details: bool = True, figures: bo
                 )
             )
 
-    doc.add(Heading("Order of the runs", 2, "order"))
+    doc.extend(alerts)
+    doc.extend(
+        folded(
+            f"The plan: {len(s.scenarios)} scenarios, {len(sr.steps)} runs, "
+            f"{s.interleave} with seed {sr.seed}",
+            plan,
+        )
+    )
+    order: list[Any] = [Heading("Order of the runs", 2, "order")]
     order_rows = []
     for r in sr.results:
         first = ""
@@ -200,7 +221,7 @@ def document(sr: SuiteRun, rows: list[Row], *, details: bool = True, figures: bo
                 first,
             ]
         )
-    doc.add(
+    order.append(
         Table(
             "Runs in the order they were made",
             ["#", "scenario", "repetition", "run id", "status", "p50 (first column)"],
@@ -208,12 +229,13 @@ def document(sr: SuiteRun, rows: list[Row], *, details: bool = True, figures: bo
             align="rllllr",
         )
     )
+    doc.extend(folded(f"The {len(sr.results)} runs in the order they were made", order))
     if details:
-        doc.add(Heading("Scenarios in detail", 2, "details"))
         doc.add(
             Text(
-                "For each scenario, the full analysis of its representative repetition: the one "
-                "whose median (of the first column) is the median of the repetition medians.",
+                "Below, for each scenario, the full analysis of its representative repetition: "
+                "the one whose median (of the first column) is the median of the repetition "
+                "medians.",
                 "note",
             )
         )
@@ -226,5 +248,5 @@ def document(sr: SuiteRun, rows: list[Row], *, details: bool = True, figures: bo
             blocks = report.run_blocks(ra, figures=False, anchor=f"scenario-{i + 1}")
             if others:
                 blocks.insert(2, Text(f"other repetitions: {', '.join(others)}", "dim"))
-            doc.extend(blocks)
+            doc.extend(folded(f"{sc.name}: the full analysis of run {run.id}", blocks))
     return doc
