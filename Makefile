@@ -46,12 +46,16 @@ system-deps:
 # C unit tests and the probe itself ($(SAN_DIR)/latscope-probe) under AddressSanitizer +
 # UndefinedBehaviorSanitizer; ZeroMQ benchmarks when libzmq is installed (meson finds it)
 SAN_OPTS := -Db_sanitize=address,undefined -Dbuildtype=debugoptimized
+# (a build directory another meson version set up is set up again)
 probe-test: system-deps $(MESON_DEP)
-	@test -f $(SAN_DIR)/build.ninja || $(MESON_RUN) setup $(SAN_DIR) $(SAN_OPTS)
-	@# a build directory another meson version set up is set up again
-	$(MESON_RUN) compile -C $(SAN_DIR) || { $(MESON_RUN) setup --wipe $(SAN_DIR) $(SAN_OPTS) && \
-	    $(MESON_RUN) compile -C $(SAN_DIR); }
-	ASAN_OPTIONS=detect_leaks=0 $(MESON_RUN) test -C $(SAN_DIR) --print-errorlogs
+	@$(STAGE) "building the probe with AddressSanitizer and UBSan ($(SAN_DIR))" sh -c '\
+	  { test -f $(SAN_DIR)/build.ninja || $(MESON_RUN) setup $(SAN_DIR) $(SAN_OPTS); } && \
+	  { $(MESON_RUN) compile -C $(SAN_DIR) || { $(MESON_RUN) setup --wipe $(SAN_DIR) \
+	      $(SAN_OPTS) && $(MESON_RUN) compile -C $(SAN_DIR); }; }'
+	@$(STAGE) "the probe's C unit tests under ASan+UBSan" sh -c '\
+	  ASAN_OPTIONS=detect_leaks=0 $(MESON_RUN) test -C $(SAN_DIR) --print-errorlogs'
+	@tail -n 12 $(SAN_DIR)/meson-logs/testlog.txt 2>/dev/null | grep -E '^(Ok|Fail): ' | \
+	  tr -s ' ' | paste -sd' ' | sed 's/^/  /' || true
 
 # The probe for other machines: build/cross/TRIPLET/latscope-probe, static, from cross/TRIPLET.ini
 # (its compiler, and the emulator meson test runs the C tests under), with
@@ -62,13 +66,15 @@ CROSS_DIR := build/cross
 cross: $(MESON_DEP)
 	@scripts/system-deps cross
 	@for t in $(CROSS); do d=$(CROSS_DIR)/$$t; \
-	  { test -f $$d/build.ninja || $(MESON_RUN) setup $$d --cross-file cross/$$t.ini; } && \
-	  { $(MESON_RUN) compile -C $$d || { $(MESON_RUN) setup --wipe $$d --cross-file \
-	      cross/$$t.ini && $(MESON_RUN) compile -C $$d; }; } && \
-	  scripts/cross-wrapper cross/$$t.ini $$d || exit 1; \
+	  $(STAGE) "building the probe for $$t ($$d)" sh -c '\
+	    { test -f '$$d'/build.ninja || $(MESON_RUN) setup '$$d' --cross-file cross/'$$t'.ini; } && \
+	    { $(MESON_RUN) compile -C '$$d' || { $(MESON_RUN) setup --wipe '$$d' --cross-file \
+	        cross/'$$t'.ini && $(MESON_RUN) compile -C '$$d'; }; } && \
+	    scripts/cross-wrapper cross/'$$t'.ini '$$d || exit 1; \
 	done
 cross-test: cross
-	@for t in $(CROSS); do $(MESON_RUN) test -C $(CROSS_DIR)/$$t --print-errorlogs || exit 1; done
+	@for t in $(CROSS); do $(STAGE) "the $$t probe's C unit tests under qemu-user" \
+	  sh -c '$(MESON_RUN) test -C $(CROSS_DIR)/'$$t' --print-errorlogs' || exit 1; done
 
 # Four workers on two CPUs: many tests wait on a probe, a server or a signal, and two workers
 # left the CPUs idle meanwhile (1,540 tests: 304 s with two, 257 s with four, on a 2-CPU VM).

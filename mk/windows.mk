@@ -12,11 +12,13 @@ cross: cross-windows
 cross-windows: $(MESON_DEP)
 	@scripts/system-deps cross
 	@if ! $(WIN_HAVE); then echo "note: no $(WIN_TRIPLET)-gcc: the Windows probe is not built"; \
-	else test -f $(WIN_DIR)/build.ninja || $(WIN_SETUP) >/dev/null; \
-	  $(MESON_RUN) compile -C $(WIN_DIR) || { $(WIN_SETUP) --wipe >/dev/null && \
-	    $(MESON_RUN) compile -C $(WIN_DIR); }; fi
+	else $(STAGE) "building the Windows probe ($(WIN_DIR))" sh -c '\
+	  { test -f $(WIN_DIR)/build.ninja || $(WIN_SETUP); } && \
+	  { $(MESON_RUN) compile -C $(WIN_DIR) || { $(WIN_SETUP) --wipe && \
+	    $(MESON_RUN) compile -C $(WIN_DIR); }; }'; fi
 
 cross-windows-test: cross-windows
 	@if ! $(WIN_HAVE); then :; elif ! scripts/wine-run --version >/dev/null 2>&1; then \
 	  echo "note: no wine64: the Windows probe's tests are skipped"; \
-	else $(MESON_RUN) test -C $(WIN_DIR) --print-errorlogs; fi
+	else $(STAGE) "the Windows probe's C unit tests under Wine" sh -c '\
+	  $(MESON_RUN) test -C $(WIN_DIR) --print-errorlogs'; fi
