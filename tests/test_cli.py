@@ -370,3 +370,31 @@ def test_compare_fail_if_exits_1_only_when_a_verdict_says_so(cli, store: Path) -
     assert r.returncode == 1 and f"--fail-if slower: {slow.id} call: slower" in r.stderr
     assert cli("compare", slow.id, fast.id, "--fail-if", "slower").returncode == 0
     assert cli("compare", slow.id, fast.id, "--fail-if", "different").returncode == 1
+
+
+def test_completion_scripts_complete_commands_options_and_benchmarks(cli, tmp_path: Path) -> None:
+    """`latscope completion bash` is a script bash reads whole, completing the commands, a
+    command's options and, for `run`, the catalogue's benchmarks; zsh's loads bash's through
+    bashcompinit."""
+    import shutil
+
+    r = cli("completion", "bash")
+    assert r.returncode == 0, r.stderr
+    f = tmp_path / "latscope.bash"
+    f.write_text(r.stdout)
+    bash = shutil.which("bash")
+    if bash is None:
+        pytest.skip("no bash here")
+    probe = (
+        f"source {f}; "
+        'COMP_WORDS=(latscope ru); COMP_CWORD=1; _latscope; echo "1:${COMPREPLY[*]}"; '
+        'COMP_WORDS=(latscope run pi); COMP_CWORD=2; _latscope; echo "2:${COMPREPLY[*]}"; '
+        "COMP_WORDS=(latscope run pipe --rep); COMP_CWORD=3; _latscope; "
+        'echo "3:${COMPREPLY[*]}"'
+    )
+    done = subprocess.run([bash, "--norc", "-c", probe], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["1:run", "2:pipe", "3:--repeat"]
+    z = cli("completion", "zsh")
+    assert z.returncode == 0 and z.stdout.startswith("autoload -U +X bashcompinit")
+    assert cli("completion", "fish").returncode == 2

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from .._version import __version__
 from ..errors import Interrupted, LatscopeError
 from ..units import shown
-from . import ab, analysis, fleet, ipc, measure, runs, shared, store, suite
+from . import ab, analysis, completion, fleet, ipc, measure, runs, shared, store, suite
 from .shared import Parser, console, err_console
 
 __all__ = ["build_parser", "console", "err_console", "main"]
@@ -43,7 +43,7 @@ never followed); a directory, FIFO or device there is never written to.
 """
 
 #: The command modules, in the order their commands are listed.
-MODULES = (measure, ab, runs, store, suite, analysis, ipc, fleet)
+MODULES = (measure, ab, runs, store, suite, analysis, ipc, fleet, completion)
 
 
 def build_parser() -> argparse.ArgumentParser:
