@@ -12,6 +12,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from ..errors import BadInput
+from ..units import fmt_bare
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -49,9 +50,11 @@ def scenarios(series: Sequence[Series], *, title: str = "") -> Figure:
     vs. uncached file operations: one panel per column, panels wrapped two to a row (the
     figure keeps its width however many scenarios and columns there are, and grows in height:
     a row per scenario). In each panel every scenario is a horizontal box plot (quartiles,
-    whiskers at 1.5 IQR, outliers as dots) on a log axis, over a black bar: the median with
-    its confidence interval. The axis' limits include every interval, whisker and outlier; an
-    interval with an infinite end runs to the edge, marked with an arrow."""
+    whiskers at 1.5 IQR, outliers as dots), over a black bar: the median with its confidence
+    interval. The axis holds the body of the data (p0.1 to p99.9 of every scenario, every
+    whisker and interval), on a log scale only where that spans more than `LOG_SPAN`; the
+    samples beyond it are counted at the edge of their row, with the largest. An interval
+    with an infinite end runs to the edge, marked with an arrow."""
     if not series:
         raise BadInput("nothing to compare")
     runs = list(dict.fromkeys(s.run for s in series))
@@ -95,6 +98,13 @@ def scenarios(series: Sequence[Series], *, title: str = "") -> Figure:
     return fig
 
 
+#: The body of a panel: these quantiles of each scenario's samples (and every whisker and
+#: interval); what lies beyond is counted at the edge.
+BODY = (0.001, 0.999)
+#: A panel whose body spans more than this factor is drawn on a log scale.
+LOG_SPAN = 8.0
+
+
 def _scenario_panel(
     ax: Axes,
     col: str,
@@ -106,6 +116,7 @@ def _scenario_panel(
 ) -> None:
     """One column of `scenarios`: a row per run."""
     ends: list[float] = []
+    values: dict[int, np.ndarray] = {}
     stats, pos, colors = [], [], []
     intervals: list[tuple[float, float, float | None, float | None]] = []
     for ri, run in enumerate(runs):
@@ -127,7 +138,9 @@ def _scenario_panel(
         stats.append(st)
         pos.append(ri)
         colors.append(COLORS[ri % len(COLORS)])
-        ends += [st["whislo"], st["whishi"], float(v.min()), float(v.max())]
+        values[ri] = v
+        lo_q, hi_q = (float(q) for q in np.quantile(v, BODY))
+        ends += [st["whislo"], st["whishi"], lo_q, hi_q]
         med = float(np.median(v))
         lo, hi = s.median_ci if s.median_ci else (None, None)
         # an unknown end (None, NaN) draws no bar on its side; an infinite one is open: the
@@ -152,7 +165,7 @@ def _scenario_panel(
             patch.set_alpha(0.6)
     ax.set_yticks(range(len(runs)), runs)
     ax.set_ylim(len(runs) - 0.4, -0.6)
-    use_log = log and bool(ends) and min(ends) > 0
+    use_log = log and bool(ends) and min(ends) > 0 and max(ends) / min(ends) > LOG_SPAN
     if use_log:
         ax.set_xscale("log")
     left, right = _padded(min(ends), max(ends), use_log) if ends else (0.0, 1.0)
@@ -173,6 +186,30 @@ def _scenario_panel(
         for end, open_, marker in ((a, lo_d is None, "<"), (b, hi_d is None, ">")):
             if open_:
                 ax.plot([end], [y], marker=marker, color="black", markersize=5, clip_on=False)
+    for ri, v in values.items():  # what lies beyond the body, counted at the edge of its row
+        above, below = int(np.sum(v > right)), int(np.sum(v < left))
+        if above:
+            ax.text(
+                1.0,
+                ri - 0.3,
+                f"{above:,} beyond → max {fmt_bare(float(v.max()) * unit[1], unit)} {unit[0]}",
+                transform=ax.get_yaxis_transform(),
+                ha="right",
+                va="center",
+                fontsize=8,
+                color="#555555",
+            )
+        if below:
+            ax.text(
+                0.0,
+                ri - 0.3,
+                f"← {below:,} below",
+                transform=ax.get_yaxis_transform(),
+                ha="left",
+                va="center",
+                fontsize=8,
+                color="#555555",
+            )
     ax.set_xlabel(f"latency ({unit[0]}{', log scale' if use_log else ''})")
     ax.set_title(col, fontsize=10)
     _style(ax)
