@@ -58,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = ap.add_subparsers(dest="cmd", metavar="COMMAND", parser_class=Parser)
     for mod in MODULES:
         mod.add_parsers(sub)
+    ap.set_defaults(root_parser=ap)  # the whole command line, for `latscope completion`
     return ap
 
 

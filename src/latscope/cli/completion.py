@@ -48,11 +48,10 @@ def _commands(ap: argparse.ArgumentParser) -> dict[str, list[str]]:
     return out
 
 
-def script(shell: str) -> str:
-    """The completion script for ``shell`` (bash; zsh through its bash emulation)."""
-    from . import build_parser
-
-    cmds = _commands(build_parser())
+def script(shell: str, parser: argparse.ArgumentParser) -> str:
+    """The completion script for ``shell`` (bash; zsh through its bash emulation) of the
+    command line ``parser`` parses."""
+    cmds = _commands(parser)
     try:
         from .. import probe
 
@@ -94,7 +93,7 @@ complete -F _latscope latscope
 
 
 def cmd_completion(args: argparse.Namespace) -> int:
-    sys.stdout.write(script(args.shell))
+    sys.stdout.write(script(args.shell, args.root_parser))
     return 0
 
 
