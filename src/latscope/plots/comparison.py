@@ -188,28 +188,22 @@ def _scenario_panel(
                 ax.plot([end], [y], marker=marker, color="black", markersize=5, clip_on=False)
     for ri, v in values.items():  # what lies beyond the body, counted at the edge of its row
         above, below = int(np.sum(v > right)), int(np.sum(v < left))
-        if above:
-            ax.text(
-                1.0,
-                ri - 0.3,
-                f"{above:,} beyond → max {fmt_bare(float(v.max()) * unit[1], unit)} {unit[0]}",
-                transform=ax.get_yaxis_transform(),
-                ha="right",
-                va="center",
-                fontsize=8,
-                color="#555555",
-            )
-        if below:
-            ax.text(
-                0.0,
-                ri - 0.3,
-                f"← {below:,} below",
-                transform=ax.get_yaxis_transform(),
-                ha="left",
-                va="center",
-                fontsize=8,
-                color="#555555",
-            )
+        top = f"{fmt_bare(float(v.max()) * unit[1], unit)} {unit[0]}"
+        for n, x, ha, text in (
+            (above, 1.0, "right", f"{above:,} beyond → max {top}"),
+            (below, 0.0, "left", f"← {below:,} below"),
+        ):
+            if n:
+                ax.text(
+                    x,
+                    ri - 0.3,
+                    text,
+                    transform=ax.get_yaxis_transform(),
+                    ha=ha,
+                    va="center",
+                    fontsize=8,
+                    color="#555555",
+                )
     ax.set_xlabel(f"latency ({unit[0]}{', log scale' if use_log else ''})")
     ax.set_title(col, fontsize=10)
     _style(ax)
