@@ -279,7 +279,7 @@ def test_a_warning_is_one_line_in_the_brief_view_and_whole_in_the_full_one(store
     assert w["text"] in full
 
 
-@pytest.mark.parametrize(("load1", "said"), [(0.4, False), (2.5, True)])
+@pytest.mark.parametrize(("load1", "said"), [(0.4, False), (2.5, False), (3.5, True)])
 def test_a_busy_machine_is_said_from_the_load_the_run_began_with(
     store: Path, load1: float, said: bool
 ) -> None:

@@ -22,6 +22,8 @@ from . import SCHEMA, plain
 from .checks import check_figure, display, display_lines, one_way_checks
 from .wording import clock_line, family_words, latency_label, params_line, run_label, timed_usage
 
+#: A 1-minute load average this many times the CPUs is a busy machine (`_load`).
+BUSY_LOAD = 1.5
 #: What a run of one worker process cannot say.
 SINGLE_PROCESS = (
     "single process: the interval does not include between-run variation (measure in "
@@ -168,13 +170,15 @@ def _levels(run: Any) -> list[dict[str, Any]]:
 
 
 def _load(env: dict[str, Any] | None) -> dict[str, Any] | None:
-    """A busy machine when the run began: a 1-minute load average at or above its CPUs."""
+    """A busy machine when the run began: a 1-minute load average of at least `BUSY_LOAD`
+    times its CPUs (a run just before, latscope's own, counts in it too: at the CPUs alone
+    a second run of a pair would always be called busy)."""
     env = env or {}
     load1 = (env.get("load") or {}).get("1m")
     cpus = (env.get("cpu") or {}).get("logical")
     if not isinstance(load1, (int, float)) or not isinstance(cpus, int) or cpus < 1:
         return None
-    if load1 < cpus:
+    if load1 < BUSY_LOAD * cpus:
         return None
     return _finding(
         "warning",
