@@ -485,7 +485,7 @@ def cmd_quick(args: argparse.Namespace) -> int:
 
 NEXT_AFTER_QUICK = (
     ("latscope ls", "the runs, newest last"),
-    ("latscope show RUN", "one run whole: every column, its interval, its setting"),
+    ("latscope show RUN", "one run's answer; --full: everything, with its analysis"),
     ("latscope suite quick", "this plan again, compared, with an HTML report"),
     ("latscope list", "every benchmark and its parameters"),
 )
