@@ -149,19 +149,26 @@ def regenerate(text: str) -> str:
     return "".join(parts)
 
 
-def check(text: str) -> list[str]:
-    """Each example whose output no longer has the README's shape, as a line."""
-    bad = []
+def check(text: str, jobs: int = 2) -> list[str]:
+    """Each example whose output no longer has the README's shape, as a line. The commands
+    run ``jobs`` at a time (their figures do not matter here, their shape does), each into a
+    store of its own."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    exs = [ex for _, block in examples(text) for ex in block]
     with tempfile.TemporaryDirectory(prefix="latscope-readme-") as d:
-        store = Path(d) / "store"
-        for _, exs in examples(text):
-            for ex in exs:
-                got = run(ex, store, check=True)
-                if got is None:
-                    continue
-                want, have = shape(ex.output), shape(got)
-                if want != have:
-                    bad.append(f"'{ex.command}': README {want} != now {have}")
+        stores = [Path(d) / f"store{i}" for i in range(len(exs))]
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            outs = list(
+                pool.map(lambda a: run(a[0], a[1], check=True), zip(exs, stores, strict=True))
+            )
+    bad = []
+    for ex, got in zip(exs, outs, strict=True):
+        if got is None:
+            continue
+        want, have = shape(ex.output), shape(got)
+        if want != have:
+            bad.append(f"'{ex.command}': README {want} != now {have}")
     return bad
 
 
