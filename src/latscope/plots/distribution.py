@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 
 from ..errors import BadInput
 
@@ -154,11 +155,24 @@ def histogram(
             f"not shown: {beyond:,} samples ({100.0 * beyond / n:.2g}%)\n"
             f"above p{cut:g} = {fmt(hi, unit)} (max {fmt(float(v.max()), unit)})",
         )
-    if notes:
-        _note(ax, "\n".join(notes))
     ax.set_xlabel(f"latency ({unit[0]})")
     set_title(ax, what, label)
-    ax.legend(fontsize=7, loc="upper left" if cut else "best", frameon=False)
+    # below the axes, never over a bar: what is drawn, the fit, and what is not shown
+    handles, labels = ax.get_legend_handles_labels()
+    for note in notes:
+        handles.append(Line2D([], [], linestyle="none"))
+        labels.append(note.replace("\n", " "))
+    if handles:
+        ax.legend(
+            handles,
+            labels,
+            fontsize=8,
+            loc="upper left",
+            bbox_to_anchor=(0.0, -0.2),
+            borderaxespad=0.0,
+            handlelength=1.5,
+            frameon=False,
+        )
     _style(ax)
     return _fig(ax)
 
