@@ -71,7 +71,9 @@ def histogram(
     scale as the fitted density, so the two agree whatever the bin widths.
 
     ``cut``: draw only samples up to this percentile (e.g. 97, like many lab reports) and say
-    how many lie beyond. ``log_x``: logarithmic bins and axis (density per decade). The bar
+    how many lie beyond. ``log_x``: logarithmic bins and axis (density per decade); without a
+    cut its range favours the body of the distribution (`log_range`, what lies beyond
+    counted), with ``cut=100`` it holds every sample. The bar
     heights are densities relative to *all* samples, so the fitted density fits them even when
     the histogram is cut."""
     v = _ns(x)
@@ -93,7 +95,8 @@ def histogram(
         dropped = shown.size - pos.size
         if pos.size == 0:
             raise BadInput("a logarithmic histogram needs positive samples")
-        r_lo, r_hi = log_range(pos)
+        # cut at p100: every sample, the tail being the point; else the body first
+        r_lo, r_hi = (float(pos.min()), float(pos.max())) if cut == 100.0 else log_range(pos)
         inside = pos[(pos >= r_lo) & (pos <= r_hi)]
         below, above = int(np.count_nonzero(pos < r_lo)), int(np.count_nonzero(pos > r_hi))
         lo_l, hi_l = math.log10(float(inside.min())), math.log10(float(inside.max()))
