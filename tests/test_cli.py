@@ -3,6 +3,7 @@ gets one line and a non-zero exit, never a traceback; Ctrl-C leaves nothing behi
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -370,6 +371,20 @@ def test_compare_fail_if_exits_1_only_when_a_verdict_says_so(cli, store: Path) -
     assert r.returncode == 1 and f"--fail-if slower: {slow.id} call: slower" in r.stderr
     assert cli("compare", slow.id, fast.id, "--fail-if", "slower").returncode == 0
     assert cli("compare", slow.id, fast.id, "--fail-if", "different").returncode == 1
+    # --json: the comparison alone on stdout, the ratio of the two medians it gives
+    j = cli("compare", fast.id, slow.id, "--json")
+    assert j.returncode == 0, j.stderr
+    got = json.loads(j.stdout)
+    assert got["schema"] == 1 and got["paired"] is False and got["runs"] == [fast.id, slow.id]
+    (c,) = got["comparisons"]
+    assert (c["run"], c["baseline"], c["column"], c["verdict"]) == (
+        slow.id,
+        fast.id,
+        "call",
+        "slower",
+    )
+    assert c["ratio"] == pytest.approx(c["median_ns"] / c["baseline_median_ns"])
+    assert c["low"] <= c["ratio"] <= c["high"]
 
 
 def test_completion_scripts_complete_commands_options_and_benchmarks(cli, tmp_path: Path) -> None:

@@ -8,6 +8,8 @@ modules (matplotlib, scipy) are imported only when a command needs them.
 from __future__ import annotations
 
 import argparse
+import json
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -184,6 +186,12 @@ def add_parsers(sub: Any) -> None:
     c.add_argument("--plot", metavar="FILE", help="write the shift plot (.png, .svg or .pdf)")
     c.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
     c.add_argument(
+        "--json",
+        action="store_true",
+        help="the comparisons as JSON (schema 1: per run and column, the medians, the ratio "
+        "with its interval, the verdict and what would settle it), nothing else on stdout",
+    )
+    c.add_argument(
         "--fail-if",
         choices=["slower", "different"],
         help="exit 1 when a verdict is slower (or faster or slower: different), for CI "
@@ -333,9 +341,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
     _cols, rows = compare.compare_runs(
         runs, noise=args.noise, seed=args.seed, columns=args.column, store=open_store(args)
     )
-    compare.print_comparison(console, runs, rows)
+    if args.json:
+        sys.stdout.write(json.dumps(_compare_json(runs, rows, args.noise), indent=1) + "\n")
+    else:
+        compare.print_comparison(console, runs, rows)
     hosts = [r.host for r in runs]
-    if len({h for h in hosts if h is not None}) > 1:
+    if not args.json and len({h for h in hosts if h is not None}) > 1:
         console.print(
             "[yellow]note:[/yellow] the runs are of different hosts ("
             + ", ".join(
@@ -346,7 +357,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.plot:
         fig = compare.shift_figure(runs, rows)
         plots.save(fig, args.plot, replace=args.force)
-        console.print(f"wrote {shown(args.plot)}")
+        (err_console if args.json else console).print(f"wrote {shown(args.plot)}")
     if args.fail_if:
         bad = {"slower"} if args.fail_if == "slower" else {"slower", "faster"}
         failing = [
@@ -358,6 +369,46 @@ def cmd_compare(args: argparse.Namespace) -> int:
             err_console.print(f"latscope: --fail-if {args.fail_if}: {shown(line)}", markup=False)
         return 1 if failing else 0
     return 0
+
+
+#: The version of `latscope compare --json`.
+COMPARE_SCHEMA = 1
+
+
+def _compare_json(runs: Sequence[Any], rows: Sequence[Any], noise: float) -> dict[str, Any]:
+    """`compare --json`: the runs, then per run after the baseline and column its comparison
+    (unpaired: runs made at different times)."""
+    out = []
+    for r in rows:
+        c = r.result
+        item: dict[str, Any] = {
+            "run": runs[r.other].id,
+            "baseline": runs[r.baseline].id,
+            "column": r.column,
+        }
+        if c is None:
+            item["error"] = r.error
+        else:
+            m = c.median_ratio
+            item |= {
+                "median_ns": c.median_b,
+                "baseline_median_ns": c.median_a,
+                "ratio": m.estimate,
+                "low": m.low,
+                "high": m.high,
+                "level": m.level,
+                "verdict": c.verdict,
+                "settle": r.settle,
+                "p99_ratio": None if c.p99_ratio is None else c.p99_ratio.estimate,
+            }
+        out.append(item)
+    return {
+        "schema": COMPARE_SCHEMA,
+        "paired": False,
+        "noise": noise,
+        "runs": [r.id for r in runs],
+        "comparisons": out,
+    }
 
 
 def cmd_import(args: argparse.Namespace) -> int:
