@@ -102,26 +102,34 @@ def test_report_latex_writes_fragments_figures_and_an_example(written: dict) -> 
     a, b = written["a"], written["b"]
     names = sorted(p.name for p in d.iterdir())
     assert f"{a}.tex" in names and f"{b}.tex" in names and "comparison.tex" in names
+    assert f"{a}-more.tex" in names and f"{b}-more.tex" in names
     assert "example.tex" in names
     assert not [n for n in names if n.startswith(".") or n.endswith(".tmp")]
+    # the answer: the summary, how it was measured in its notes, the histogram, the box plots
     frag = (d / f"{a}.tex").read_text()
     for word in (
         r"\usepackage{booktabs}",  # the header names the packages
         r"\toprule",
         r"\midrule",
         r"\bottomrule",
+        r"\caption{call\_1: histogram",
+        "95\\% CI of p50",
+        rf"\label{{latscope:{a}:summary}}",
+        "caf\\'{e}",
+        f"The full analysis is in {a}-more.tex",
+    ):
+        assert word in frag, word
+    # the full analysis: the setup and each column's summary and other figures
+    more = (d / f"{a}-more.tex").read_text()
+    for word in (
         "Summary of call",
         "p50 (median)",
-        "95\\% CI of p50",
         r"samples\\beyond",  # a long header on two lines
         "---",  # a withheld tail percentile, as the report shows it
         "What was measured",
         "Environment",
-        r"\caption{call\_1: histogram",
-        rf"\label{{latscope:{a}:summary}}",
-        "caf\\'{e}",
     ):
-        assert word in frag, word
+        assert word in more, word
     assert "\\documentclass" not in frag and "\\begin{document}" not in frag
     # every figure the fragments name is a PDF beside them
     figure = re.compile(r"\\includegraphics\[[^]]*\]\{\\latscopedir (\S+)\}")
@@ -141,9 +149,11 @@ def test_a_document_inputting_the_fragments_compiles(written: dict) -> None:
     a, suite = written["a"], written["suite"]
     run_tex, cmp_tex = root / "tex" / f"{a}.tex", root / "tex" / "comparison.tex"
     suite_tex = root / "suite" / f"{suite}.tex"
-    # a run: its summary, what was measured, clock, environment, the column's summary; the
-    # column's histogram, time series, ECDF and autocorrelation figures and the box plots
-    assert _floats(run_tex) == (5, 5)
+    # a run's answer: its summary; the column's histogram and the box plots; its full
+    # analysis: what was measured, clock, environment, the column's summary; the column's
+    # time series, ECDF and autocorrelation figures
+    assert _floats(run_tex) == (1, 2)
+    assert _floats(root / "tex" / f"{a}-more.tex") == (4, 3)
     # the comparison table; the runs side by side, the shift of the deciles, the ECDFs
     assert _floats(cmp_tex) == (1, 3)
     # the suite, its scenarios, their comparison; the scenarios side by side
@@ -166,6 +176,7 @@ def test_a_document_inputting_the_fragments_compiles(written: dict) -> None:
                 rf"The median is in Table~\ref{{latscope:{a}:summary}}, the histogram in "
                 rf"Figure~\ref{{latscope:{a}-call_1-hist}}.",
                 rf"\input{{tex/{a}}}",
+                rf"\input{{tex/{a}-more}}",
                 r"\input{tex/comparison}",
                 rf"\input{{suite/{suite}}}",
                 r"\end{document}",
@@ -186,9 +197,25 @@ def test_the_example_compiles(written: dict) -> None:
     d: Path = written["dir"] / "tex"  # type: ignore[operator]
     log = _pdflatex(d / "example.tex")
     assert "undefined" not in log and "Float too large" not in log
-    # two runs (10 floats each) and the comparison (4): at least a page per few floats
+    # two runs' answers (3 floats each) and the comparison (5): a page per few floats
     assert (d / "example.pdf").read_bytes().startswith(b"%PDF-")
-    assert _pages(log) >= 6
+    assert 3 <= _pages(log) <= 9
+
+
+@pytest.mark.skipif(PDFLATEX is None, reason="pdflatex is not installed (texlive-latex-base)")
+def test_one_runs_example_is_at_most_three_pages(cli, store: Path, tmp_path: Path) -> None:
+    """One run for a lab report: its answer (the summary with how it was measured, each
+    column's histogram, the box plots) in at most 3 pages, every reference resolved; its full
+    analysis is a fragment of its own that example.tex names but does not input."""
+    a = make_run(store, {"rtt": lognormal(3000, 4000.0, seed=3), "oneway": lognormal(3000, 2000.0)})
+    d = tmp_path / "tex"
+    r = cli("report", a.id, "--latex", str(d))
+    assert r.returncode == 0, r.stderr
+    example = (d / "example.tex").read_text()
+    assert f"\\input{{{a.id}}}" in example and f"% \\input{{{a.id}-more}}" in example
+    log = _pdflatex(d / "example.tex")
+    assert "undefined" not in log
+    assert _pages(log) <= 3
 
 
 def test_latex_tables_only_and_bad_targets(cli, store: Path, tmp_path: Path) -> None:
@@ -197,7 +224,8 @@ def test_latex_tables_only_and_bad_targets(cli, store: Path, tmp_path: Path) -> 
     r = cli("report", a.id, "--latex", str(d), "--no-figures")
     assert r.returncode == 0, r.stderr
     assert not list(d.glob("*.pdf"))
-    assert _floats(d / f"{a.id}.tex") == (5, 0)
+    assert _floats(d / f"{a.id}.tex") == (1, 0)
+    assert _floats(d / f"{a.id}-more.tex") == (4, 0)
     (tmp_path / "file").write_text("x")
     for target, words in (
         (tmp_path / "file", "is not a directory"),

@@ -213,6 +213,8 @@ class Fragment:
     #: notes waiting for a table
     pending: list[str] = field(default_factory=list)
     group_start: int = 0
+    #: a run's full analysis (``<run>-more``): example.tex names it, does not input it
+    full: bool = False
 
     @property
     def images(self) -> list[_Float]:
@@ -400,12 +402,20 @@ def _run_notes(ra: RunAnalysis) -> list[str]:
     return out
 
 
-def run_fragment(ra: RunAnalysis, figures: bool = True) -> Fragment:
-    """A run's fragment from its report blocks (report/run.py, module docs)."""
+def run_fragments(ra: RunAnalysis, figures: bool = True) -> list[Fragment]:
+    """A run's two fragments from its report blocks (report/run.py, module docs): the answer,
+    a few pages for a lab report (the summary table with how it was measured in its notes,
+    each column's histogram, the run's box plots), and ``<run>-more``, the full analysis
+    (what was measured, the clock, the environment, each column's summary and its other
+    figures)."""
     from .run import run_blocks
 
     run = ra.run
-    frag = Fragment(slug(run.id).replace(".", "-"), f"latscope run {run.id}: {ra.label}", run.id)
+    name = slug(run.id).replace(".", "-")
+    frag = Fragment(name, f"latscope run {run.id}: {ra.label}", run.id)
+    more = Fragment(
+        f"{name}-more", f"latscope run {run.id}: {ra.label}, the full analysis", run.id, full=True
+    )
     key = run.id
     blocks = run_blocks(ra, figures=figures)
     first_col = next(
@@ -420,31 +430,44 @@ def run_fragment(ra: RunAnalysis, figures: bool = True) -> Fragment:
         ),
         len(blocks),
     )
-    # the answer first: the run table, then the setup (what was measured, the clock, the
-    # environment) with the environment's warnings
-    frag.table(label(key, "summary"), f"Summary of {ra.label}", _run_table(ra), _run_notes(ra))
+    # the answer: the run table, how it was measured in a sentence, the warnings
+    f = run.facts
+    measured = (
+        f"Measured: {f['benchmark']} {f['params_text']}, {f['n']:,} iterations"
+        + (f" after {f['warmup']:,} warm-up" if f["warmup"] is not None else "")
+        + f"; clock {f['clock']['name']} ({f['clock']['line']})"
+        + (f"; {f['measured']}" if f.get("measured") else "")
+        + f". The full analysis is in {more.name}.tex (\\input it where it belongs)."
+    )
+    notes = [*_run_notes(ra), measured]
+    for b in blocks[:first_col] + blocks[how + 1 :]:
+        if isinstance(b, Alert):
+            notes.append(_alert(b))
+    frag.table(label(key, "summary"), f"Summary of {ra.label}", _run_table(ra), notes)
+    frag.end_group()
+    # the setup in full
     for b in blocks[:first_col] + blocks[how + 1 :]:
         if isinstance(b, KeyValues):
-            _kv_table(frag, b, key, f" — {ra.label}")
-        elif isinstance(b, Alert):
-            frag.note(_alert(b))
+            _kv_table(more, b, key, f" — {ra.label}")
         elif isinstance(b, Text) and b.tone == "note":
-            frag.note(b.text)
-    frag.end_group()
-    # per column: its summary table with its warnings and notes, and its figures
+            more.note(b.text)
+    more.end_group()
+    # per column: its histogram in the answer; its summary, warnings, notes and other
+    # figures in the full analysis
     for b in blocks[first_col:how]:
         if isinstance(b, Heading):
-            frag.end_group()
+            more.end_group()
         elif isinstance(b, Table) and b.title.startswith("Summary of "):
-            _table(frag, b, key, f" — {ra.label}")
+            _table(more, b, key, f" — {ra.label}")
         elif isinstance(b, Image):
-            frag.figure(b)
+            (frag if b.key.endswith("-hist") or b.key.endswith("-box") else more).figure(b)
         elif isinstance(b, Alert):
-            frag.note(_alert(b))
+            more.note(_alert(b))
         elif isinstance(b, Text) and b.tone == "note":
-            frag.note(b.text)
+            more.note(b.text)
     frag.end_group()
-    return frag
+    more.end_group()
+    return [frag, more]
 
 
 def report_fragments(
@@ -455,7 +478,7 @@ def report_fragments(
     from .document import Image
     from .full import compare_analyses, comparison_section, scenarios_image
 
-    frags = [run_fragment(a, figures) for a in analyses]
+    frags = [f for a in analyses for f in run_fragments(a, figures)]
     if len(analyses) > 1:
         base = analyses[0].run.id
         frag = Fragment(
@@ -497,15 +520,22 @@ def suite_fragment(doc: Document, suite_run: str) -> Fragment:
 
 
 def _example(frags: Sequence[Fragment], title: str) -> str:
-    """A standalone document that inputs every fragment, and refers to each one's first
-    table by its label (what a lab report does)."""
+    """A standalone document that inputs every fragment but the runs' full analyses (named
+    in a comment), and refers to each one's first table by its label (what a lab report
+    does)."""
+    full = [f for f in frags if f.full]
+    frags = [f for f in frags if not f.full]
     firsts = [f.floats[0] for f in frags if f.floats]
     refs = ", ".join(rf"{f.kind.capitalize()}~\ref{{{f.label}}}" for f in firsts)
     return "\n".join(
         [
-            "% A standalone document that inputs the fragments beside it: pdflatex example.tex",
+            "% A standalone document that inputs the fragments beside it: latexmk -pdf example.tex",
+            "% (or pdflatex example.tex twice: the second pass resolves the references)",
             r"\documentclass[a4paper]{article}",
             *[rf"\usepackage{{{p}}}" for p in PACKAGES],
+            # floats here where they fit, so that a table follows the heading that introduces
+            # it (the fragments name no placement: a document decides)
+            r"\makeatletter\def\fps@table{!htbp}\def\fps@figure{!htbp}\makeatother",
             r"\begin{document}",
             rf"\section*{{{escape(title, breaks=True)}}}",
             f"The tables and figures that follow were written by latscope; each fragment starts "
@@ -514,6 +544,15 @@ def _example(frags: Sequence[Fragment], title: str) -> str:
             else "",
             "",
             *(rf"\input{{{f.name}}}" for f in frags),
+            *(
+                [
+                    "% each run's full analysis (what was measured, the clock, the environment,",
+                    "% every column's summary and figures), for an appendix:",
+                    *(rf"% \input{{{f.name}}}" for f in full),
+                ]
+                if full
+                else []
+            ),
             r"\end{document}",
             "",
         ]
@@ -590,7 +629,7 @@ __all__ = [
     "images",
     "label",
     "report_fragments",
-    "run_fragment",
+    "run_fragments",
     "suite_fragment",
     "write_latex",
     "written",

@@ -44,12 +44,16 @@ def _method(iv: Interval) -> str:
 
 
 def _flat(v: Any) -> str:
+    """A header value as a reader reads it: yes/no, a number to four figures, a list or a
+    mapping one line."""
+    if isinstance(v, bool):  # before int: True is an int
+        return "yes" if v else "no"
     if isinstance(v, dict):
         return ", ".join(f"{k}={_flat(x)}" for k, x in v.items() if x not in (None, ""))
     if isinstance(v, (list, tuple)):
         return ", ".join(_flat(x) for x in v)
     if isinstance(v, float):
-        return f"{v:.6g}"
+        return f"{v:.4g}"
     return "—" if v is None else str(v)
 
 
