@@ -754,3 +754,27 @@ def test_a_paired_run_against_another_baseline_is_not_used(store: Path) -> None:
     sr.paired = [PairedRun(["b", "c"], "synthetic", run=fake)]  # type: ignore[arg-type]
     rows = {r.scenario: r for r in compare_rows(sr)}
     assert rows["c"].baseline == "a" and rows["c"].paired is None
+
+
+def test_suite_json_puts_its_record_alone_on_stdout(cli, tmp_path: Path) -> None:
+    """--json: the suite's record (as kept in STORE/suites) is all standard output holds;
+    what the suite says as it goes is on standard error."""
+    text = """
+name = "j"
+[[scenario]]
+name = "a"
+benchmark = "syscall"
+n = 200
+[[scenario]]
+name = "b"
+benchmark = "syscall"
+n = 200
+params = { op = "read0" }
+"""
+    f = write(tmp_path, text)
+    r = cli("suite", str(f), "--seed", "2", "--paired-time", "0", "--json", "--quiet")
+    assert r.returncode == 0, r.stderr
+    rec = json.loads(r.stdout)
+    assert rec["format"] == "latscope-suite-run" and rec["suite"] == "j" and rec["seed"] == 2
+    assert [sc["name"] for sc in rec["scenarios"]] == ["a", "b"]
+    assert f"runs kept (suite run {rec['suite_run']})" in " ".join(r.stderr.split())

@@ -157,10 +157,12 @@ def test_trust_end_to_end(cli, store: Path) -> None:
 def test_trust_counts_no_injected_truth_in_a_column_without_the_wait(cli, store: Path) -> None:
     """In ping-pong the injected wait is the responder's late answer: rtt holds it, oneway
     does not (its header column says so), so oneway's injected comparisons are not counted."""
-    r = cli("trust", "pipe", "-p", "cpus=0,0", "--pairs", "2", "--inject", "50%", "--time", "0.5")
+    args = ("trust", "pipe", "-p", "cpus=0,0", "--pairs", "2", "--inject", "50%", "--time", "0.5")
+    r = cli(*args, "--json")  # the record alone on stdout, as kept; the table on stderr
     assert r.returncode == 0, r.stderr
-    assert "the wait is not in this column" in r.stdout
+    assert "the wait is not in this column" in r.stderr
     (p,) = (store / "trust").glob("*.json")
+    assert json.loads(r.stdout) == json.loads(p.read_text())
     cols = json.loads(p.read_text())["columns"]
     assert cols["rtt"]["holds_inject"] is True and cols["rtt"]["injected"][0]["pairs"] == 2
     assert cols["oneway"]["holds_inject"] is False and cols["oneway"]["injected"] == []

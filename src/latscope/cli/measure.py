@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from rich.table import Table
@@ -21,6 +22,7 @@ from .shared import (
     open_store,
     params_arg,
     parse_params,
+    record_on_stdout,
     store_arg,
     wrap,
 )
@@ -177,6 +179,12 @@ def add_parsers(sub: Any) -> None:
     )
     tr.add_argument("--seed", type=int, default=0, help="seed of the order and the bootstrap")
     tr.add_argument("--quiet", action="store_true", help="no progress bar")
+    tr.add_argument(
+        "--json",
+        action="store_true",
+        help="the trust record as JSON on standard output (what is kept in STORE/trust), the "
+        "rest on standard error",
+    )
     store_arg(tr)
 
     q = sub.add_parser(
@@ -374,7 +382,13 @@ def _sweep(args: argparse.Namespace, given: dict[str, Any]) -> int:
 
 
 def cmd_trust(args: argparse.Namespace) -> int:
-    """`latscope trust BENCH ...`: measure the plan with a progress bar, print, keep."""
+    """`latscope trust BENCH ...`: measure the plan with a progress bar, print, keep (with
+    --json, the record alone on standard output)."""
+    with record_on_stdout(args.json) as emit:
+        return _trust(args, emit)
+
+
+def _trust(args: argparse.Namespace, emit: Callable[[str], None]) -> int:
     from contextlib import ExitStack
 
     from .. import probe
@@ -426,8 +440,9 @@ def cmd_trust(args: argparse.Namespace) -> int:
                 prog.update(task, completed=i, description=label)
 
         rec = measure(plan, st, on_step=on_step, progress=run_progress)
-    path = write_record(st, rec)
-    print_record(console, rec, path)
+        path = write_record(st, rec)
+        print_record(console, rec, path)
+        emit(Path(path).read_text())
     return 0
 
 

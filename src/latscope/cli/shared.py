@@ -6,9 +6,10 @@ layers below the CLI, never on each other."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import textwrap
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, NoReturn, TypeVar
 
 from rich.console import Console
@@ -186,3 +187,20 @@ def value_error(fn: Callable[[], T]) -> T:
         return fn()
     except ValueError as e:
         raise BadInput(str(e)) from None
+
+
+@contextlib.contextmanager
+def record_on_stdout(on: bool) -> Iterator[Callable[[str], None]]:
+    """``--json`` of a command that prints as it goes (suite, trust): while it runs, what it
+    prints goes to standard error, and the function it is given writes the record's JSON
+    text, alone, to standard output; without ``on`` nothing changes (the function then writes
+    nothing)."""
+    if not on:
+        yield lambda text: None
+        return
+    out = console.file
+    console.file = err_console.file
+    try:
+        yield lambda text: out.write(text if text.endswith("\n") else text + "\n")
+    finally:
+        console.file = out

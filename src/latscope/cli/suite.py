@@ -8,6 +8,7 @@ import argparse
 import json
 import os
 import signal
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,16 @@ from ..errors import BadInput, Interrupted
 from ..files import check_destination, check_directory
 from ..scenarios import BUILTIN
 from ..units import shown
-from .shared import RAW, console, err_console, force_arg, open_store, store_arg, wrap
+from .shared import (
+    RAW,
+    console,
+    err_console,
+    force_arg,
+    open_store,
+    record_on_stdout,
+    store_arg,
+    wrap,
+)
 
 EPILOG_SUITE = """\
 examples:
@@ -84,6 +94,12 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--no-figures", action="store_true", help="reports with tables only (faster)")
     p.add_argument("--dry-run", action="store_true", help="print the plan; run nothing")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="the suite's record as JSON on standard output (what is kept in STORE/suites: "
+        "every scenario's figures and comparison), the rest on standard error",
+    )
     force_arg(p)
     store_arg(p)
 
@@ -198,6 +214,12 @@ def _write_reports(sr: Any, rows: list[Any], args: argparse.Namespace, console: 
 
 
 def cmd_suite(args: argparse.Namespace) -> int:
+    """`latscope suite ...` (with --json, the suite's record alone on standard output)."""
+    with record_on_stdout(args.json) as emit:
+        return _suite(args, emit)
+
+
+def _suite(args: argparse.Namespace, emit: Callable[[str], None]) -> int:
     from .. import scenarios
     from ..suite import execute  # the comparison (scipy) is imported once the runs are done
 
@@ -255,6 +277,7 @@ def cmd_suite(args: argparse.Namespace) -> int:
         console.print(f"[yellow]skipped here:[/yellow] {shown(name)}: {shown(why)}")
     rec = write_record(sr, rows)
     console.print(f"[dim]suite record: {shown(rec)}[/dim]")
+    emit(Path(rec).read_text())
     ok = sum(r.status == "ok" for r in sr.results)
     if sr.interrupted:
         what = (
