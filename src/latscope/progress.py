@@ -1,5 +1,6 @@
 """The progress bar every long command shows on standard error (rich): what it is doing, a
-bar, done/total and the elapsed time; it disappears when the work is done.  `bar` is the one
+bar, done/total, the elapsed time and the time left at the pace so far; it disappears when
+the work is done.  `bar` is the one
 constructor; `probe_task`, `cells` and `steps` are the shapes the CLI's commands use.
 Nothing is shown with ``quiet`` or when standard error is not a terminal."""
 
@@ -17,12 +18,20 @@ if TYPE_CHECKING:
 def bar(console: Console, *, note: bool = False) -> Progress:
     """A transient progress bar on ``console``; ``note``: a column for a per-task
     ``note`` field (e.g. the scenario a suite is measuring)."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
     cols = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn()]
     if note:
         cols.append(TextColumn("{task.fields[note]}"))
-    cols.append(TimeElapsedColumn())
+    # the time so far, and what is left at the pace so far (once there is a pace)
+    cols += [TimeElapsedColumn(), TimeRemainingColumn(), TextColumn("[dim]left")]
     return Progress(*cols, console=console, transient=True)
 
 

@@ -152,14 +152,10 @@ def execute(
         if not quiet and err_console.is_terminal:
             prog = stack.enter_context(progress.bar(err_console, note=True))
         out = prog.console if prog else console
-        overall = prog.add_task("[bold]all runs", total=total, note="") if prog else None
-        tasks = {}
-        if prog:
-            width = max(len(s.name) for s in suite.scenarios)
-            for s in suite.scenarios:
-                tasks[s.name] = prog.add_task(shown(s.name.ljust(width)), total=s.repeat, note="")
+        # one bar for the whole suite, naming the run under way (a bar per scenario filled a
+        # terminal: 29 lines for the quick suite)
+        overall = prog.add_task("[bold]suite", total=total, note="") if prog else None
         done_runs = 0
-        done_reps: dict[str, int] = {}
         try:
             for step in steps:
                 sc = step.scenario
@@ -177,11 +173,10 @@ def execute(
                         return
                     frac = done / tot if tot else 0.0
                     prog.update(
-                        tasks[sc.name],
-                        completed=done_reps.get(sc.name, 0) + frac,
-                        note=f"rep {step.repetition}/{sc.repeat}",
+                        overall,
+                        completed=base + frac,
+                        note=shown(f"{sc.name} rep {step.repetition}/{sc.repeat}"),
                     )
-                    prog.update(overall, completed=base + frac, note=f"{step.index + 1}/{total}")
 
                 tags = {
                     "suite": suite.name,
@@ -230,9 +225,7 @@ def execute(
                         f"{unit[0]}"
                     )
                 done_runs += 1
-                done_reps[sc.name] = done_reps.get(sc.name, 0) + 1
                 if prog:
-                    prog.update(tasks[sc.name], completed=done_reps[sc.name])
                     prog.update(overall, completed=done_runs)
         except KeyboardInterrupt as e:  # a signal between two runs (probe.stop_signals)
             sr.interrupted = True
