@@ -298,6 +298,10 @@ def test_imported_run_round_trips(cli, store: Path, tmp_path: Path) -> None:
     s = cli("show", rid, "--full")
     assert s.returncode == 0, s.stderr
     assert "overhead unknown (imported)" in s.stdout and "orwc.csv" in s.stdout
+    # another program's one run: no advice to measure in more processes (--repeat)
+    brief = cli("show", rid).stdout
+    assert "warning: one run of another program: the interval holds no between-run" in brief
+    assert "--repeat" not in brief
     full = cli("show", rid, "--full")
     assert full.returncode == 0, full.stderr
     for word in ("Summary of open", "Spikes", "Drift", "Imported from", "a guess"):

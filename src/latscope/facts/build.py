@@ -98,6 +98,12 @@ def _workers(run: Any) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
     findings they call for: one process (its interval holds no between-run variation), the
     medians differing by more than their intervals allow, the medians at two levels."""
     w = len(run.segments)
+    if w < 2 and run.meta.get("source"):  # another program's samples (a CSV): its own runs
+        text = (
+            "one run of another program: the interval holds no between-run variation; import "
+            "several of its runs and compare their medians"
+        )
+        return None, [_finding("warning", "single-process", text, short=text.split(";")[0])]
     if w < 2:
         short = "one process: its interval holds no between-run variation (--repeat R)"
         return None, [_finding("warning", "single-process", SINGLE_PROCESS, short=short)]
