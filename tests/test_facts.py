@@ -318,3 +318,17 @@ def test_run_and_show_give_the_facts_as_json(cli, store: Path) -> None:
     assert json.loads(s.stdout) == made
     bad = cli("run", "syscall", "--sweep", "cpus", "--json")
     assert bad.returncode == 2 and "--json does not go with --sweep" in bad.stderr
+
+
+def test_summaries_of_several_runs_stack_with_their_runs(store: Path) -> None:
+    """`Run.summary()` names the run on every row (id, benchmark, parameters), so that the
+    summaries of several runs are one frame; the facts keep the figures alone."""
+    import polars as pl
+
+    a = make_run(store, {"call": lognormal(500, 100.0, seed=1)}, params={"op": "getppid"})
+    b = make_run(store, {"call": lognormal(500, 200.0, seed=2)}, params={"op": "read0"})
+    both = pl.concat([a.summary(), b.summary()])
+    assert both.columns[:4] == ["run_id", "benchmark", "params", "column"]
+    assert both["run_id"].to_list() == [a.id, b.id]
+    assert both["params"].to_list() == ["op=getppid", "op=read0"]
+    assert "run_id" not in a.facts["summary"][0]

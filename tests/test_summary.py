@@ -94,7 +94,7 @@ def test_parquet_schema_follows_the_table(store: Path) -> None:
     # every figure column of the run's summary, in the table's order, and nothing else
     figures = [c for c, _ in summary_columns()]
     assert [c for c in df.columns if c in figures] == figures
-    assert run.summary().columns == ["column", *figures]
+    assert run.summary().columns == ["run_id", "benchmark", "params", "column", *figures]
     # n=300: p99.9 and p99 withheld (null) with their counts; p95 given
     row = df.row(0, named=True)
     assert row["p999_ns"] is None and row["p99_ns"] is None and row["p95_ns"] is not None

@@ -318,8 +318,23 @@ class Run:
         return pl.DataFrame(data)
 
     def summary(self, confidence: float = 0.95) -> pl.DataFrame:
-        """One row per timed column: n, min, p50, mean, std, p95, p99, p99.9, max (ns) and
-        the confidence interval of the median, with its method and effective sample size."""
+        """One row per timed column: the run (`summary.IDENTITY`: its id, benchmark and
+        parameters, so that the summaries of several runs stack into one frame), then the
+        column's n, min, p50, mean, std, p95, p99, p99.9, max (ns) and the confidence interval
+        of the median, with its method and effective sample size."""
+        import polars as pl
+
+        figures = self._figures(confidence)
+        params = " ".join(f"{k}={v}" for k, v in (self.meta.get("params") or {}).items())
+        return figures.select(
+            pl.lit(self.id, dtype=pl.Utf8).alias("run_id"),
+            pl.lit(str(self.benchmark), dtype=pl.Utf8).alias("benchmark"),
+            pl.lit(params, dtype=pl.Utf8).alias("params"),
+            pl.all(),
+        )
+
+    def _figures(self, confidence: float = 0.95) -> pl.DataFrame:
+        """`summary` without the run's identity (computed once per confidence level)."""
         kept = self._kept_facts
         if confidence == 0.95 and confidence not in self._summaries and kept is not None:
             self._summaries[confidence] = frame(kept["summary"])  # computed when kept

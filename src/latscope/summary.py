@@ -254,6 +254,11 @@ def shown_percentile(p: Any) -> float | None:
     return p.raw_value if p.percent == 50.0 else p.value
 
 
+#: The columns `Run.summary` starts with: which run each row is of (so that the summaries
+#: of several runs stack into one frame).
+IDENTITY = ("run_id", "benchmark", "params")
+
+
 def frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
     """`Run.summary()`: one row per column ("column", then `summary_columns()`), typed, so
     that a figure withheld in every row is still a Float64 column of nulls."""

@@ -16,7 +16,7 @@ from ..notes import run_notes
 from ..stats import quantile_sorted
 from ..stats.between import LEVEL, Rep, between, split
 from ..stats.intervals import order_statistic_interval
-from ..summary import withheld_notes
+from ..summary import IDENTITY, withheld_notes
 from ..units import pick_unit
 from . import SCHEMA, plain
 from .checks import check_figure, display, display_lines, one_way_checks
@@ -233,7 +233,8 @@ def build_facts(run: Any) -> dict[str, Any]:
 
     meta = run.meta
     summ = run.summary()
-    rows = [plain(r) for r in summ.iter_rows(named=True)]
+    # the figures of each column (the run's identity is the facts' own)
+    rows = [plain(r) for r in summ.drop(IDENTITY).iter_rows(named=True)]
     derived = list(run.derived_columns)
     columns = []
     findings: list[dict[str, Any]] = []
