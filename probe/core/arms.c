@@ -443,7 +443,7 @@ void arms_worker_run(struct runctx *top, int w, int nw) {
     top->progress = share_ms;
 
     /* every arm ended (its closing round trip, its peers joined, its metadata) */
-    inject_set(&(struct inject_setting){0, 0, 0, 0, 0});
+    inject_set(&(struct inject_setting){0}); /* every wait off, whatever fields it has */
     for (int k = 0; k < K; k++) {
         e = plat_affinity_restore();
         if (e) die(EXIT_UNSUPPORTED, "cannot unpin the measuring thread: %s", strerror(e));
