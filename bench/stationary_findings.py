@@ -11,8 +11,8 @@ the one thing that may be said, once.
     python bench/stationary_findings.py                         # 10 x file open=existing 4 KiB
     python bench/stationary_findings.py --runs 5 -- syscall -n 20000
 
-Runs are kept in a temporary store (removed at the end). Run it on a machine with nothing
-else running: it measures the machine.
+Runs are kept in a temporary store (removed at the end; ``--keep DIR`` keeps them there). Run
+it on a machine with nothing else running: it measures the machine.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ def latscope() -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=10, help="identical runs (default 10)")
+    ap.add_argument("--keep", metavar="DIR", help="keep the runs in this new store (to look into)")
     ap.add_argument("command", nargs="*", help="latscope run's arguments (after --)")
     args = ap.parse_args()
     command = args.command or DEFAULT
@@ -44,7 +45,10 @@ def main() -> int:
     from latscope.runs import Run
     from latscope.store import Store
 
-    with tempfile.TemporaryDirectory(prefix="latscope-stationary-") as store:
+    with tempfile.TemporaryDirectory(prefix="latscope-stationary-") as tmp:
+        store = args.keep or tmp
+        if args.keep and Path(args.keep).exists():
+            raise SystemExit(f"--keep {args.keep}: it exists already; name a new folder")
         for i in range(args.runs):
             r = subprocess.run(
                 [latscope(), "run", *command, "--store", store, "--quiet"],

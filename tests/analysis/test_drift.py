@@ -12,7 +12,7 @@ def codes(d):
 def test_step_change_is_found_near_its_index():
     rng = np.random.default_rng(41)
     n, at = 100_000, 61_234
-    x = lognormal_ar1(n, rng, phi=0.5, sigma=0.4)
+    x = lognormal_ar1(n, rng, phi=0.5, sigma=0.4, mu=np.log(10_000.0))  # 1 s in all
     x[at:] *= 1.2
     t = np.cumsum(x) * 1e-9
     d = drift(x, t)
@@ -233,6 +233,26 @@ def test_warm_up_is_judged_within_each_worker():
     one = x.copy()
     one[6000:6300] *= 1.5
     assert "warmup" not in codes(drift(one, segments=[2000] * 10))
+
+
+def test_a_change_must_last_a_tenth_of_a_second_where_the_times_are_known():
+    """Bouts of +8% lasting 1,500 iterations (3 ms at 2 us each: the host taking its CPU back
+    for a moment) are excursions when the times are known, change points when they are not;
+    a step that holds for 0.16 s is a change point either way."""
+    rng = np.random.default_rng(81)
+    x = lognormal_ar1(20_000, rng, phi=0.3, sigma=0.1, mu=np.log(1800.0))
+    for a in (4_000, 11_000):
+        x[a : a + 1_500] *= 1.08
+    t = np.cumsum(x) * 1e-9
+    assert len(drift(x).change_points) == 4  # no times: 15 windows last
+    d = drift(x, t)
+    assert d.change_points == () and len(d.excursions) >= 4
+    assert "0.1 s" in d.method
+    y = lognormal_ar1(20_000, rng, phi=0.3, sigma=0.1, mu=np.log(19_800.0))  # 20 us each
+    y[12_000:] *= 1.2  # the last 8,000 iterations: 0.19 s
+    cps = drift(y, np.cumsum(y) * 1e-9).change_points
+    assert [round(cp.relative_change, 1) for cp in cps] == [0.2]
+    assert abs(cps[0].index - 12_000) <= 100
 
 
 def test_bouts_that_return_are_excursions_and_workers_have_their_own_level():

@@ -49,6 +49,10 @@ WARMUP_THRESHOLD = 0.10
 #: A change must hold at least this many windows to be a change point: a bout that returns
 #: to the level before it sooner is an excursion (the host slowed for a moment), not a change.
 MIN_LASTING = 10
+#: ... and, where the samples' times are known, at least this long (s): a bout shorter than a
+#: few of the time slices a host's scheduler or hypervisor hands out (4-30 ms) is the host
+#: taking its CPU back for a moment, not a change of the conditions of the run.
+MIN_LASTING_S = 0.1
 #: Two speed levels of the host (`levels`): at least this far apart (ratio - 1) ...
 LEVEL_MIN_RATIO = 0.10
 #: ... their gap at least this many robust SDs of the windows around their own level ...
@@ -227,17 +231,30 @@ def levels_warning(lv: Levels) -> AnalysisWarning:
 
 
 def lasting(
-    x: FloatArray, bounds: list[int], bkps: list[int], w: int, practical: float
+    x: FloatArray,
+    bounds: list[int],
+    bkps: list[int],
+    w: int,
+    practical: float,
+    t: FloatArray | None = None,
 ) -> tuple[list[int], list[int], list[int]]:
     """The change points of changes that last: a bout of segments together shorter than
-    ``MIN_LASTING`` windows between two segments whose medians agree within
-    ``practical`` is an excursion (its change points go); between two that do not, the
-    level moved on, and the bout's first change point stays alone; a bout at either end of the
-    run goes (a change cannot be shown to last there). Returns the bounds, the window
-    breakpoints and the sample indices of the change points that went."""
+    ``MIN_LASTING`` windows, or (with the samples' start times ``t``, s) than
+    ``MIN_LASTING_S``, between two segments whose medians agree within ``practical`` is an
+    excursion (its change points go); between two that do not, the level moved on, and the
+    bout's first change point stays alone; a bout at either end of the run goes (a change
+    cannot be shown to last there). Returns the bounds, the window breakpoints and the sample
+    indices of the change points that went."""
     bounds, bkps = list(bounds), list(bkps)
-    short = MIN_LASTING * w
+    windows = MIN_LASTING * w
     gone: list[int] = []
+
+    def brief(a: int, b: int) -> bool:
+        """Is the stretch of samples a..b-1 too short to be a lasting level?"""
+        if b - a < windows:
+            return True
+        return t is not None and float(t[b - 1] - t[a]) < MIN_LASTING_S
+
     memo: dict[tuple[int, int], float] = {}  # a segment's median, computed once
 
     def medians() -> list[float]:
@@ -253,21 +270,21 @@ def lasting(
         changed = False
         med = medians()
         last = len(med) - 1
-        if bounds[1] - bounds[0] < short:  # a bout at the start
+        if brief(bounds[0], bounds[1]):  # a bout at the start
             gone.append(bounds.pop(1))
             del bkps[0]
             changed = True
             continue
-        if bounds[-1] - bounds[-2] < short:  # a bout at the end
+        if brief(bounds[-2], bounds[-1]):  # a bout at the end
             gone.append(bounds.pop(-2))
             del bkps[-1]
             changed = True
             continue
         for i in range(1, last):
-            if bounds[i + 1] - bounds[i] >= short:
+            if not brief(bounds[i], bounds[i + 1]):
                 continue
-            j = i  # the bout: segments i..j, together shorter than MIN_LASTING windows
-            while j + 1 < last and bounds[j + 2] - bounds[i] < short:
+            j = i  # the bout: segments i..j, together too short to last
+            while j + 1 < last and brief(bounds[i], bounds[j + 2]):
                 j += 1
             before, after = med[i - 1], med[j + 1]
             if before and abs(after / before - 1.0) < practical:
