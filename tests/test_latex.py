@@ -137,7 +137,7 @@ def test_report_latex_writes_fragments_figures_and_an_example(written: dict) -> 
         for fig in figure.findall(tex.read_text()):
             assert (d / fig).read_bytes().startswith(b"%PDF-"), fig
     out = str(written["stdout"])
-    assert f"wrote {d}/" in out and "13 figures (PDF)" in out
+    assert f"wrote {d}/" in out and "15 figures (PDF)" in out
 
 
 @pytest.mark.skipif(PDFLATEX is None, reason="pdflatex is not installed (texlive-latex-base)")
@@ -149,11 +149,11 @@ def test_a_document_inputting_the_fragments_compiles(written: dict) -> None:
     a, suite = written["a"], written["suite"]
     run_tex, cmp_tex = root / "tex" / f"{a}.tex", root / "tex" / "comparison.tex"
     suite_tex = root / "suite" / f"{suite}.tex"
-    # a run's answer: its summary; the column's histogram and the box plots; its full
-    # analysis: what was measured, clock, environment, the column's summary; the column's
-    # time series, ECDF and autocorrelation figures
+    # a run's answer: its summary; the column's histogram of every sample and the box plots;
+    # its full analysis: what was measured, clock, environment, the column's summary; the
+    # column's two histograms, time series, ECDF and autocorrelation figures
     assert _floats(run_tex) == (1, 2)
-    assert _floats(root / "tex" / f"{a}-more.tex") == (4, 3)
+    assert _floats(root / "tex" / f"{a}-more.tex") == (4, 4)
     # the comparison table; the runs side by side, the shift of the deciles, the ECDFs
     assert _floats(cmp_tex) == (1, 3)
     # the suite, its scenarios, their comparison; the scenarios side by side
@@ -189,7 +189,9 @@ def test_a_document_inputting_the_fragments_compiles(written: dict) -> None:
         assert bad not in log, bad
     # no glyph from a bitmap font (such as µ from TS1 in pdfLaTeX's default encoding)
     assert not re.search(r"\.\d+pk>", log.replace("\n", ""))
-    assert _pages(log, root / "lab.pdf") == 1 + 5 + 5 + 1 + 3 + 3 + 1
+    # a page of text, then one per float: the answer, the full analysis, the comparison and
+    # the suite (the floats counted above)
+    assert _pages(log, root / "lab.pdf") == 1 + (1 + 2) + (4 + 4) + (1 + 3) + (3 + 1)
 
 
 @pytest.mark.skipif(PDFLATEX is None, reason="pdflatex is not installed (texlive-latex-base)")

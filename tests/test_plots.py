@@ -42,6 +42,9 @@ def _kinds(x: np.ndarray, t: np.ndarray, a: object) -> dict[str, Callable[[], Fi
         "hist": lambda: plots.histogram(x, label=lab, fit=fit),
         "hist-p97": lambda: plots.histogram(x, label=lab, fit=fit, cut=97),
         "hist-log": lambda: plots.histogram(x, label=lab, fit=fit, log_x=True),
+        "hist-log-count": lambda: plots.histogram(
+            x, label=lab, fit=fit, cut=100, log_x=True, log_count=True
+        ),
         "box": lambda: plots.box({"open": x, "read": x / 50}, title="run test"),
         "violin": lambda: plots.box({"open": x, "read": x / 50}, title="run test", violin=True),
         "time": lambda: plots.time_series(
@@ -79,6 +82,7 @@ KINDS = [
     "hist",
     "hist-p97",
     "hist-log",
+    "hist-log-count",
     "box",
     "violin",
     "time",
@@ -268,6 +272,66 @@ def test_tick_labels_never_overlap(kind: str, analysed) -> None:
         assert not any(lab.get_text() for lab in axis.get_minorticklabels()), kind
         shown = [lab.get_text() for lab in axis.get_majorticklabels() if lab.get_text()]
         assert len(shown) >= 2, (kind, shown)
+
+
+def _texts(fig: Figure) -> list:
+    from matplotlib.text import Text
+
+    fig.canvas.draw()
+    return [
+        t
+        for t in fig.findobj(Text)
+        if t.get_visible()
+        and t.get_text().strip()
+        and (t.axes is None or t.axes.get_visible())
+    ]
+
+
+@pytest.mark.filterwarnings("error::UserWarning")  # a layout that collapsed
+@pytest.mark.parametrize("kind", KINDS)
+def test_text_is_readable_on_screen_and_in_print(kind: str, analysed) -> None:
+    """Every text of every figure is at least 9 pt, on screen (shown at its size) and drawn
+    for print (at the width of a 10 pt article's text, where LaTeX places it); in print the
+    panels of a row are stacked, no tick labels collide, and no legend lies over the axis
+    label above it."""
+    x, t, a = analysed
+    make = _kinds(x, t, a)[kind]
+    screen = make()
+    with plots.printed():
+        paper = make()
+    assert paper.get_figwidth() == pytest.approx(plots.PRINT_WIDTH)
+    assert len({round(ax.get_position().x0, 3) for ax in paper.axes if ax.get_visible()}) == 1
+    assert _label_overlaps(paper) == [], kind
+    for fig in (screen, paper):
+        small = sorted({t.get_fontsize() for t in _texts(fig) if t.get_fontsize() < plots.SMALL})
+        assert small == [], (kind, small)
+        renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+        for ax in fig.axes:
+            legend = ax.get_legend()
+            if legend is not None and ax.xaxis.label.get_text():
+                assert not legend.get_window_extent(renderer).overlaps(
+                    ax.xaxis.label.get_window_extent(renderer)
+                ), kind
+    assert not plots.common._PRINTED.get()  # the context is left as it was
+
+
+def test_a_log_count_histogram_shows_every_sample_and_its_tail() -> None:
+    """Log-x, log-count (cut at p100): the bars hold every sample (samples per decade times the
+    decade width of each bar sum to n), a single sample in the far tail is a bar of its own
+    above the axis's floor, and a log count needs a log latency axis."""
+    rng = np.random.default_rng(9)
+    x = 1000.0 + rng.lognormal(np.log(500.0), 0.3, 20_000)
+    x[7] = 400_000.0  # one sample 250x the median
+    fig = plots.histogram(x, cut=100, log_x=True, log_count=True)
+    ax = fig.axes[0]
+    heights, edges, _ = ax.patches[0].get_data()
+    assert ax.get_yscale() == "log" and ax.get_xscale() == "log"
+    per_bar = heights * np.diff(np.log10(edges))
+    assert float(per_bar.sum()) == pytest.approx(x.size)
+    assert per_bar[-1] == pytest.approx(1.0) and heights[-1] > ax.get_ylim()[0]
+    assert "log count" in ax.get_title()
+    with pytest.raises(BadInput, match="log_x"):
+        plots.histogram(x, log_count=True)
 
 
 @pytest.mark.parametrize("span", [1.15, 1.6, 4.0, 40.0, 1e4, 1e7])

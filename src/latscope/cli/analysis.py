@@ -95,7 +95,8 @@ at most 256 columns and 100,000,000 rows; headers of at most 128 characters.
 PLOT_EPILOG = """\
 examples:
   latscope plot last --kind hist -o hist.png     histogram up to p97 (--cut 100: all), with the fit
-  latscope plot last --kind hist --log -o hist-log.svg    log-x histogram of all samples
+  latscope plot last --kind hist --log -o hist-log.svg    log-x histogram: the body, rest counted
+  latscope plot last --kind hist --log-count --cut 100 -o tail.png   all, counts on a log axis
   latscope plot last --kind time --column rtt -o time.pdf  every sample, change points, spikes
   latscope plot last --kind box -o box.png                all columns of the run, log axis
   latscope plot RUN_A RUN_B --kind tail --column rtt -o tail.png   tails of two runs
@@ -258,6 +259,12 @@ def add_parsers(sub: Any) -> None:
         "figure; 100 draws every sample)",
     )
     p.add_argument("--log", action="store_true", help="hist: logarithmic latency axis")
+    p.add_argument(
+        "--log-count",
+        action="store_true",
+        help="hist: logarithmic latency axis and samples per decade on a logarithmic axis, "
+        "where a tail of a few samples shows (with --cut 100: every sample)",
+    )
     p.add_argument("--seconds", action="store_true", help="time: against time instead of iteration")
     force_arg(p)
     store_arg(p)
@@ -507,8 +514,9 @@ def cmd_plot(args: argparse.Namespace) -> int:
         raise BadInput(f"--kind {kind} draws one column; give one --column")
     if args.seconds and kind != "time":
         raise BadInput("--seconds is for --kind time")
-    if (args.cut is not None or args.log) and kind != "hist":
-        raise BadInput("--cut and --log are for --kind hist")
+    if (args.cut is not None or args.log or args.log_count) and kind != "hist":
+        raise BadInput("--cut, --log and --log-count are for --kind hist")
+    log = args.log or args.log_count
     run, label = runs[0], labels[0]
     col = cols[0]
     title = f"{col} — {label} [{run.id}]"
@@ -533,8 +541,9 @@ def cmd_plot(args: argparse.Namespace) -> int:
                 x,
                 label=title,
                 fit=fit_shifted_lognormal(x),
-                cut=args.cut if args.cut is not None or args.log else plots.HIST_CUT,
-                log_x=args.log,
+                cut=args.cut if args.cut is not None or log else plots.HIST_CUT,
+                log_x=log,
+                log_count=args.log_count,
                 step=run.column_step_ns(col),
             )
         if kind == "time":

@@ -3,8 +3,11 @@ display unit, axes helpers, and writing a figure (PNG, SVG or PDF)."""
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +57,35 @@ HALF = (5.0, 3.6)
 #: No figure is wider than this (inches): 1,000 px at the 100 dpi of the HTML report, which
 #: shows figures at their size in a page at most 1,180 px wide.
 MAX_WIDTH = 10.0
+#: The smallest text of a figure (points): tick labels, legends, notes. A figure is shown at
+#: the size it is drawn (the HTML report) or drawn at the size it is placed (`printed`), so
+#: this is the size a reader sees.
+SMALL = 9
+#: Figures for print (`printed`) are drawn this wide (inches): the text width of a 10 pt
+#: LaTeX article (345 pt), where they are placed at ``\linewidth``, so that their text is the
+#: size it says beside the 10 pt body.
+PRINT_WIDTH = 4.78
+#: ... and each row of panels this much shorter than on screen.
+PRINT_ROW_SCALE = 0.8
+
+_PRINTED: contextvars.ContextVar[bool] = contextvars.ContextVar("printed", default=False)
+
+
+def printing() -> bool:
+    """Are figures being drawn for print (inside `printed`)?"""
+    return _PRINTED.get()
+
+
+@contextlib.contextmanager
+def printed() -> Iterator[None]:
+    """Figures made inside are drawn for print: `PRINT_WIDTH` wide, two panels of a row
+    stacked (side by side at that width their tick labels would collide)."""
+    token = _PRINTED.set(True)
+    try:
+        yield
+    finally:
+        _PRINTED.reset(token)
+
 
 Unit = tuple[str, float]
 
@@ -73,6 +105,11 @@ def new_figure(
     ``size``: the width and the height of one row (inches); ``extra_height`` is added once (a
     title or legend for the whole figure). The width is at most `MAX_WIDTH`."""
     w, h = size if size is not None else (WIDE if ncols > 1 else HALF)
+    if _PRINTED.get():
+        # for print: the width of the page's text, one panel to a row (the order of
+        # ``fig.axes`` is the same: row by row)
+        w, h = PRINT_WIDTH, h * PRINT_ROW_SCALE
+        nrows, ncols = nrows * ncols, 1
     fig = Figure(figsize=(min(w, MAX_WIDTH), h * nrows + extra_height), layout="constrained")
     FigureCanvasAgg(fig)
     fig.subplots(nrows, ncols, squeeze=False, sharey=sharey)
@@ -118,7 +155,7 @@ def _note(ax: Axes, text: str, loc: str = "upper right") -> None:
         transform=ax.transAxes,
         ha=ha,
         va=va,
-        fontsize=8,
+        fontsize=SMALL,
         bbox={"boxstyle": "round,pad=0.3", "fc": "white", "ec": "#bbbbbb", "alpha": 0.9},
     )
 
@@ -130,11 +167,36 @@ def _level(ax: Axes, y: float, label: str) -> None:
         label,
         (0.0, y),
         xycoords=("axes fraction", "data"),
-        fontsize=7,
+        fontsize=SMALL,
         color="#666666",
         va="bottom",
         xytext=(2, 1),
         textcoords="offset points",
+    )
+
+
+def legend_below(ax: Axes, handles: list[Any], labels: list[str], ncols: int = 1) -> None:
+    """The legend under the axes, never over the data nor over the axis label: below the
+    ticks (3.5 pt, a pad of 3.5 pt), their labels and the axis label (a line of 1.2 `SMALL`
+    each, 4 pt apart) and a little space, 4 `SMALL` below the axes; in print (`printed`) one
+    entry to a row (the page is narrow)."""
+    from matplotlib.transforms import ScaledTranslation
+
+    fig = ax.figure
+    assert isinstance(fig, Figure)
+    below = ScaledTranslation(0.0, -4.0 * SMALL / 72.0, fig.dpi_scale_trans)
+    ax.legend(
+        handles,
+        labels,
+        fontsize=SMALL,
+        loc="upper center" if ncols > 1 and not _PRINTED.get() else "upper left",
+        bbox_to_anchor=(0.5, 0.0) if ncols > 1 and not _PRINTED.get() else (0.0, 0.0),
+        bbox_transform=ax.transAxes + below,
+        borderaxespad=0.0,
+        handlelength=1.5,
+        ncols=1 if _PRINTED.get() else ncols,
+        frameon=False,
+        markerscale=3,
     )
 
 
@@ -154,7 +216,7 @@ def _style(ax: Axes) -> None:
     ax.set_axisbelow(True)
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
-    ax.tick_params(labelsize=8)
+    ax.tick_params(labelsize=SMALL)
     ax.title.set_fontsize(10)
     ax.xaxis.label.set_fontsize(9)
     ax.yaxis.label.set_fontsize(9)

@@ -24,11 +24,13 @@ from matplotlib.patches import Patch
 from .common import (
     COLORS,
     MAX_WIDTH,
+    SMALL,
     Unit,
     _box_stats,
     _ns,
     _style,
     new_figure,
+    printing,
     unit_for,
 )
 
@@ -91,8 +93,8 @@ def scenarios(series: Sequence[Series], *, title: str = "") -> Figure:
             ),
         ],
         loc="outside lower center",
-        ncols=2,
-        fontsize=8,
+        ncols=1 if printing() else 2,
+        fontsize=SMALL,
         frameon=False,
     )
     return fig
@@ -129,7 +131,7 @@ def _scenario_panel(
                 transform=ax.get_yaxis_transform(),
                 ha="center",
                 va="center",
-                fontsize=7,
+                fontsize=SMALL,
                 color="#888888",
             )
             continue
@@ -201,7 +203,7 @@ def _scenario_panel(
                     transform=ax.get_yaxis_transform(),
                     ha=ha,
                     va="center",
-                    fontsize=8,
+                    fontsize=SMALL,
                     color="#555555",
                 )
     ax.set_xlabel(f"latency ({unit[0]}{', log scale' if use_log else ''})")
@@ -279,7 +281,7 @@ def shift(
                     ax.annotate(
                         f"d{k + 1}",
                         (px, py),
-                        fontsize=7,
+                        fontsize=SMALL,
                         xytext=(2, 3),
                         textcoords="offset points",
                         color="#555555",
@@ -287,7 +289,7 @@ def shift(
         ax.set_xlabel(f"decile of {baseline or 'the baseline'} ({unit[0]})")
         ax.set_ylabel(f"difference, other − baseline ({unit[0]})")
         ax.set_title(f"Shift of deciles — {col}")
-        ax.legend(fontsize=7, frameon=False)
+        ax.legend(fontsize=SMALL, frameon=False)
         _style(ax)
     fig.suptitle(f"Shift of the deciles against the baseline {baseline}".strip(), fontsize=11)
     return fig

@@ -22,6 +22,7 @@ from ..units import fmt
 from .common import (
     COLORS,
     CURVE_POINTS,
+    SMALL,
     VIOLIN_POINTS,
     Unit,
     _axes,
@@ -36,6 +37,7 @@ from .common import (
     _ns,
     _snap_to_grid,
     _style,
+    legend_below,
     set_title,
     unit_for,
 )
@@ -56,26 +58,30 @@ def histogram(
     fit: LogNormalFit | None = None,
     cut: float | None = None,
     log_x: bool = False,
+    log_count: bool = False,
     bins: int | None = None,
     step: float | None = None,
     ax: Axes | None = None,
 ) -> Figure:
     """Histogram of latencies ``x`` (ns) with the fitted shifted log-normal density over it.
 
-    ``step``: the clock's step (ns; ``Run.column_step_ns(col)``). Samples of a quantised clock
-    are whole steps apart, and bins narrower than a step draw a comb of full and empty bins
-    with the fitted density far below the full ones. With ``step``, linear bins are whole
-    multiples of the step centred on grid values (edges halfway between them), and logarithmic
-    bin edges are moved to the nearest midpoint between grid values (every bin at least one
-    step wide); ``bins`` is then ignored. Bars are densities (count / (n x bin width)), the same
-    scale as the fitted density, so the two agree whatever the bin widths.
+        ``step``: the clock's step (ns; ``Run.column_step_ns(col)``). Samples of a quantised clock
+        are whole steps apart, and bins narrower than a step draw a comb of full and empty bins
+        with the fitted density far below the full ones. With ``step``, linear bins are whole
+        multiples of the step centred on grid values (edges halfway between them), and logarithmic
+        bin edges are moved to the nearest midpoint between grid values (every bin at least one
+        step wide); ``bins`` is then ignored. Bars are densities (count / (n x bin width)), the same
+        scale as the fitted density, so the two agree whatever the bin widths.
 
-    ``cut``: draw only samples up to this percentile (e.g. 97, like many lab reports) and say
-    how many lie beyond. ``log_x``: logarithmic bins and axis (density per decade); without a
-    cut its range favours the body of the distribution (`log_range`, what lies beyond
-    counted), with ``cut=100`` it holds every sample. The bar
-    heights are densities relative to *all* samples, so the fitted density fits them even when
-    the histogram is cut."""
+        ``cut``: draw only samples up to this percentile (e.g. 97, like many lab reports) and say
+        how many lie beyond. ``log_x``: logarithmic bins and axis (density per decade); without a
+        cut its range favours the body of the distribution (`log_range`, what lies beyond
+        counted), with ``cut=100`` it holds every sample. ``log_count`` (with ``log_x``): the bars
+    are samples per decade on a logarithmic axis, so that a tail of a few samples shows. The bar
+        heights are densities relative to *all* samples, so the fitted density fits them even when
+        the histogram is cut."""
+    if log_count and not log_x:
+        raise BadInput("a log-count histogram has a logarithmic latency axis (log_x)")
     v = _ns(x)
     n = v.size
     ax = _axes(ax)
@@ -115,14 +121,23 @@ def histogram(
                 edges = np.append(origin * (1.0 - 1e-9), edges[edges > origin])
         counts, _ = np.histogram(inside, bins=edges)
         widths_dec = np.diff(np.log10(edges))
-        heights = counts / (n * widths_dec)
-        _bars(ax, heights, edges / unit[1], n)
+        # per decade: a share of the samples, or (log_count) a count on a log axis, where a
+        # bin of one sample in the tail shows as plainly as the body
+        per = n if log_count else 1
+        _bars(ax, counts / (n * widths_dec) * per, edges / unit[1], n)
         ax.set_xscale("log")
         ax.set_xlim(float(edges[0]) / unit[1], float(edges[-1]) / unit[1])
-        ax.set_ylabel("share of samples per decade (1/decade)")
+        if log_count:
+            ax.set_yscale("log")
+            ax.set_ylim(bottom=0.5 / float(np.median(widths_dec)))  # under one sample a bin
+            ax.set_ylabel("samples per decade")
+        else:
+            ax.set_ylabel("share of samples per decade (1/decade)")
         if fit is not None:
             grid = np.logspace(math.log10(edges[0]), math.log10(edges[-1]), 400)
-            dens = _lognormal_pdf(grid, fit) * grid * math.log(10.0)
+            dens = _lognormal_pdf(grid, fit) * grid * math.log(10.0) * per
+            if log_count:
+                grid, dens = grid[dens > 0.1], dens[dens > 0.1]
             ax.plot(grid / unit[1], dens, color=COLORS[1], lw=1.5, label=_fit_label(fit, unit))
         if below:
             notes.append(
@@ -136,7 +151,7 @@ def histogram(
             )
         if dropped:
             notes.append(f"{dropped:,} samples ≤ 0 not shown (log axis)")
-        what = "Histogram (log x)"
+        what = "Histogram (log x, log count)" if log_count else "Histogram (log x)"
     else:
         if step:
             counts, edges = np.histogram(shown, bins=_grid_edges(shown, lo, hi, step))
@@ -164,18 +179,9 @@ def histogram(
     handles, labels = ax.get_legend_handles_labels()
     for note in notes:
         handles.append(Line2D([], [], linestyle="none"))
-        labels.append(note.replace("\n", " "))
+        labels.append(note)
     if handles:
-        ax.legend(
-            handles,
-            labels,
-            fontsize=8,
-            loc="upper left",
-            bbox_to_anchor=(0.0, -0.2),
-            borderaxespad=0.0,
-            handlelength=1.5,
-            frameon=False,
-        )
+        legend_below(ax, handles, labels)
     _style(ax)
     return _fig(ax)
 
@@ -327,7 +333,7 @@ def ecdf(groups: Mapping[str, npt.ArrayLike], *, title: str = "", ax: Axes | Non
     ax.set_ylabel("share of samples ≤ x (0–1)")
     ax.set_ylim(0, 1.01)
     set_title(ax, "ECDF", title)
-    ax.legend(fontsize=7, loc="lower right", frameon=False)
+    ax.legend(fontsize=SMALL, loc="lower right", frameon=False)
     _style(ax)
     return _fig(ax)
 
@@ -353,7 +359,7 @@ def tail(groups: Mapping[str, npt.ArrayLike], *, title: str = "", ax: Axes | Non
     ax.set_xlabel(f"latency ({unit[0]}{', log scale' if positive else ''})")
     ax.set_ylabel("share of samples above x, 1 − p (log)")
     set_title(ax, "Tail", title)
-    ax.legend(fontsize=7, loc="lower left", frameon=False)
+    ax.legend(fontsize=SMALL, loc="lower left", frameon=False)
     _style(ax)
     return _fig(ax)
 

@@ -21,12 +21,14 @@ from .common import (
     ENVELOPE_BINS,
     MAX_POINTS,
     MAX_SPIKES,
+    SMALL,
     WIDE,
     _axes,
     _fig,
     _note,
     _ns,
     _style,
+    legend_below,
     set_title,
     unit_for,
 )
@@ -152,7 +154,7 @@ def time_series(
                 xycoords=("data", "axes fraction"),
                 ha="left",
                 va="top",
-                fontsize=7,
+                fontsize=SMALL,
                 color=COLORS[3],
                 xytext=(2, -2),
                 textcoords="offset points",
@@ -163,14 +165,7 @@ def time_series(
     ax.set_ylabel(f"latency ({unit[0]}{', log scale' if log_y else ''})")
     ax.set_xlim(float(xs[0]), float(xs[-1]) if xs[-1] > xs[0] else float(xs[0]) + 1.0)
     set_title(ax, "Every sample over the run", label)
-    ax.legend(
-        fontsize=7,
-        loc="upper center",
-        bbox_to_anchor=(0.5, -0.16),
-        ncols=4,
-        frameon=False,
-        markerscale=3,
-    )
+    legend_below(ax, *ax.get_legend_handles_labels(), ncols=4)
     _style(ax)
     return _fig(ax)
 

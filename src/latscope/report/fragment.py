@@ -47,7 +47,7 @@ class _Float:
     image: Image | None = None
     file: str = ""
 
-    def tex(self, width: str = r"\linewidth") -> str:
+    def tex(self) -> str:
         out = [rf"\begin{{{self.kind}}}", r"  \centering"]
         if self.kind == "table":
             out.append(rf"  \caption{{{escape(self.caption)}}}\label{{{self.label}}}")
@@ -55,7 +55,7 @@ class _Float:
             out += _notes(self.notes)
         else:
             out.append(
-                rf"  \includegraphics[width={width},height=0.85\textheight,keepaspectratio]"
+                r"  \includegraphics[width=\linewidth,height=0.85\textheight,keepaspectratio]"
                 rf"{{\latscopedir {self.file}}}"
             )
             out.append(rf"  \caption{{{escape(self.caption)}}}\label{{{self.label}}}")
@@ -182,13 +182,18 @@ class Fragment:
         self.pending = []
 
     def figure(self, img: Image) -> None:
+        """A figure float; its panels are stacked in print (`plots.printed`), and its caption
+        says so."""
         stem = slug(img.key).replace(".", "-")
         used = {f.file for f in self.floats}
         k, file = 2, f"{stem}.pdf"
         while file in used:
             file, k = f"{stem}-{k}.pdf", k + 1
         lab = label(file.removesuffix(".pdf"))
-        self.floats.append(_Float("figure", lab, img.caption, [], image=img, file=file))
+        caption = img.caption
+        for side, place in (("(left", "(top"), ("(right", "(bottom")):
+            caption = caption.replace(side, place)
+        self.floats.append(_Float("figure", lab, caption, [], image=img, file=file))
 
     def end_group(self) -> None:
         r"""End a group of floats: notes no table followed go to the last table (of the
@@ -201,8 +206,7 @@ class Fragment:
             self.flush_after.add(len(self.floats) - 1)
         self.group_start = len(self.floats)
 
-    def render(self, widths: dict[str, str] | None = None) -> str:
-        widths = widths or {}
+    def render(self) -> str:
         tables = sum(f.kind == "table" for f in self.floats)
         figures = len(self.floats) - tables
         head = [
@@ -242,7 +246,7 @@ class Fragment:
             body += [r"{\footnotesize", *(f"{escape(n)}\\par" for n in self.pending), "}", ""]
         since = 0
         for i, f in enumerate(self.floats):
-            body.append(f.tex(widths.get(f.file, r"\linewidth")))
+            body.append(f.tex())
             since += 1
             if i in self.flush_after or since >= FLUSH_EVERY or i == len(self.floats) - 1:
                 body.append(r"\latscopeflush")

@@ -3,6 +3,9 @@
 ``\\input``s, with its figures as PDF files beside it, and ``DIR/example.tex``, a standalone
 document that inputs every fragment (compile it to see them; copy its preamble).
 
+Figures are drawn at the size they are placed (`plots.printed`: the text width of a 10 pt
+article, panels of a row stacked), so that their text is 9-11 pt beside a 10 pt body.
+
 A fragment is floats only, no sectioning and no preamble: booktabs tables (the setup, the
 summary figures, the comparison) and one figure environment per plot, each with a caption
 and a label. It takes its content from the report's document blocks (document.py), so its
@@ -11,7 +14,8 @@ figures, intervals, units and withheld percentiles ("—") are those of the HTML
 - a run: two fragments. ``<run>.tex``, the answer for a lab report: the run table (the
   figures of `summary.STATS` per column, as ``latscope show`` gives them, with the interval
   of the median; how it was measured and the warnings in its notes), each column's
-  histogram and the box plots of the columns. ``<run>-more.tex``, its full analysis: the setup
+  histogram of every sample (log axes: the tail is the point) and the box plots of the
+  columns. ``<run>-more.tex``, its full analysis: the setup
   (what was measured, the clock, the environment), per column the report's summary table
   with the column's warnings as notes, and the other figures;
 - a comparison of runs: the comparison table with its sentences, and its figures;
@@ -167,7 +171,7 @@ def run_fragments(ra: RunAnalysis, figures: bool = True) -> list[Fragment]:
     each column's histogram, the run's box plots), and ``<run>-more``, the full analysis
     (what was measured, the clock, the environment, each column's summary and its other
     figures)."""
-    from .run import run_blocks
+    from .run import run_blocks, tail_histogram
 
     run = ra.run
     name = slug(run.id).replace(".", "-")
@@ -211,15 +215,19 @@ def run_fragments(ra: RunAnalysis, figures: bool = True) -> list[Fragment]:
         elif isinstance(b, Text) and b.tone == "note":
             more.note(b.text)
     more.end_group()
-    # per column: its histogram in the answer; its summary, warnings, notes and other
-    # figures in the full analysis
+    # per column: its histogram of every sample in the answer; its summary, warnings, notes
+    # and other figures in the full analysis
+    if figures:  # (a derived column such as rtt/2 has its source's figures)
+        for col in ra.columns:
+            if col not in run.derived_columns:
+                frag.figure(tail_histogram(ra, col))
     for b in blocks[first_col:how]:
         if isinstance(b, Heading):
             more.end_group()
         elif isinstance(b, Table) and b.title.startswith("Summary of "):
             _table(more, b, key, f" — {ra.label}")
         elif isinstance(b, Image):
-            (frag if b.key.endswith("-hist") or b.key.endswith("-box") else more).figure(b)
+            (frag if b.key.endswith("-box") else more).figure(b)
         elif isinstance(b, Alert):
             more.note(_alert(b))
         elif isinstance(b, Text) and b.tone == "note":
@@ -341,16 +349,14 @@ def write_latex(
         d.mkdir(exist_ok=True)
         written: list[Path] = []
         for frag in frags:
-            widths: dict[str, str] = {}
             for f in frag.images:
                 assert f.image is not None
                 if progress:
                     progress(f.image.caption)
-                fig = f.image.make()
-                w, _h = fig.get_size_inches()
-                widths[f.file] = r"\linewidth" if w >= 8 else r"0.7\linewidth"
+                with plots.printed():  # drawn at the width they are placed at
+                    fig = f.image.make()
                 plots.save(fig, d / f.file, replace=force)
-            tex = frag.render(widths)
+            tex = frag.render()
             written.append(write_text(d / f"{frag.name}.tex", tex, replace=force))
         written.append(write_text(d / EXAMPLE, _example(frags, title), replace=force))
     except OSError as e:

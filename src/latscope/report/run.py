@@ -164,6 +164,32 @@ def _column_figures(ra: RunAnalysis, col: str, ca: ColumnAnalysis) -> list[Block
     ]
 
 
+def tail_histogram(ra: RunAnalysis, col: str) -> Image:
+    """One column's histogram of every sample on a log axis, counts on a log axis too (the
+    tail is the point): the one figure per column of a lab report's answer (LaTeX)."""
+    from .. import plots
+
+    run, ca = ra.run, ra.columns[col]
+
+    def draw() -> Figure:
+        return plots.histogram(
+            run.values(col),
+            label=f"{col} — {ra.label}",
+            fit=ca.distribution.lognormal,
+            cut=100.0,
+            log_x=True,
+            log_count=True,
+            step=run.column_step_ns(col),
+        )
+
+    return Image(
+        f"{run.id}-{slug(col)}-tail",
+        f"{col}: histogram of every sample, on a log axis with counts on a log axis, and the "
+        f"fitted shifted log-normal — {ra.label}",
+        draw,
+    )
+
+
 def summary_rows(run: Run, level: float) -> dict[str, dict[str, Any]]:
     """The rows of `Run.summary(level)` by column (cached by the run)."""
     return {r["column"]: r for r in run.summary(level).iter_rows(named=True)}
