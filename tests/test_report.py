@@ -4,6 +4,7 @@ files, the full terminal summary, and the HTML opened in a real headless Chromiu
 from __future__ import annotations
 
 import base64
+import struct
 import re
 import shutil
 import subprocess
@@ -30,9 +31,15 @@ def assert_self_contained(text: str) -> None:
     assert not REMOTE.search(text), REMOTE.search(text)
     assert "<script" not in text.lower()
     assert "<link" not in text.lower()
-    for m in re.finditer(r'src="([^"]*)"', text):
+    for m in re.finditer(r'<img src="([^"]*)" width="(\d+)" height="(\d+)"', text):
         assert m.group(1).startswith("data:image/png;base64,"), m.group(1)[:60]
-        assert base64.b64decode(m.group(1).split(",", 1)[1]).startswith(PNG)
+        png = base64.b64decode(m.group(1).split(",", 1)[1])
+        assert png.startswith(PNG)
+        # twice the pixels it is shown at (IHDR: width and height at bytes 16-24): sharp on
+        # a high-density screen
+        wide, high = struct.unpack(">II", png[16:24])
+        assert abs(wide - 2 * int(m.group(2))) <= 1 and abs(high - 2 * int(m.group(3))) <= 1
+    assert text.count("<img") == len(re.findall(r'<img src="[^"]*" width="\d+"', text))
 
 
 @pytest.fixture(scope="module")

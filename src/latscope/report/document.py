@@ -208,19 +208,30 @@ def _cell_html(c: CellLike, tag: str, cls: list[str]) -> str:
     return f"<{tag}{attr}>{html.escape(_text(c))}</{tag}>"
 
 
-def _drawn(doc: Document, dpi: int, progress: Progress | None) -> list[tuple[bytes, int, int]]:
+def _drawn(
+    doc: Document, dpi: int, progress: Progress | None, scale: int = 1
+) -> list[tuple[bytes, int, int]]:
     """Every figure of the document drawn (`drawing.drawn`: on several CPUs), in order."""
     from .drawing import drawn
 
     images = [b for b in doc.blocks if isinstance(b, Image)]
     return drawn(
-        [b.make for b in images], dpi, (lambda i: progress(images[i].caption)) if progress else None
+        [b.make for b in images],
+        dpi,
+        (lambda i: progress(images[i].caption)) if progress else None,
+        scale,
     )
 
 
+#: The HTML page's figures hold this many pixels for each one they are shown at (sharp on a
+#: high-density screen, and when zoomed).
+HTML_SCALE = 2
+
+
 def render_html(doc: Document, progress: Progress | None = None, dpi: int = 100) -> str:
-    """The document as one self-contained HTML page."""
-    pngs = iter(_drawn(doc, dpi, progress))
+    """The document as one self-contained HTML page; its figures are shown at ``dpi`` and
+    hold `HTML_SCALE` times as many pixels."""
+    pngs = iter(_drawn(doc, dpi, progress, HTML_SCALE))
     out: list[str] = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',

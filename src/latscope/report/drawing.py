@@ -39,12 +39,15 @@ _PR_SET_PDEATHSIG = 1
 Drawn = tuple[bytes, int, int]  # PNG bytes, width and height in pixels
 
 
-def _draw(make: Callable[[], Any], dpi: int) -> Drawn:
+def _draw(make: Callable[[], Any], dpi: int, scale: int = 1) -> Drawn:
+    """One figure: PNG bytes at ``dpi x scale``, and its size at ``dpi`` (where it is shown;
+    ``scale`` 2 is sharp on a high-density screen)."""
     from .. import plots
 
     fig = make()
-    data = plots.to_bytes(fig, "png", dpi=dpi)
-    width, height = (int(v * dpi) for v in fig.get_size_inches())
+    data = plots.to_bytes(fig, "png", dpi=dpi * scale)
+    # the size drawn (the PNG header's width and height), shown at 1/scale
+    width, height = (round(v / scale) for v in struct.unpack(">II", data[16:24]))
     return data, width, height
 
 
@@ -65,7 +68,7 @@ def _taken(queue: int) -> Iterator[int]:
         yield struct.unpack("<I", b)[0]
 
 
-def _child(makers: Sequence[Callable[[], Any]], queue: int, dpi: int, fd: int) -> None:
+def _child(makers: Sequence[Callable[[], Any]], queue: int, dpi: int, scale: int, fd: int) -> None:
     """In a forked child: draw the figures it takes from ``queue`` and write the pickled
     results to ``fd``; never returns."""
     code = 1
@@ -76,7 +79,7 @@ def _child(makers: Sequence[Callable[[], Any]], queue: int, dpi: int, fd: int) -
             ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         except (OSError, AttributeError):
             pass
-        data = pickle.dumps({i: _draw(makers[i], dpi) for i in _taken(queue)})
+        data = pickle.dumps({i: _draw(makers[i], dpi, scale) for i in _taken(queue)})
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]
@@ -114,15 +117,16 @@ def drawn(
     makers: Sequence[Callable[[], Any]],
     dpi: int,
     progress: Callable[[int], None] | None = None,
+    scale: int = 1,
 ) -> list[Drawn]:
-    """Each figure ``makers[i]()`` drawn to PNG at ``dpi`` (module docs), in order;
-    ``progress(i)`` as figure i is done."""
+    """Each figure ``makers[i]()`` drawn to PNG at ``dpi x scale``, its size in pixels at
+    ``dpi`` (module docs), in order; ``progress(i)`` as figure i is done."""
     n = len(makers)
     out: list[Drawn | None] = [None] * n
     k = _workers(n)
     if k == 1:
         for i, make in enumerate(makers):
-            out[i] = _draw(make, dpi)
+            out[i] = _draw(make, dpi, scale)
             if progress:
                 progress(i)
         return [d for d in out if d is not None]
@@ -140,11 +144,11 @@ def drawn(
                 os.close(fd)
                 break
             if pid == 0:
-                _child(makers, queue, dpi, fd)
+                _child(makers, queue, dpi, scale, fd)
             children.append((pid, fd))
         t0, mine = time.monotonic(), 0
         for i in _taken(queue):
-            out[i] = _draw(makers[i], dpi)
+            out[i] = _draw(makers[i], dpi, scale)
             mine += 1
             if progress:
                 progress(i)
@@ -162,7 +166,7 @@ def drawn(
                         progress(i)
         for i in range(n):  # taken by a child that failed: drawn here
             if out[i] is None:
-                out[i] = _draw(makers[i], dpi)
+                out[i] = _draw(makers[i], dpi, scale)
                 if progress:
                     progress(i)
     finally:
