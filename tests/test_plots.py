@@ -281,9 +281,7 @@ def _texts(fig: Figure) -> list:
     return [
         t
         for t in fig.findobj(Text)
-        if t.get_visible()
-        and t.get_text().strip()
-        and (t.axes is None or t.axes.get_visible())
+        if t.get_visible() and t.get_text().strip() and (t.axes is None or t.axes.get_visible())
     ]
 
 

@@ -4,9 +4,9 @@ files, the full terminal summary, and the HTML opened in a real headless Chromiu
 from __future__ import annotations
 
 import base64
-import struct
 import re
 import shutil
+import struct
 import subprocess
 from pathlib import Path
 

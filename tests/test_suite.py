@@ -345,6 +345,9 @@ def test_suite_runs_tags_and_compares(cli, store: Path, tmp_path: Path) -> None:
     assert "[paired 1/1] syscall: sys-getppid, sys-read0" in out
     assert html.is_file() and html.read_text().startswith("<!DOCTYPE html")
     assert "<img" in html.read_text()  # the one suite report drawn with its figures
+    # each scenario's full analysis: a page beside the report, linked from it
+    pages = sorted(p.name for p in (tmp_path / "r-runs").iterdir())
+    assert len(pages) == 3 and all(f'href="r-runs/{p}"' in html.read_text() for p in pages)
     assert (tmp_path / "md" / "report.md").is_file()
     fragment = [p for p in tex.glob("*.tex") if p.name != "example.tex"]
     assert len(fragment) == 1 and "Scenarios compared" in fragment[0].read_text()

@@ -196,10 +196,11 @@ def _write_reports(sr: Any, rows: list[Any], args: argparse.Namespace, console: 
     html = Path(args.html) if args.html else sr.store.reports_dir / f"{sr.suite_run}.html"
     if not args.html:
         sr.store.make_dir("reports")  # checked: no other user can redirect the report
-    doc = document(sr, rows, figures=not args.no_figures)
-    console.print(
-        f"report: {shown(report.write_html(doc, html, force=args.force or not args.html))}"
-    )
+    # each scenario's full analysis: a page in the folder <report>-runs beside the report
+    doc = document(sr, rows, figures=not args.no_figures, pages_dir=f"{html.stem}-runs")
+    written = report.write_html(doc, html, force=args.force or not args.html)
+    pages = f" (and a page per scenario in {doc.pages_dir}/ beside it)" if doc.pages else ""
+    console.print(f"report: {shown(written)}{pages}")
     if args.md:
         md = report.write_markdown(doc, args.md, force=args.force)
         console.print(f"report (Markdown): {shown(md)}")

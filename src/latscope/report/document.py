@@ -97,6 +97,15 @@ class Image:
 
 
 @dataclass
+class Links:
+    """Links to pages beside this one: ``(text, href, how)``, ``href`` relative to the page;
+    ``how`` says what gives the page where there is no link (Markdown, the terminal)."""
+
+    title: str
+    items: list[tuple[str, str, str]]
+
+
+@dataclass
 class Fold:
     """Where a folded part begins (``summary``: its one line, always shown) or, with
     ``summary`` None, ends: HTML folds it (``<details>``), Markdown too; the terminal and
@@ -105,7 +114,7 @@ class Fold:
     summary: str | None = None
 
 
-Block = Heading | Text | Alert | KeyValues | Table | Image | Fold
+Block = Heading | Text | Alert | KeyValues | Table | Image | Links | Fold
 
 
 def folded(summary: str, blocks: Iterable[Block]) -> list[Block]:
@@ -119,6 +128,10 @@ class Document:
     title: str
     subtitle: str = ""
     blocks: list[Block] = field(default_factory=list)
+    # pages beside this one (file name -> page), written into the folder ``pages_dir`` next to
+    # it; its `Links` point there
+    pages: dict[str, Document] = field(default_factory=dict)
+    pages_dir: str = ""
 
     def add(self, *blocks: Block) -> None:
         self.blocks.extend(blocks)
@@ -314,6 +327,13 @@ def render_html(doc: Document, progress: Progress | None = None, dpi: int = 100)
             out.append("</tbody></table></div>")
             if b.note:
                 out.append(f'<p class="note">{html.escape(b.note)}</p>')
+        elif isinstance(b, Links):
+            out.append(f"<p><strong>{html.escape(b.title)}</strong></p><ul>")
+            out += [
+                f'<li><a href="{html.escape(href)}">{html.escape(text)}</a></li>'
+                for text, href, _how in b.items
+            ]
+            out.append("</ul>")
         elif isinstance(b, Image):
             png, width, height = next(pngs)
             data = base64.b64encode(png).decode("ascii")
@@ -330,8 +350,14 @@ def render_html(doc: Document, progress: Progress | None = None, dpi: int = 100)
 # -------------------------------------------------------------------------------- Markdown
 
 
+#: Markdown's own characters, written as themselves (a backslash before each).
+_MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_[]|#"})
+
+
 def _md_escape(s: str) -> str:
-    return s.replace("|", "\\|").replace("\n", " ")
+    """Text as itself in Markdown: no HTML (``<``, ``>`` and ``&`` as entities: a name such as
+    ``<script>`` is shown, never run), no emphasis, link or table cell of its own."""
+    return html.escape(s, quote=False).translate(_MD_SPECIAL).replace("\n", " ")
 
 
 def _md_cell(c: CellLike) -> str:
@@ -380,22 +406,26 @@ def render_markdown(
                 else ["</details>", ""]
             )
         elif isinstance(b, Heading):
-            lines += [f"{'#' * min(max(b.level, 2), 4)} {b.text}", ""]
+            lines += [f"{'#' * min(max(b.level, 2), 4)} {_md_escape(b.text)}", ""]
         elif isinstance(b, Text):
-            lines += [f"_{b.text}_" if b.tone else b.text, ""]
+            lines += [f"_{_md_escape(b.text)}_" if b.tone else _md_escape(b.text), ""]
         elif isinstance(b, Alert):
             tag = "Warning" if b.severity == "warning" else "Note"
-            code = f" (`{b.code}`)" if b.code else ""
-            lines += [f"> **{tag}**{code}: {b.message}", ""]
+            code = f" ({_md_escape(b.code)})" if b.code else ""
+            lines += [f"> **{tag}**{code}: {_md_escape(b.message)}", ""]
+        elif isinstance(b, Links):
+            lines += [f"**{_md_escape(b.title)}**", ""]
+            lines += [f"- {_md_escape(text)}: {_md_escape(how)}" for text, _h, how in b.items]
+            lines.append("")
         elif isinstance(b, KeyValues):
             if b.title:
-                lines += [f"**{b.title}**", ""]
+                lines += [f"**{_md_escape(b.title)}**", ""]
             lines += ["| | |", "|---|---|"]
             lines += [f"| {_md_escape(k)} | {_md_cell(v)} |" for k, v in b.rows]
             lines.append("")
         elif isinstance(b, Table):
             if b.title:
-                lines += [f"**{b.title}**", ""]
+                lines += [f"**{_md_escape(b.title)}**", ""]
             lines.append("| " + " | ".join(_md_escape(h) for h in b.headers) + " |")
             aligns = [
                 "---:" if i < len(b.align) and b.align[i] == "r" else "---"
@@ -405,13 +435,14 @@ def render_markdown(
             lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in b.rows]
             lines.append("")
             if b.note:
-                lines += [f"_{b.note}_", ""]
+                lines += [f"_{_md_escape(b.note)}_", ""]
         elif isinstance(b, Image):
             name = next(names)
             data = next(pngs)[0]
             target = save(name, data) if save else write_bytes(image_dir / name, data)
             written.append(target)
-            lines += [f"![{_md_escape(b.caption)}]({target.name})", "", f"_{b.caption}_", ""]
+            caption = _md_escape(b.caption)
+            lines += [f"![{caption}]({target.name})", "", f"_{caption}_", ""]
     return "\n".join(lines).rstrip() + "\n", written
 
 
@@ -445,6 +476,10 @@ def render_rich(doc: Document | Sequence[Block], console: Console) -> None:
             tag = "[yellow]warning:[/yellow]" if b.severity == "warning" else "[cyan]note:[/cyan]"
             code = f" [dim]({escape(b.code)})[/dim]" if b.code else ""
             console.print(f"{tag}{code} {escape(b.message)}")
+        elif isinstance(b, Links):
+            console.print(f"[bold]{escape(b.title)}[/bold]")
+            for text, _href, how in b.items:
+                console.print(f"  {escape(text)}: {escape(how)}")
         elif isinstance(b, KeyValues):
             t = RTable(title=b.title or None, title_justify="left", show_header=False)
             t.add_column("", style="bold", no_wrap=True)

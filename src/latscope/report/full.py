@@ -258,9 +258,20 @@ def write_html(
     force: bool = False,
 ) -> Path:
     """Write the document as one self-contained HTML file, atomically (`files.write_text`);
-    a file that exists is replaced only with ``force``."""
+    a file that exists is replaced only with ``force``. Its pages (`Document.pages`: each
+    self-contained too) go first into the folder ``doc.pages_dir`` beside it
+    (`files.output_directory`: a link there is never followed)."""
     p = Path(path)
     check_target(p, force=force)
+    if doc.pages:  # first the pages it links to, into their folder beside it
+        folder_path = p.parent / doc.pages_dir
+        try:
+            with output_directory(folder_path) as folder:
+                folder.check(doc.pages, force)
+                for name, page in doc.pages.items():
+                    folder.write_text(name, render_html(page), replace=force)
+        except OSError as e:
+            raise BadInput(f"cannot write {folder_path}: {e.strerror}") from None
     text = render_html(doc, progress=progress)
     try:
         write_text(p, text, replace=force)

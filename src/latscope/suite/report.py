@@ -31,12 +31,20 @@ def representative(sr: SuiteRun, scenario: str) -> Run | None:
     return runs[order[(len(runs) - 1) // 2]]
 
 
-def document(sr: SuiteRun, rows: list[Row], *, details: bool = True, figures: bool = True) -> Any:
+def document(
+    sr: SuiteRun,
+    rows: list[Row],
+    *,
+    details: bool = True,
+    figures: bool = True,
+    pages_dir: str = "runs",
+) -> Any:
     """The suite's report as a document (report/document.py), rendered by report.write_html and
     report.write_markdown: first the comparison table and per benchmark a figure of its
-    scenarios side by side, with what went wrong; then, folded, the plan, the order the runs
-    were made in, and per scenario the full analysis (report/run.py) of its representative
-    repetition."""
+    scenarios side by side, with what went wrong; then, folded, the plan and the order the
+    runs were made in; with ``details``, per scenario a link to a page of its own (in the
+    folder ``pages_dir`` beside the report: `Document.pages`) with the full analysis
+    (report/run.py, tables) of its representative repetition."""
     from .. import plots, report
     from ..report.document import (
         Alert,
@@ -45,9 +53,11 @@ def document(sr: SuiteRun, rows: list[Row], *, details: bool = True, figures: bo
         Heading,
         Image,
         KeyValues,
+        Links,
         Table,
         Text,
         folded,
+        slug,
     )
 
     s = sr.suite
@@ -231,22 +241,29 @@ def document(sr: SuiteRun, rows: list[Row], *, details: bool = True, figures: bo
     )
     doc.extend(folded(f"The {len(sr.results)} runs in the order they were made", order))
     if details:
-        doc.add(
-            Text(
-                "Below, for each scenario, the full analysis of its representative repetition: "
-                "the one whose median (of the first column) is the median of the repetition "
-                "medians.",
-                "note",
-            )
-        )
-        for i, sc in enumerate(s.scenarios):
+        links = []
+        doc.pages_dir = pages_dir
+        for sc in s.scenarios:
             run = representative(sr, sc.name)
             if run is None:
                 continue
             others = [x.id for x in sr.runs_of(sc.name) if x.id != run.id]
             ra = report.analyse(run, sc.name, seed=sr.seed)
-            blocks = report.run_blocks(ra, figures=False, anchor=f"scenario-{i + 1}")
+            page = Document(f"{sc.name}: run {run.id} of suite {s.name} ({sr.suite_run})")
+            page.extend(report.run_blocks(ra, figures=False, anchor="run"))
             if others:
-                blocks.insert(2, Text(f"other repetitions: {', '.join(others)}", "dim"))
-            doc.extend(folded(f"{sc.name}: the full analysis of run {run.id}", blocks))
+                page.blocks.insert(2, Text(f"other repetitions: {', '.join(others)}", "dim"))
+            name = f"{slug(run.id)}.html"
+            doc.pages[name] = page
+            how = f"latscope report {run.id} --html FILE"
+            links.append((f"{sc.name}: run {run.id}", f"{pages_dir}/{name}", how))
+        doc.add(Heading("Each scenario's run", 2, "scenarios"))
+        doc.add(
+            Links(
+                "The full analysis of each scenario's representative repetition (the one whose "
+                "median, of the first column, is the median of the repetition medians), a page "
+                "each; its figures: latscope report RUN --html FILE",
+                links,
+            )
+        )
     return doc
