@@ -139,7 +139,7 @@ def _coverage(gen, truth: float, n: int, reps: int, seed: int) -> float:
 def test_median_interval_coverage_under_regimes(name, gen, truth):
     """Quantised AR(1), heavy tail with spikes, and a level switching between three values in
     regimes of hundreds to thousands of iterations: the 95% median interval covers the true
-    stationary median (bench/coverage_intervals.py runs more replications)."""
+    stationary median (bench/coverage_intervals.py runs more replications, of every interval)."""
     t = truth()
     cov = _coverage(gen, t, 5_000, 150, 100)
     assert 0.88 <= cov <= 0.99, cov
