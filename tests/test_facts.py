@@ -332,3 +332,38 @@ def test_summaries_of_several_runs_stack_with_their_runs(store: Path) -> None:
     assert both["run_id"].to_list() == [a.id, b.id]
     assert both["params"].to_list() == ["op=getppid", "op=read0"]
     assert "run_id" not in a.facts["summary"][0]
+
+
+def test_samples_at_the_scheduler_tick_are_said_to_be_the_schedulers(store: Path) -> None:
+    """A blocking hand-over whose samples sit at 4 ms and 8 ms on an HZ=250 kernel (suite
+    gil's semaphore at a short switch interval): the figure is the scheduler's, said once per
+    column, in one line in the brief view; a broad distribution around 4 ms, an unknown HZ,
+    or a run whose note already says it (spinning peers on one CPU) get nothing."""
+    rng = np.random.default_rng(12)
+    at = (
+        4e6
+        * rng.choice([1.0, 2.0], size=3000, p=[0.8, 0.2])
+        * (1 + 0.01 * rng.standard_normal(3000))
+    )
+    env = {"kernel": {"config_hz": 250}}
+    run = make_run(store, {"rtt": at}, segments=[1000] * 3, run_env=env)
+    said = [w for w in run.facts["findings"] if w["key"] == "at-tick"]
+    assert len(said) == 1 and said[0]["column"] == "rtt"
+    assert "scheduler tick" in said[0]["short"] and "HZ=250" in said[0]["text"]
+    assert "100% of the samples" in said[0]["text"]
+    brief = " ".join(_printed(run.facts))
+    assert "sits at the scheduler tick" in brief
+    broad = lognormal(3000, 4e6, sigma=0.5, seed=3)
+    for r in (
+        make_run(store, {"rtt": broad}, segments=[1000] * 3, run_env=env),
+        make_run(store, {"rtt": at}, segments=[1000] * 3, run_env={"kernel": {}}),
+        make_run(
+            store,
+            {"rtt": at},
+            segments=[1000] * 3,
+            run_env=env,
+            bench="spin",
+            params={"cpus": "0,0"},
+        ),
+    ):
+        assert "at-tick" not in [w["key"] for w in r.facts["findings"]]

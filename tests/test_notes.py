@@ -152,3 +152,33 @@ def test_the_runtime_matrix_asks_for_the_notes_of_its_rows_with_their_cpus() -> 
     # py_spin processes on one CPU is the scheduler's tick, as C spin is: both named
     assert got["spin-one-cpu"] == "py_spin threads, spin cpus=0,0, py_spin processes"
     assert got["python-gil"] == "py_spin threads"
+
+
+def test_the_file_systems_mount_options_are_said_where_they_change_the_figure():
+    """discard with open=create (O_TRUNC frees the blocks: the open times the device's
+    discard), sync and dirsync, data=journal; none of them elsewhere."""
+
+    def k(params, options, bench="file"):
+        return [n.key for n in notes_for(bench, params, "ext4", options)]
+
+    here = "rw,relatime,rw,discard,resv_strict"  # this VM's root: mount, then superblock
+    assert k({}, here) == ["file-discard"]  # open=create is the default
+    assert k({"open": "create"}, here) == ["file-discard"]
+    assert "blkdev_issue_discard" in notes_for("file", {}, "ext4", here)[0].text
+    assert k({"open": "existing"}, here) == []
+    assert k({}, "rw,relatime,rw") == []
+    assert k({"open": "existing"}, "rw,sync") == ["file-sync"]
+    assert k({"open": "create"}, "rw,dirsync") == ["file-sync"]
+    assert k({"open": "existing"}, "rw,dirsync") == []
+    assert k({"open": "existing"}, "rw,data=journal") == ["file-data-journal"]
+    assert k({}, here, bench="pipe") == []
+    # a kept run: the probe's record of the file system
+    meta = {
+        "benchmark": "file",
+        "params": {"open": "create"},
+        "env": {
+            "schema": 2,
+            "filesystem": {"fstype": "ext4", "mount_options": "rw,relatime", "super_options": here},
+        },
+    }
+    assert [n.key for n in run_notes(meta)] == ["file-discard"]

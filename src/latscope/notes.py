@@ -19,6 +19,12 @@ Rules (``params`` are a run's resolved parameters; missing ones take the probe's
   first after the cache was emptied);
 - ``file-tmpfs``: ``file`` with a non-warm cache on tmpfs (``fs_type``), where the page cache
   is the storage;
+- ``file-discard``: ``file`` with ``open=create`` (``O_TRUNC`` frees the blocks written the
+  iteration before) on a file system mounted with ``discard`` (``fs_options``: the mount's
+  and the superblock's options, as /proc/self/mountinfo gives them);
+- ``file-sync``: ``file`` on a file system mounted ``sync`` (every write waits for the
+  device) or ``dirsync`` (every directory change does: ``open=create`` makes one);
+- ``file-data-journal``: ``file`` on ext3/ext4 with ``data=journal`` (data is written twice);
 - ``python-gil``: a benchmark of the Python runtime engine whose parties busy-wait
   (``mechanism.blocking`` false) between two threads (``mode=threads``): they share one GIL.
 """
@@ -84,6 +90,24 @@ FILE_TMPFS = (
     "cache=drop measure the pause between iterations, not a cold cache."
 )
 
+FILE_DISCARD = (
+    "The file system is mounted with discard: freeing a file's blocks sends a discard (trim) "
+    "to the device and waits for it. With open=create every open truncates the data the "
+    "iteration before wrote (O_TRUNC: on ext4, ext4_truncate -> ext4_free_blocks -> "
+    "blkdev_issue_discard), so open and close time the device's discard, not the open: on a "
+    "virtual machine's disk 0.1 to 1 ms, against about 1 us with open=existing. Use "
+    "open=existing to time the open alone, or a file system mounted without discard (fstrim "
+    "discards in batches instead)."
+)
+FILE_SYNC = (
+    "The file system is mounted {option}: {what} waits for the device, so the figure holds a "
+    "device write, not the page cache's work."
+)
+FILE_DATA_JOURNAL = (
+    "The file system journals data (data=journal): every write goes to the journal and then "
+    "to its place, twice the work of the default (data=ordered)."
+)
+
 PYTHON_GIL = (
     "Both threads busy-wait in one Python interpreter, and only the thread holding the GIL "
     "runs: the waiting one keeps it until the interpreter forces a switch. CPython forces it "
@@ -111,10 +135,14 @@ def _python_gil(interval: str) -> Note:
 
 
 def notes_for(
-    benchmark: str, params: Mapping[str, Any] | None, fs_type: str | None = None
+    benchmark: str,
+    params: Mapping[str, Any] | None,
+    fs_type: str | None = None,
+    fs_options: str = "",
 ) -> list[Note]:
     """The notes that explain ``benchmark``'s figures under ``params`` (see the module
-    docstring); ``fs_type`` is the file benchmark's filesystem type, when known."""
+    docstring); ``fs_type`` is the file benchmark's filesystem type and ``fs_options`` its
+    mount's options, when known."""
     p = params or {}
     out: list[Note] = []
     if probe.placement(p.get("cpus")) == "same_cpu" and spinning(benchmark):
@@ -139,24 +167,46 @@ def notes_for(
                 out.append(Note("file-read-cold", FILE_READ_COLD))
             if fs_type == "tmpfs":
                 out.append(Note("file-tmpfs", FILE_TMPFS))
+        opts = set(fs_options.split(","))
+        if "discard" in opts and str(p.get("open") or "create") == "create":
+            out.append(Note("file-discard", FILE_DISCARD))
+        if "sync" in opts:
+            what = "every write (and every directory change)"
+            out.append(Note("file-sync", FILE_SYNC.format(option="sync", what=what)))
+        elif "dirsync" in opts and str(p.get("open") or "create") == "create":
+            what = "every directory change (open=create makes the file anew)"
+            out.append(Note("file-sync", FILE_SYNC.format(option="dirsync", what=what)))
+        if "data=journal" in opts:
+            out.append(Note("file-data-journal", FILE_DATA_JOURNAL))
     return out
 
 
+def file_system(meta: Mapping[str, Any] | None) -> tuple[str | None, str]:
+    """A stored run's file system (the probe's record, ``env.filesystem``; ``bench.filesystem``
+    in files of older probes): its type and its mount's and superblock's options."""
+    fs = (of_header(dict(meta or {})) or {}).get("filesystem") or {}
+    options = ",".join(str(fs.get(k) or "") for k in ("mount_options", "super_options"))
+    return fs.get("fstype"), options
+
+
 def run_notes(meta: Mapping[str, Any]) -> list[Note]:
-    """``notes_for`` a stored run's metadata (benchmark, resolved params, filesystem: the
-    probe's record, ``env.filesystem``; ``bench.filesystem`` in files of older probes)."""
-    fs = ((of_header(dict(meta)) or {}).get("filesystem") or {}).get("fstype")
-    return notes_for(str(meta.get("benchmark") or ""), meta.get("params") or {}, fs)
+    """``notes_for`` a stored run's metadata (benchmark, resolved params, `file_system`)."""
+    return notes_for(str(meta.get("benchmark") or ""), meta.get("params") or {}, *file_system(meta))
 
 
-def grouped_notes(items: Iterable[tuple[str, str, Mapping[str, Any]]]) -> list[tuple[str, Note]]:
+NoteItem = tuple[str, str, Mapping[str, Any]] | tuple[str, str, Mapping[str, Any], Any]
+
+
+def grouped_notes(items: Iterable[NoteItem]) -> list[tuple[str, Note]]:
     """Notes of several (name, benchmark, params) items, each note once with the names it
     applies to (comma-separated, each name once), in first-seen order: for tables of
-    scenarios or cells. A note whose text differs between the items (the python-gil note's
-    switch interval) reads in its general form there, never as one item's."""
+    scenarios or cells. An item may end with a run's metadata, whose file system is then
+    known (`file_system`). A note whose text differs between the items (the python-gil
+    note's switch interval) reads in its general form there, never as one item's."""
     seen: dict[str, tuple[list[str], Note]] = {}
-    for name, bench, params in items:
-        for note in notes_for(bench, params):
+    for name, bench, params, *meta in items:
+        fs = file_system(meta[0]) if meta and meta[0] else (None, "")
+        for note in notes_for(bench, params, *fs):
             names, first = seen.setdefault(note.key, ([], note))
             if name not in names:
                 names.append(name)

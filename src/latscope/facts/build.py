@@ -19,7 +19,7 @@ from ..stats.intervals import order_statistic_interval
 from ..summary import IDENTITY, withheld_notes
 from ..units import pick_unit
 from . import SCHEMA, plain
-from .checks import check_figure, display, display_lines, one_way_checks
+from .checks import check_figure, display, display_lines, one_way_checks, tick_checks
 from .wording import clock_line, family_words, latency_label, params_line, run_label, timed_usage
 
 #: A 1-minute load average this many times the CPUs is a busy machine (`_load`).
@@ -270,6 +270,12 @@ def build_facts(run: Any) -> dict[str, Any]:
     for w in (meta.get("run") or {}).get("probe_warnings") or []:
         findings.append(_finding("warning", "probe", str(w)))
     findings += [_finding("warning", "one-way", w, short=s) for w, s in one_way_checks(run, summ)]
+    notes = run_notes(meta)
+    hz = ((run.env or {}).get("kernel") or {}).get("config_hz")
+    findings += [
+        _finding("warning", "at-tick", w, c, short=s)
+        for c, w, s in tick_checks(run, hz if isinstance(hz, int) else None, [n.key for n in notes])
+    ]
     speeds = _levels(run)
     findings += speeds
     workers, said = _workers(run)
@@ -308,7 +314,7 @@ def build_facts(run: Any) -> dict[str, Any]:
         "display": [
             {"text": t, "style": s if s in STYLES else None} for t, s in display_lines(meta)
         ],
-        "notes": [{"key": n.key, "text": n.text} for n in run_notes(meta)],
+        "notes": [{"key": n.key, "text": n.text} for n in notes],
         "usage": {"scope": usage.scope, "detail": usage.detail} if usage is not None else None,
         "workers": workers,
         "findings": findings,

@@ -165,3 +165,51 @@ def one_way_checks(run: Any, summ: Any) -> list[tuple[str, str]]:
                 )
             )
     return out
+
+
+#: A column is at the scheduler tick when at least this share of its samples lie within
+#: `TICK_REACH` of one, two or three ticks (1/HZ) ...
+TICK_SHARE = 0.5
+TICK_REACH = 0.05
+TICK_MULTIPLES = (1, 2, 3)
+#: ... unless a note already says the figure is the scheduler's (notes.py).
+TICK_NOTES = ("spin-one-cpu",)
+
+
+def tick_checks(run: Any, hz: int | None, notes: list[str]) -> list[tuple[str, str, str]]:
+    """Columns whose samples sit at the scheduler tick (at least `TICK_SHARE` of them within
+    `TICK_REACH` of 1, 2 or 3 times 1/HZ, the kernel's ``CONFIG_HZ``): the figure is then the
+    scheduler's (a wait that ends at a timer tick: a busy-waiting party preempted there, a
+    sleep or a Python thread's switch rounded up to it), not the cost of the mechanism. Each
+    as (column, text, its one-line form); none without HZ, or where a note says it already."""
+    import numpy as np
+
+    if not hz or hz <= 0 or any(n in TICK_NOTES for n in notes):
+        return []
+    tick = 1e9 / hz
+    out = []
+    for col in run.columns:
+        x = np.asarray(run.values(col), dtype=np.float64)
+        if x.size == 0:
+            continue
+        near = np.zeros(x.size, dtype=bool)
+        for k in TICK_MULTIPLES:
+            near |= np.abs(x - k * tick) <= TICK_REACH * k * tick
+        share = float(near.mean())
+        if share < TICK_SHARE:
+            continue
+        med = float(np.median(x))
+        out.append(
+            (
+                col,
+                f"{col}: {100 * share:.0f}% of the samples lie within {100 * TICK_REACH:g}% of "
+                f"one, two or three scheduler ticks (1/HZ = {fmt(tick)} at HZ={hz}; median "
+                f"{fmt(med)}): the figure is the scheduler's, a wait that ends at a timer tick "
+                "(a busy-waiting party preempted there, or a sleep or a thread switch rounded "
+                "up to it), not the cost of the mechanism. Put the parties on two CPUs, or let "
+                "them block instead of spinning, to measure the mechanism.",
+                f"{col} sits at the scheduler tick ({fmt(tick)}, HZ={hz}): the scheduler's "
+                "figure, not the mechanism's",
+            )
+        )
+    return out

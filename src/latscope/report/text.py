@@ -132,6 +132,9 @@ def _brief(console: Console, f: dict[str, Any], table: bool, kept_in: str | None
         for w in f["findings"]
         if w["level"] == "warning"
     ]
+    # what the figure measures under these parameters and this machine (notes.py): its
+    # first sentence, in one line; the whole note in the full view
+    lines += [f"[cyan]note:[/cyan] {shown(note['text'].split('. ', 1)[0])}" for note in f["notes"]]
     if f["withheld"]:
         lines.append(f"[dim]{WITHHELD_LEGEND}[/dim]")
     for ln in lines:

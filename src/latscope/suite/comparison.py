@@ -383,7 +383,7 @@ def print_comparison(
     if base:
         parts.append(verdict_legend(rows))
     console.print(f"[dim]{' '.join(parts)}[/dim]")
-    for names, n in grouped_notes((sc.name, sc.benchmark, sc.params) for sc in sr.suite.scenarios):
+    for names, n in grouped_notes(sr.note_items()):
         console.print(f"[dim]note ({n.key}) — {shown(names)}: {n.text}[/dim]", highlight=False)
     noted = [f"{r.scenario}:{r.column}" for r in rows if r.between.note]
     if noted:

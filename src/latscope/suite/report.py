@@ -125,7 +125,7 @@ def document(
             small={6},
         )
     )
-    for names, n in grouped_notes((sc.name, sc.benchmark, sc.params) for sc in s.scenarios):
+    for names, n in grouped_notes(sr.note_items()):
         plan.append(Alert(f"{names}: {n.text}", code=n.key, severity="info"))
 
     doc.add(Heading("Comparison", 2, "comparison"))

@@ -112,6 +112,15 @@ class SuiteRun:
             r.run for r in self.results if r.run is not None and r.step.scenario.name == scenario
         ]
 
+    def note_items(self) -> list[tuple[str, str, dict[str, Any], Any]]:
+        """Each scenario as `notes.grouped_notes` takes it: with its first run's metadata,
+        where the file system it ran on is recorded."""
+        out = []
+        for sc in self.suite.scenarios:
+            runs = self.runs_of(sc.name)
+            out.append((sc.name, sc.benchmark, sc.params, runs[0].meta if runs else None))
+        return out
+
     @property
     def failed(self) -> list[StepResult]:
         return [r for r in self.results if r.status == "failed"]
