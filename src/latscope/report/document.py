@@ -411,7 +411,7 @@ def render_markdown(
             lines += [f"_{_md_escape(b.text)}_" if b.tone else _md_escape(b.text), ""]
         elif isinstance(b, Alert):
             tag = "Warning" if b.severity == "warning" else "Note"
-            code = f" ({_md_escape(b.code)})" if b.code else ""
+            code = f" (`{b.code.replace('`', '')}`)" if b.code else ""  # a code span: literal
             lines += [f"> **{tag}**{code}: {_md_escape(b.message)}", ""]
         elif isinstance(b, Links):
             lines += [f"**{_md_escape(b.title)}**", ""]
