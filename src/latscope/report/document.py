@@ -351,12 +351,13 @@ def render_html(doc: Document, progress: Progress | None = None, dpi: int = 100)
 
 
 #: Markdown's own characters, written as themselves (a backslash before each).
-_MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_[]|#"})
+_MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*[]|"})
 
 
 def _md_escape(s: str) -> str:
     """Text as itself in Markdown: no HTML (``<``, ``>`` and ``&`` as entities: a name such as
-    ``<script>`` is shown, never run), no emphasis, link or table cell of its own."""
+    ``<script>`` is shown, never run), no link, code or table cell of its own (an underscore
+    inside a word, as in ``inject_ns``, is no emphasis in CommonMark, and stays as it is)."""
     return html.escape(s, quote=False).translate(_MD_SPECIAL).replace("\n", " ")
 
 

@@ -73,14 +73,8 @@ from ._common import FloatArray, Prepared, Result, as_prepared, quantile_sorted,
 from .between import MIN_SEGMENTS, effective_count, segment_medians
 from .dependence import Dependence, dependence
 from .dist import norm_ppf, t_ppf
-from .intervals import (
-    DEFAULT_LEVEL,
-    MAX_BLOCKS,
-    N_BOOT,
-    block_bootstrap_quantiles,
-    block_plan,
-    multinomial_weights,
-)
+from .intervals import DEFAULT_LEVEL, N_BOOT
+from .resample import MAX_BLOCKS, block_bootstrap_quantiles, block_plan, multinomial_weights
 from .summary import MIN_BEYOND, count_beyond
 
 DEFAULT_NOISE = 0.02
