@@ -121,22 +121,22 @@ def histogram(
                 edges = np.append(origin * (1.0 - 1e-9), edges[edges > origin])
         counts, _ = np.histogram(inside, bins=edges)
         widths_dec = np.diff(np.log10(edges))
-        # per decade: a share of the samples, or (log_count) a count on a log axis, where a
-        # bin of one sample in the tail shows as plainly as the body
-        per = n if log_count else 1
-        _bars(ax, counts / (n * widths_dec) * per, edges / unit[1], n)
+        # a share of the samples per decade, or (log_count) the samples in each bin on a log
+        # axis, where a bin of one sample in the tail shows as plainly as the body
+        _bars(ax, counts if log_count else counts / (n * widths_dec), edges / unit[1], n)
         ax.set_xscale("log")
         ax.set_xlim(float(edges[0]) / unit[1], float(edges[-1]) / unit[1])
         if log_count:
             ax.set_yscale("log")
-            ax.set_ylim(bottom=0.5 / float(np.median(widths_dec)))  # under one sample a bin
-            ax.set_ylabel("samples per decade")
+            ax.set_ylim(bottom=0.5)  # one sample in a bin stands above the axis
+            ax.set_ylabel("samples in each bin")
         else:
             ax.set_ylabel("share of samples per decade (1/decade)")
         if fit is not None:
             grid = np.logspace(math.log10(edges[0]), math.log10(edges[-1]), 400)
-            dens = _lognormal_pdf(grid, fit) * grid * math.log(10.0) * per
-            if log_count:
+            dens = _lognormal_pdf(grid, fit) * grid * math.log(10.0)
+            if log_count:  # the samples a bin of the typical width would hold
+                dens = dens * n * float(np.median(widths_dec))
                 grid, dens = grid[dens > 0.1], dens[dens > 0.1]
             ax.plot(grid / unit[1], dens, color=COLORS[1], lw=1.5, label=_fit_label(fit, unit))
         if below:

@@ -91,6 +91,14 @@ def _two(
     return fig
 
 
+def _every_sample(x: Any, fit: Any, step: float | None, **kw: Any) -> Figure:
+    """The histogram of every sample on a log axis with counts on a log axis: the tail is the
+    point (a few samples far out show as plainly as the body)."""
+    from .. import plots
+
+    return plots.histogram(x, fit=fit, cut=100.0, log_x=True, log_count=True, step=step, **kw)
+
+
 def _column_figures(ra: RunAnalysis, col: str, ca: ColumnAnalysis) -> list[Block]:
     from .. import plots
 
@@ -107,7 +115,7 @@ def _column_figures(ra: RunAnalysis, col: str, ca: ColumnAnalysis) -> list[Block
         step = run.column_step_ns(col)
         return _two(
             lambda ax: plots.histogram(x, fit=fit, cut=HIST_CUT, step=step, ax=ax),
-            lambda ax: plots.histogram(x, fit=fit, log_x=True, step=step, ax=ax),
+            lambda ax: _every_sample(x, fit, step, ax=ax),
             title,
         )
 
@@ -139,9 +147,8 @@ def _column_figures(ra: RunAnalysis, col: str, ca: ColumnAnalysis) -> list[Block
     return [
         Image(
             f"{key}-hist",
-            f"{col}: histogram up to p{HIST_CUT:g} (left) and on a log axis over the body of "
-            "the distribution, the samples beyond it counted (right), with the fitted shifted "
-            "log-normal density — " + label,
+            f"{col}: histogram up to p{HIST_CUT:g} (left) and of every sample on a log axis, "
+            "counts on a log axis too (right), with the fitted shifted log-normal — " + label,
             hist,
         ),
         Image(
@@ -167,20 +174,12 @@ def _column_figures(ra: RunAnalysis, col: str, ca: ColumnAnalysis) -> list[Block
 def tail_histogram(ra: RunAnalysis, col: str) -> Image:
     """One column's histogram of every sample on a log axis, counts on a log axis too (the
     tail is the point): the one figure per column of a lab report's answer (LaTeX)."""
-    from .. import plots
 
     run, ca = ra.run, ra.columns[col]
 
     def draw() -> Figure:
-        return plots.histogram(
-            run.values(col),
-            label=f"{col} — {ra.label}",
-            fit=ca.distribution.lognormal,
-            cut=100.0,
-            log_x=True,
-            log_count=True,
-            step=run.column_step_ns(col),
-        )
+        fit, step = ca.distribution.lognormal, run.column_step_ns(col)
+        return _every_sample(run.values(col), fit, step, label=f"{col} — {ra.label}")
 
     return Image(
         f"{run.id}-{slug(col)}-tail",
