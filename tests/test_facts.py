@@ -367,3 +367,33 @@ def test_samples_at_the_scheduler_tick_are_said_to_be_the_schedulers(store: Path
         ),
     ):
         assert "at-tick" not in [w["key"] for w in r.facts["findings"]]
+
+
+@pytest.mark.parametrize(("share", "said"), [(None, False), (0.004, False), (0.073, True)])
+def test_the_hosts_steal_during_the_run_is_said_with_the_result(
+    store: Path, share: float | None, said: bool
+) -> None:
+    """/proc/stat's steal counter before and after the probe ran: 7.3% of the CPUs' time
+    kept by the hypervisor is a finding, first, in one line of the brief view; 0.4% or none
+    recorded is not."""
+    env = {"steal": {"share": share, "cpu_seconds": 4.2}} if share is not None else {}
+    run = make_run(store, {"call": lognormal(2000, 500.0)}, segments=[1000] * 2, run_env=env)
+    keys = [w["key"] for w in run.facts["findings"]]
+    assert ("steal" in keys) is said
+    if said:
+        assert keys[0] == "steal"
+        assert any("the host took 7.3% of the CPUs' time" in ln for ln in _printed(run.facts))
+
+
+def test_steal_between_two_readings_of_proc_stat(tmp_path: Path) -> None:
+    from latscope.env import cpu_times, steal_between
+
+    proc = tmp_path / "proc"
+    proc.mkdir()
+    (proc / "stat").write_text("cpu  100 0 50 800 10 0 0 40 0 0\ncpu0 1 2 3 4 5 6 7 8\n")
+    before = cpu_times(str(tmp_path))
+    assert before == (40, 1000)
+    assert steal_between(before, (90, 2000)) == {"share": 0.05, "cpu_seconds": 10.0}
+    assert steal_between(before, before) is None and steal_between(None, before) is None
+    (proc / "stat").write_text("cpu  x y\n")
+    assert cpu_times(str(tmp_path)) is None

@@ -19,7 +19,7 @@ from .compat import compatible
 from .display import render, summary_rows
 from .readers import Env, format_cpulist, parse_cpulist, parse_mountinfo
 from .schema import PROBE_FACTS, SCHEMA, emulation_caveat, emulator, merge, of_header, of_run
-from .snapshot import capture, cpu_busy, load_now
+from .snapshot import capture, cpu_busy, cpu_times, load_now, steal_between
 
 __all__ = [
     "PROBE_FACTS",
@@ -31,9 +31,11 @@ __all__ = [
     "compatible",
     "costly_mitigations",
     "cpu_busy",
+    "cpu_times",
     "emulation_caveat",
     "emulator",
     "load_now",
+    "steal_between",
     "merge",
     "of_header",
     "of_run",

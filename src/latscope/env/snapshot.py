@@ -313,6 +313,36 @@ def _proc_stat(root: str) -> dict[str, tuple[int, int]] | None:
     return out or None
 
 
+def cpu_times(root: str = "/") -> tuple[int, int] | None:
+    """The whole machine's (steal, total) jiffies from /proc/stat's ``cpu`` line, or None."""
+    text = _read(root, "proc/stat")
+    for line in (text or "").splitlines():
+        fields = line.split()
+        if fields[:1] == ["cpu"]:
+            try:
+                v = [int(x) for x in fields[1:9]]
+            except ValueError:
+                return None
+            v += [0] * (8 - len(v))
+            return v[7], sum(v)
+    return None
+
+
+def steal_between(
+    before: tuple[int, int] | None, after: tuple[int, int] | None
+) -> dict[str, float] | None:
+    """The share of the CPUs' time the hypervisor kept for itself between two `cpu_times`
+    (steal), and how many CPU-seconds that span held (at 100 jiffies a second); None when
+    either is missing or no time passed."""
+    if before is None or after is None or after[1] <= before[1]:
+        return None
+    total = after[1] - before[1]
+    return {
+        "share": round(max(0.0, (after[0] - before[0]) / total), 4),
+        "cpu_seconds": round(total / 100.0, 2),
+    }
+
+
 def cpu_busy(root: str = "/", interval: float = 0.2) -> dict[str, float] | None:
     """Share of `interval` seconds each CPU was not idle (steal counts as busy: the CPU was
     not ours), sampled from /proc/stat twice.  None if /proc/stat is unreadable; CPUs whose

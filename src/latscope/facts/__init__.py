@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 #: The file a run's facts are kept in, beside run.json and samples.lss.
 FACTS_FILE = "facts.json"
 #: The version of the facts' layout: facts of another version are built again when read.
-SCHEMA = 3  # 3: notes from the file system's mount options, the at-tick finding
+SCHEMA = 3  # 3: notes from the file system's mount options; the at-tick and steal findings
 #: The largest facts.json read: a run's is a few kilobytes (a hundred columns at most).
 FACTS_LIMIT = 2 * 2**20
 

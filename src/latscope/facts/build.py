@@ -196,6 +196,28 @@ def _load(env: dict[str, Any] | None) -> dict[str, Any] | None:
     )
 
 
+#: Steal worth saying: the hypervisor kept at least this share of the CPUs' time during the run.
+STEAL_SHARE = 0.02
+
+
+def _steal(env: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The host's share of the CPUs' time while the probe ran (``env.steal``, from
+    /proc/stat's steal counter before and after), when it reaches `STEAL_SHARE`."""
+    share = ((env or {}).get("steal") or {}).get("share")
+    if not isinstance(share, (int, float)) or share < STEAL_SHARE:
+        return None
+    pct = f"{100.0 * share:.2g}%"
+    return _finding(
+        "warning",
+        "steal",
+        f"the hypervisor kept {pct} of the CPUs' time for itself while the probe ran (steal, "
+        "/proc/stat): the figures hold waits for the host, not only the benchmark's cost; "
+        "measure when the host is quieter, or compare scenarios with 'latscope ab', which "
+        "pairs them in time",
+        short=f"the host took {pct} of the CPUs' time during the run (steal)",
+    )
+
+
 def _measured(meta: dict[str, Any]) -> tuple[str | None, str | None]:
     """Where the run was measured (one line), or where it was imported from."""
     if meta.get("source"):
@@ -281,9 +303,9 @@ def build_facts(run: Any) -> dict[str, Any]:
     workers, said = _workers(run)
     # the host's two speeds said once: the samples' finding holds the workers' one
     findings += [w for w in said if not (speeds and w["key"] == "two-levels")]
-    busy = _load(run.env)
-    if busy is not None:
-        findings.insert(0, busy)
+    for said_first in (_steal(run.env), _load(run.env)):
+        if said_first is not None:
+            findings.insert(0, said_first)
     check = None
     spec = display(meta).get("check_figure")
     if isinstance(spec, dict):

@@ -154,7 +154,9 @@ def measure(
         )
         probe.pause_point("probe")
         created = _now_utc()
+        times = envmod.cpu_times()
         warnings = probe.run_probe(args, progress=progress)
+        steal = envmod.steal_between(times, envmod.cpu_times())
         probe.pause_point("commit")
         from ..runs import Run  # polars and numpy: once there is something to read
 
@@ -165,6 +167,7 @@ def measure(
             env = envmod.capture(probe_env=record or {}, load=load)  # cheap: no load sampling
         else:
             env = envmod.merge(dict(env), record)
+        env["steal"] = steal
         meta = {
             "id": t.id,
             "created_utc": created,

@@ -268,6 +268,8 @@ ENV_SPEC: Spec = {
     "isolation": _section(isolated=_STRING, isolcpus=_STRING, nohz_full=_STRING, rcu_nocbs=_STRING),
     "load": _section(**{k: Field((float,), required=True) for k in ("1m", "5m", "15m")}),
     "cpu_busy": Field((dict, NULL), items=(float,)),
+    # the hypervisor's share of the CPUs' time while the probe ran (env.steal_between)
+    "steal": _section(share=_NUMBER, cpu_seconds=_NUMBER),
     "memory_total_bytes": _NUMBER,
     "process": Field((dict, NULL), items=SCALAR),
     "filesystem": Field((dict, NULL), items=SCALAR),
