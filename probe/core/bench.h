@@ -159,6 +159,7 @@ struct runctx {
     int nworkers;
     struct worker_rec *workers;
     double inject_ns;
+    int rt_policy, rt_prio, rt_lock; /* --sched (PLAT_RT_*, priority), --mlock */
     /* A run in blocks (struct bench's begin, block, end): */
     int t0_set;           /* t0 holds the origin of t_start (the first recorded start read, or
                            * an arms run's common origin, set before its first block) */
@@ -417,5 +418,6 @@ void arms_gathered(struct runctx *ctx, int w, long long off, long long n);
 void arms_header(struct jbuf *j, const struct runctx *ctx, int nw);
 /* Record this process's run as the only worker. */
 void worker_record_self(struct runctx *ctx);
+
 
 #endif

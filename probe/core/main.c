@@ -18,7 +18,8 @@
 static void usage(FILE *f) {
     fprintf(f,
             "usage: latscope-probe BENCH [-p key=value ...] [-n N] [--warmup W] [--clock C]\n"
-            "                      [--workers W] [--inject-ns N] -o FILE\n"
+            "                      [--workers W] [--inject-ns N] [--sched fifo:P|rr:P] [--mlock]\n"
+            "                      -o FILE\n"
             "       latscope-probe BENCH --check [-p key=value ...] [-n N] [--workers W] ...\n"
             "       latscope-probe --arm 'BENCH key=value ...' --arm ... [--time S] [--block-ms M]\n"
             "                      [--seed N] [--max-samples N] [--workers W] [--warmup W]\n"
@@ -47,6 +48,11 @@ static void usage(FILE *f) {
             "                    auto: up to 10, with at least 200 iterations each\n"
             "  --inject-ns N     validation aid: busy-wait N ns on the clock inside every timed\n"
             "                    region (default 0), so a known difference can be injected\n"
+            "  --sched fifo:P    run the measuring threads (and their peers) under SCHED_FIFO\n"
+            "                    (rr:P: SCHED_RR) at priority P (1-99), as rt-tests do (Linux;\n"
+            "                    root, CAP_SYS_NICE or RLIMIT_RTPRIO, else exit 3)\n"
+            "  --mlock           lock their memory (mlockall), so no page fault of paging\n"
+            "                    lies in a timed region (root or RLIMIT_MEMLOCK, else exit 3)\n"
             "  --arm 'BENCH k=v' an arms run: 2 to 8 scenarios (one benchmark, or ping-pong\n"
             "                    mechanisms) measured in one process, alternating blocks of\n"
             "                    --block-ms (default 5) in shuffled rounds for --time seconds\n"
@@ -122,7 +128,38 @@ struct options {
     const char *clock, *out;
     int progress_fd, check;
     double peer_timeout;
+    int rt_policy, rt_prio, rt_lock; /* --sched, --mlock */
 };
+
+/* --sched fifo:P | rr:P */
+static void parse_sched(const char *v, struct options *o) {
+    int max = plat_realtime_max();
+    const char *colon = strchr(v, ':');
+    size_t k = colon ? (size_t)(colon - v) : strlen(v);
+    if (k == 4 && !strncmp(v, "fifo", 4)) o->rt_policy = PLAT_RT_FIFO;
+    else if (k == 2 && !strncmp(v, "rr", 2)) o->rt_policy = PLAT_RT_RR;
+    else die(EXIT_BADINPUT, "--sched %s: give fifo:PRIORITY or rr:PRIORITY, e.g. fifo:80", v);
+    if (!colon || !colon[1])
+        die(EXIT_BADINPUT, "--sched %s: give the priority after the colon, e.g. fifo:80", v);
+    o->rt_prio = (int)parse_count("--sched's priority", colon + 1, 1, max > 0 ? max : 99);
+}
+
+/* --sched and --mlock tried once, here, before anything is made: without the right, one line
+ * and exit 3 (the workers apply them for real: realtime_apply). */
+static void realtime_check(const struct options *o) {
+    if (!o->rt_policy && !o->rt_lock) return;
+    int e = plat_realtime(o->rt_policy, o->rt_prio, o->rt_lock);
+    plat_realtime_undo();
+    if (e == ENOSYS)
+        die(EXIT_UNSUPPORTED, "--sched and --mlock are not supported on this system");
+    if (e && o->rt_policy && e == EPERM)
+        die(EXIT_UNSUPPORTED, "--sched: real-time scheduling is not permitted here (%s): run "
+            "as root, or give the user CAP_SYS_NICE or an RLIMIT_RTPRIO of at least %d "
+            "(ulimit -r)", strerror(e), o->rt_prio);
+    if (e)
+        die(EXIT_UNSUPPORTED, "--mlock: locking memory failed (%s): run as root, or raise "
+            "RLIMIT_MEMLOCK (ulimit -l unlimited)", strerror(e));
+}
 
 static void parse_options(int argc, char **argv, struct options *o) {
     const char *a1 = argv[1];
@@ -146,6 +183,8 @@ static void parse_options(int argc, char **argv, struct options *o) {
     o->progress_fd = -1;
     o->check = 0;
     o->peer_timeout = 2.0;
+    o->rt_policy = PLAT_RT_NONE;
+    o->rt_prio = o->rt_lock = 0;
     for (int i = 2; i < argc; i++) {
         const char *opt = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -153,10 +192,14 @@ static void parse_options(int argc, char **argv, struct options *o) {
             o->check = 1;
             continue;
         }
+        if (!strcmp(opt, "--mlock")) {
+            o->rt_lock = 1;
+            continue;
+        }
         if (!strcmp(opt, "-p") || !strcmp(opt, "-n") || !strcmp(opt, "--warmup") ||
             !strcmp(opt, "--clock") || !strcmp(opt, "-o") || !strcmp(opt, "--progress-fd") ||
             !strcmp(opt, "--peer-timeout") || !strcmp(opt, "--workers") ||
-            !strcmp(opt, "--inject-ns")) {
+            !strcmp(opt, "--inject-ns") || !strcmp(opt, "--sched")) {
             if (!v) die(EXIT_BADINPUT, "option %s needs a value", opt);
             i++;
         } else {
@@ -170,6 +213,7 @@ static void parse_options(int argc, char **argv, struct options *o) {
             o->workers = !strcmp(v, "auto") ? -1 : parse_count("--workers", v, 1, MAX_WORKERS);
         else if (!strcmp(opt, "--inject-ns"))
             o->inject_ns = parse_count("--inject-ns", v, 0, MAX_INJECT_NS);
+        else if (!strcmp(opt, "--sched")) parse_sched(v, o);
         else if (!strcmp(opt, "-o")) o->out = v;
         else if (!strcmp(opt, "--progress-fd"))
             o->progress_fd = (int)parse_count("--progress-fd", v, 0, 65535);
@@ -223,6 +267,7 @@ static void resolve(const struct options *o, struct resolved *r) {
         if (code) die(code, "%s", err);
     }
     resolve_output_clock(o->out, o->check, o->progress_fd, o->clock, &r->clock);
+    realtime_check(o);
     long long n = o->n >= 0 ? o->n : bench_default_n(b, r->pv);
     long long workers = o->workers;
     if (workers < 0) {
@@ -626,6 +671,9 @@ int main(int argc, char **argv) {
     ctx->peer_timeout = o.peer_timeout;
     ctx->progress_fd = o.progress_fd;
     ctx->inject_ns = (double)o.inject_ns;
+    ctx->rt_policy = o.rt_policy;
+    ctx->rt_prio = o.rt_prio;
+    ctx->rt_lock = o.rt_lock;
     ctx->faults_expected = pcond_holds(b, r.pv, &b->display.faults_expected);
     clock_setup(r.clock, &ctx->clk);
     inject_calibrate(&ctx->clk, (double)o.inject_ns);
@@ -635,6 +683,7 @@ int main(int argc, char **argv) {
     if (r.workers == 1) {
         struct supervisor sv = {.progress = &ctx->progress, .total = ctx->total,
                                 .progress_fd = o.progress_fd, .stall_timeout_s = 0, .peer = 0};
+        realtime_apply(ctx->rt_policy, ctx->rt_prio, ctx->rt_lock);
         supervisor_start(&sv);
         b->run(ctx);
         supervisor_stop();

@@ -113,4 +113,9 @@ int leftovers_entry(enum leftover_kind kind, int dirfd, const char *dirpath, con
 /* The recorded object is gone (removed by its creator). */
 void leftovers_release(int handle);
 
+/* --sched and --mlock (plat_realtime) for this process, a worker or the probe with one
+ * worker, before it measures: its threads and the peers it forks take them on (they were
+ * tried before the run: a failure here is exit 3 all the same). */
+void realtime_apply(int policy, int prio, int lock);
+
 #endif

@@ -201,6 +201,14 @@ void sfile_write(struct runctx *ctx, int fd, int argc, char **argv, const char *
     jb_int(&j, "n", ctx->n);
     jb_int(&j, "warmup", ctx->warmup);
     jb_num(&j, "inject_ns", ctx->inject_ns);
+    if (ctx->rt_policy || ctx->rt_lock) { /* --sched, --mlock */
+        jb_obj(&j, "realtime");
+        jb_str(&j, "policy", ctx->rt_policy == PLAT_RT_FIFO ? "fifo"
+                             : ctx->rt_policy == PLAT_RT_RR ? "rr" : "normal");
+        jb_int(&j, "priority", ctx->rt_policy ? ctx->rt_prio : 0);
+        jb_bool(&j, "mlock", ctx->rt_lock);
+        jb_end_obj(&j);
+    }
     jb_arr(&j, "workers");
     for (int w = 0; w < ctx->nworkers; w++) {
         const struct worker_rec *wr = &ctx->workers[w];

@@ -118,3 +118,9 @@ int parse_digits(const char *s, long long *out, const char **end) {
     if (end) *end = p;
     return 0;
 }
+
+void realtime_apply(int policy, int prio, int lock) {
+    if (!policy && !lock) return;
+    int e = plat_realtime(policy, prio, lock);
+    if (e) die(EXIT_UNSUPPORTED, "--sched or --mlock could not be applied: %s", strerror(e));
+}

@@ -61,6 +61,7 @@ __attribute__((noreturn)) static void worker_main(struct runctx *ctx, int fd, lo
     memset(ctx->roles, 0, sizeof ctx->roles);
     ctx->preempt_expected = 0;
     ctx->have_fs = 0;
+    realtime_apply(ctx->rt_policy, ctx->rt_prio, ctx->rt_lock);
     struct supervisor sv = {.progress = &ctx->progress, .progress_base = done_before,
                             .total = ctx->total, .progress_fd = ctx->progress_fd,
                             .stall_timeout_s = 0, .peer = 0,

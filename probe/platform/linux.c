@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/resource.h>
@@ -26,6 +27,43 @@ int plat_pin_thread(int cpu) {
     CPU_SET(cpu, &set);
     if (sched_setaffinity(0, sizeof set, &set) != 0) return errno;
     return 0;
+}
+
+static int relock_children = 0;
+
+/* In a forked child: memory locks are not inherited (mlockall(2)), so lock again. */
+static void relock(void) {
+    if (relock_children) (void)mlockall(MCL_CURRENT | MCL_FUTURE);
+}
+
+int plat_realtime(int policy, int prio, int lock) {
+    static int registered = 0;
+    if (lock) {
+        if (mlockall(MCL_CURRENT | MCL_FUTURE) != 0) return errno;
+        relock_children = 1;
+        if (!registered) {
+            plat_atfork(NULL, NULL, relock);
+            registered = 1;
+        }
+    }
+    if (policy != PLAT_RT_NONE) {
+        struct sched_param sp = {.sched_priority = prio};
+        if (sched_setscheduler(0, policy == PLAT_RT_FIFO ? SCHED_FIFO : SCHED_RR, &sp) != 0)
+            return errno;
+    }
+    return 0;
+}
+
+void plat_realtime_undo(void) {
+    struct sched_param sp = {.sched_priority = 0};
+    (void)sched_setscheduler(0, SCHED_OTHER, &sp);
+    (void)munlockall();
+    relock_children = 0;
+}
+
+int plat_realtime_max(void) {
+    int m = sched_get_priority_max(SCHED_FIFO);
+    return m > 0 ? m : 0;
 }
 
 static cpu_set_t saved_affinity;

@@ -20,6 +20,18 @@
 
 /* Pin the calling thread to one CPU (cpu < 0: leave it unpinned).  0, or an errno value. */
 int plat_pin_thread(int cpu);
+/* Real-time scheduling and locked memory for the calling process (--sched, --mlock):
+ * policy PLAT_RT_FIFO or PLAT_RT_RR at prio (threads it creates and processes it forks
+ * inherit the policy), and with lock every page it has and will have kept in memory
+ * (mlockall; renewed in each process it forks, which does not inherit it). 0, or an errno:
+ * EPERM without the right (root, CAP_SYS_NICE or RLIMIT_RTPRIO; CAP_IPC_LOCK or
+ * RLIMIT_MEMLOCK), ENOSYS where the system has neither. */
+enum { PLAT_RT_NONE = 0, PLAT_RT_FIFO = 1, PLAT_RT_RR = 2 };
+int plat_realtime(int policy, int prio, int lock);
+/* Back to the normal policy, memory unlocked (after a trial of plat_realtime). */
+void plat_realtime_undo(void);
+/* The highest priority of the real-time policies (99 on Linux), 0 where there are none. */
+int plat_realtime_max(void);
 /* The calling thread's CPU affinity kept now (plat_affinity_save), and given back to it later
  * (plat_affinity_restore): the arms of one run whose measuring thread is unpinned, after an
  * arm that pinned it.  0, or an errno value. */

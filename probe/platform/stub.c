@@ -16,6 +16,12 @@
 /* ---------------------------------------------------------------- CPUs and memory */
 
 int plat_pin_thread(int cpu) { return cpu < 0 ? 0 : ENOSYS; }  /* e.g. thread_policy_set */
+int plat_realtime(int policy, int prio, int lock) {
+    (void)prio;
+    return policy || lock ? ENOSYS : 0;
+}
+void plat_realtime_undo(void) {}
+int plat_realtime_max(void) { return 0; }
 int plat_affinity_save(void) { return 0; }     /* nothing pinned, nothing to give back */
 int plat_affinity_restore(void) { return 0; }
 int plat_cpu_usable(int cpu) { return cpu >= 0 && cpu < plat_cpus_configured(); }

@@ -34,6 +34,14 @@ uint64_t qpc_frequency(void) {
 
 /* ---------------------------------------------------------------- CPUs and memory */
 
+/* --sched and --mlock are Linux's (SetPriorityClass is another model): refused here. */
+int plat_realtime(int policy, int prio, int lock) {
+    (void)prio;
+    return policy || lock ? ENOSYS : 0;
+}
+void plat_realtime_undo(void) {}
+int plat_realtime_max(void) { return 0; }
+
 int plat_pin_thread(int cpu) {
     if (cpu < 0) return 0;
     if (cpu >= 64) return EINVAL; /* one processor group: its 64 CPUs */

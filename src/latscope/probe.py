@@ -366,9 +366,13 @@ def probe_args(
     peer_timeout: float | None = None,
     workers: int | str | None = None,
     inject_ns: float | None = None,
+    sched: str | None = None,
+    mlock: bool = False,
 ) -> list[str]:
     """The probe's command line. ``workers``: a number, or "auto" (the probe decides: up to
-    10, at least 200 iterations each); None or 1 gives a single process."""
+    10, at least 200 iterations each); None or 1 gives a single process. ``sched``
+    (``fifo:P`` or ``rr:P``) and ``mlock``: real-time scheduling and locked memory for the
+    measuring threads and their peers (the probe checks them)."""
     args = [
         *engine_command(bench, params),
         bench,
@@ -383,8 +387,8 @@ def probe_args(
         args += ["--workers", str(workers)]
     if inject_ns:
         args += ["--inject-ns", str(int(round(inject_ns)))]
-    args += ["-o", str(out)]
-    return args
+    args += [*(["--sched", sched] if sched else []), *(["--mlock"] if mlock else [])]
+    return [*args, "-o", str(out)]
 
 
 # ------------------------------------------------------------------------------- signals

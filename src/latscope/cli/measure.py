@@ -79,6 +79,8 @@ def add_parsers(sub: Any) -> None:
         "  latscope run pipe -p cpus=0,1 -p mode=processes  two processes: compare\n"
         "  latscope run futex --sweep cpus             every ordered pair of CPUs\n"
         "  latscope run pipe -p cpus=0,0 --repeat 20   20 worker processes\n"
+        "  latscope run pipe -p cpus=0,1 --sched fifo:80 --mlock\n"
+        "      as rt-tests run: SCHED_FIFO at 80, memory locked (root)\n"
         "then:\n"
         "  latscope show last --full                   the whole analysis\n"
         "  latscope report last --html r.html          a report with figures\n"
@@ -115,6 +117,19 @@ def add_parsers(sub: Any) -> None:
         metavar="NS",
         help="validation aid: add a calibrated busy-wait of NS ns to every timed region, a "
         "known difference for 'latscope compare' to find",
+    )
+    r.add_argument(
+        "--sched",
+        metavar="fifo:P",
+        help="run the measuring threads and their peers under SCHED_FIFO (rr:P: SCHED_RR) at "
+        "priority P (1-99), as rt-tests do, to keep the scheduler's other work out of the "
+        "figure (root, CAP_SYS_NICE or RLIMIT_RTPRIO; else exit 3)",
+    )
+    r.add_argument(
+        "--mlock",
+        action="store_true",
+        help="lock their memory (mlockall): no page fault from paging lands in a timed region "
+        "(root or RLIMIT_MEMLOCK; else exit 3)",
     )
     r.add_argument(
         "--sweep",
@@ -321,6 +336,8 @@ def run_and_print(
             progress=cb,
             workers=getattr(args, "repeat", None),
             inject_ns=getattr(args, "inject_ns", None),
+            sched=getattr(args, "sched", None),
+            mlock=bool(getattr(args, "mlock", False)),
         )
     if as_json:
         from ..facts import dumps
@@ -344,8 +361,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.json and args.sweep:
         raise BadInput("--json does not go with --sweep")
     if args.sweep:
-        if args.repeat is not None or args.inject_ns is not None:
-            raise BadInput("--sweep does not go with --repeat or --inject-ns")
+        if args.repeat is not None or args.inject_ns is not None or args.sched or args.mlock:
+            raise BadInput("--sweep does not go with --repeat, --inject-ns, --sched or --mlock")
         return _sweep(args, parse_params(args.params))
     if args.repeat is not None and args.repeat < 1:
         raise BadInput(f"--repeat {args.repeat}: must be 1 or more")

@@ -194,7 +194,17 @@ def timed_usage(meta: dict[str, Any]) -> TimedUsage | None:
 
 
 def params_line(meta: dict[str, Any]) -> str:
-    return probe.params_text(str(meta.get("benchmark")), meta.get("params") or {})
+    """The run's parameters as words, and how its threads were scheduled when not as usual
+    (the probe's ``realtime`` record: ``--sched``, ``--mlock``)."""
+    text = probe.params_text(str(meta.get("benchmark")), meta.get("params") or {})
+    rt = meta.get("realtime")
+    if isinstance(rt, dict):
+        policy, prio = rt.get("policy"), rt.get("priority")
+        if policy in ("fifo", "rr") and isinstance(prio, int):
+            text += f" sched={policy}:{prio}"
+        if rt.get("mlock") is True:
+            text += " mlock"
+    return text
 
 
 def clock_line(clk: dict[str, Any]) -> str:

@@ -26,6 +26,7 @@ from .. import store as _store
 from .._version import __version__
 from ..errors import BadInput, Interrupted
 from ..files import open_regular
+from ..notes import spinning
 from ..store.index import summary_frame
 
 if TYPE_CHECKING:
@@ -122,12 +123,16 @@ def measure(
     env: Mapping[str, Any] | None = None,
     workers: int | None = None,
     inject_ns: float | None = None,
+    sched: str | None = None,
+    mlock: bool = False,
 ) -> Run:
     """Run one benchmark in the probe and keep the result in the store.
 
     ``workers``: worker processes (None: the probe's ``--workers auto``, up to 10 with at least
     200 iterations each, decided where each benchmark's default n is known; 1: a single
     process). ``inject_ns``: a known busy-wait added to every timed region (validation, `trust`).
+    ``sched`` (``fifo:P`` or ``rr:P``) and ``mlock``: the measuring threads and their peers
+    under a real-time policy, their memory locked (the probe's ``--sched``, ``--mlock``).
     ``env``: an environment the caller captured (None: captured here, the load averages before
     the run, the rest after it); either way the probe's record of the environment, in the
     sample file's header, is merged in and the merge is kept in run.json."""
@@ -141,6 +146,17 @@ def measure(
         raise BadInput(f"--repeat {workers}: must be 1 or more")
     if inject_ns is not None and inject_ns < 0:
         raise BadInput(f"--inject-ns {inject_ns:g}: must be 0 or more")
+    if (sched or mlock) and (probe.entry(bench) or {}).get("engine") == "python":
+        raise BadInput(
+            f"--sched and --mlock are for the probe's benchmarks; {bench} runs in the Python "
+            "engine, whose interpreter they would not reach"
+        )
+    if sched and probe.placement(params.get("cpus")) == "same_cpu" and spinning(bench):
+        raise BadInput(
+            f"--sched {sched} with {bench}'s busy-waiting parties on one CPU: under a real-time "
+            "policy the one spinning is never preempted for the other (no scheduler tick "
+            "hands the CPU over); pin them to two CPUs (-p cpus=0,1)"
+        )
     if workers is not None and n is not None and workers > n:
         raise BadInput(f"--repeat {workers}: more worker processes than iterations (-n {n})")
     w: int | str = workers if workers is not None else "auto"
@@ -150,7 +166,16 @@ def measure(
     load = envmod.load_now() if env is None else None  # before the run, which would count
     with new_run(st, bench) as t:
         args = probe.probe_args(
-            bench, params, t.samples_path, n, warmup, clock, workers=w, inject_ns=inject_ns
+            bench,
+            params,
+            t.samples_path,
+            n,
+            warmup,
+            clock,
+            workers=w,
+            inject_ns=inject_ns,
+            sched=sched,
+            mlock=mlock,
         )
         probe.pause_point("probe")
         created = _now_utc()

@@ -1,0 +1,138 @@
+"""Real-time runs, as rt-tests make them: --sched fifo:P|rr:P and --mlock put the measuring
+threads and their peers under a real-time policy with their memory locked; the run records
+it and every view says it; without the right, one line and exit 3; a busy-waiting pair on one
+CPU, which a real-time policy would never hand over, is refused."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import is_root, run_probe
+from latscope import samples
+
+needs_root = pytest.mark.skipif(not is_root, reason="real-time scheduling needs root here")
+
+
+def _policies(pid_prefix: str) -> set[tuple[int, int, bool]]:
+    """(policy, rt priority, memory locked) of every thread of every latscope-probe process
+    whose command line starts with the probe's path (field 41 of /proc/PID/task/TID/stat is
+    the policy, 40 the rt priority)."""
+    seen = set()
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode()
+            if cmd != pid_prefix:
+                continue
+            locked = any(
+                ln.startswith("VmLck:") and int(ln.split()[1]) > 0
+                for ln in Path(f"/proc/{pid}/status").read_text().splitlines()
+            )
+            for tid in os.listdir(f"/proc/{pid}/task"):
+                stat = Path(f"/proc/{pid}/task/{tid}/stat").read_text()
+                fields = stat[stat.rindex(")") + 2 :].split()  # from field 3 on
+                seen.add((int(fields[41 - 3]), int(fields[40 - 3]), locked))
+        except (OSError, ValueError, IndexError):
+            continue
+    return seen
+
+
+@needs_root
+def test_the_measuring_processes_run_real_time_with_locked_memory(
+    probe: str, tmp_path: Path
+) -> None:
+    """A pipe run between two processes under --sched rr:7 --mlock: while it runs, its worker
+    and the peer it forked are SCHED_RR (2) at priority 7 with their memory locked (the probe
+    that supervises them is not); the header records it."""
+    out = tmp_path / "rt.lss"
+    args = [probe, "pipe", "-p", "cpus=0,1", "-p", "mode=processes", "-n", "400000"]
+    p = subprocess.Popen(
+        [*args, "--workers", "2", "--sched", "rr:7", "--mlock", "-o", str(out)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    seen: set[tuple[int, int, bool]] = set()
+    deadline = time.monotonic() + 20
+    while p.poll() is None and time.monotonic() < deadline:
+        seen |= _policies(probe)
+        if sum(1 for s in seen if s == (2, 7, True)) and (0, 0, False) in seen:
+            break
+        time.sleep(0.02)
+    p.kill() if p.poll() is None else None
+    p.wait(timeout=30)
+    assert (2, 7, True) in seen, seen  # the measuring threads
+    assert (0, 0, False) in seen, seen  # the supervising probe: as it was
+    if out.exists():
+        h = samples.read(out).header
+        assert h["realtime"] == {"policy": "rr", "priority": 7, "mlock": True}
+
+
+@needs_root
+def test_a_real_time_run_records_and_says_it(cli, store: Path) -> None:
+    r = cli("run", "pipe", "-p", "cpus=0,1", "-n", "300", "--sched", "fifo:50", "--mlock")
+    assert r.returncode == 0, r.stderr
+    assert "sched=fifo:50 mlock" in r.stdout
+    r = cli("show", "last")
+    assert "sched=fifo:50 mlock" in r.stdout
+
+
+def test_bad_real_time_settings_are_one_line(probe: str, cli, store: Path, tmp_path: Path) -> None:
+    for value, words in (
+        ("fifo:0", "between 1 and 99"),
+        ("fifo:100", "between 1 and 99"),
+        ("idle:3", "give fifo:PRIORITY or rr:PRIORITY"),
+        ("fifo", "give the priority after the colon"),
+    ):
+        r = run_probe(probe, "syscall", "-n", "5", "--sched", value, "-o", str(tmp_path / "x"))
+        assert r.returncode == 2 and words in r.stderr, r.stderr
+        assert len(r.stderr.strip().splitlines()) == 1
+    # spinning parties on one CPU would never hand over: refused before anything runs
+    r = cli("run", "spin", "-p", "cpus=0,0", "--sched", "fifo:10")
+    assert r.returncode == 2 and "pin them to two CPUs" in r.stderr
+    r = cli("run", "py_pipe", "-n", "10", "--mlock")
+    assert r.returncode == 2 and "Python engine" in r.stderr
+    r = cli("run", "futex", "--sweep", "cpus", "--mlock")
+    assert r.returncode == 2 and "--sweep does not go with" in r.stderr
+    assert not list(tmp_path.iterdir())
+
+
+def test_without_the_right_it_says_which_and_exits_3(probe: str) -> None:
+    if not is_root:
+        pytest.skip("run as root: this test drops to uid 65534 itself")
+    if shutil.which("setpriv") is None:
+        pytest.skip("setpriv is needed to drop root for this test")
+    out = Path(tempfile.mkdtemp(prefix="latscope-test-", dir="/tmp"))
+    out.chmod(0o777)
+    bindir = Path(tempfile.mkdtemp(prefix="latscope-bin-", dir="/tmp"))
+    bindir.chmod(0o755)
+    copy = shutil.copy(probe, bindir / "latscope-probe")
+    try:
+        drop = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        env = {**os.environ, "ASAN_OPTIONS": "detect_leaks=0"}
+        for opt, words in (
+            (["--sched", "fifo:10"], "RLIMIT_RTPRIO"),
+            (["--mlock"], "RLIMIT_MEMLOCK"),
+        ):
+            r = subprocess.run(
+                ["prlimit", "--rtprio=0", "--memlock=65536", *drop, copy, "syscall"]
+                + ["-n", "50", *opt, "-o", str(out / "x.lss")],
+                capture_output=True,
+                text=True,
+                env=env,
+                timeout=60,
+            )
+            assert r.returncode == 3, r.stderr
+            assert words in r.stderr and len(r.stderr.strip().splitlines()) == 1
+        assert list(out.iterdir()) == []
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+        shutil.rmtree(bindir, ignore_errors=True)
