@@ -461,6 +461,10 @@ def test_mechanism(
         ("zmq_inproc", "threads", ("pattern=reqrep",)),
         ("zmq_ipc", "processes", ("pattern=reqrep", "size=1000")),
         ("zmq_tcp", "processes", ("pattern=reqrep",)),
+        # report 002's publish/subscribe: a PUB -> SUB channel each way
+        ("zmq_inproc", "threads", ("pattern=pubsub",)),
+        ("zmq_ipc", "processes", ("pattern=pubsub", "size=1000")),
+        ("zmq_tcp", "threads", ("pattern=pubsub",)),
         ("pipe", "processes", ("size=1M",)),
         ("tcp", "threads", ("size=100000",)),
         ("udp", "processes", ("size=65507",)),

@@ -14,10 +14,17 @@ from pathlib import Path
 
 import pytest
 
-from conftest import is_root, run_probe
+from conftest import _installed_probe, is_root, run_probe
 from latscope import samples
 
 needs_root = pytest.mark.skipif(not is_root, reason="real-time scheduling needs root here")
+
+
+@pytest.fixture(scope="module")
+def plain_probe() -> str:
+    """The installed probe, not the sanitizer build: AddressSanitizer intercepts mlockall and
+    makes it a no-op (it could not lock its shadow memory), so only a plain build locks."""
+    return _installed_probe()
 
 
 def _policies(pid_prefix: str) -> set[tuple[int, int, bool]]:
@@ -47,11 +54,12 @@ def _policies(pid_prefix: str) -> set[tuple[int, int, bool]]:
 
 @needs_root
 def test_the_measuring_processes_run_real_time_with_locked_memory(
-    probe: str, tmp_path: Path
+    plain_probe: str, tmp_path: Path
 ) -> None:
     """A pipe run between two processes under --sched rr:7 --mlock: while it runs, its worker
     and the peer it forked are SCHED_RR (2) at priority 7 with their memory locked (the probe
     that supervises them is not); the header records it."""
+    probe = plain_probe
     out = tmp_path / "rt.lss"
     args = [probe, "pipe", "-p", "cpus=0,1", "-p", "mode=processes", "-n", "400000"]
     p = subprocess.Popen(
@@ -105,7 +113,7 @@ def test_bad_real_time_settings_are_one_line(probe: str, cli, store: Path, tmp_p
     assert not list(tmp_path.iterdir())
 
 
-def test_without_the_right_it_says_which_and_exits_3(probe: str) -> None:
+def test_without_the_right_it_says_which_and_exits_3(plain_probe: str) -> None:
     if not is_root:
         pytest.skip("run as root: this test drops to uid 65534 itself")
     if shutil.which("setpriv") is None:
@@ -114,7 +122,7 @@ def test_without_the_right_it_says_which_and_exits_3(probe: str) -> None:
     out.chmod(0o777)
     bindir = Path(tempfile.mkdtemp(prefix="latscope-bin-", dir="/tmp"))
     bindir.chmod(0o755)
-    copy = shutil.copy(probe, bindir / "latscope-probe")
+    copy = shutil.copy(plain_probe, bindir / "latscope-probe")
     try:
         drop = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
         env = {**os.environ, "ASAN_OPTIONS": "detect_leaks=0"}

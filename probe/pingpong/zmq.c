@@ -1,7 +1,10 @@
 /* latscope-probe: ZeroMQ ping-pong: zmq_inproc (threads of one process, one context),
  * zmq_ipc (a Unix-domain socket file in a private directory) and zmq_tcp (loopback, an
- * ephemeral port), with pattern=pair (ZMQ_PAIR both ends) or pattern=reqrep (ZMQ_REQ in the
- * initiator, ZMQ_REP in the responder).  Compiled only with libzmq (HAVE_ZMQ); without it the
+ * ephemeral port), with pattern=pair (ZMQ_PAIR both ends), pattern=reqrep (ZMQ_REQ in the
+ * initiator, ZMQ_REP in the responder) or pattern=pubsub (a ZMQ_PUB -> ZMQ_SUB channel each
+ * way, as report 002 used: the responder binds both of its sockets, the initiator connects;
+ * the subscriptions are known to have arrived once a hello went each way, see side_init).
+ * Compiled only with libzmq (HAVE_ZMQ); without it the
  * benchmarks stay in the catalogue as unavailable and exit 3 when asked for. */
 #include <errno.h>
 #include <stdio.h>
@@ -14,11 +17,11 @@
 #include <zmq.h>
 #endif
 
-static const char *const zmq_patterns[] = {"pair", "reqrep", NULL};
+static const char *const zmq_patterns[] = {"pair", "reqrep", "pubsub", NULL};
 #define ZMQ_PATTERN_PARAM                                                                     \
     {"pattern", P_ENUM, "pair", NULL,                                                         \
-     "ZeroMQ socket pattern: pair (ZMQ_PAIR at both ends) or reqrep (ZMQ_REQ in the "         \
-     "initiator, ZMQ_REP in the responder)",                                                  \
+     "ZeroMQ socket pattern: pair (ZMQ_PAIR at both ends), reqrep (ZMQ_REQ in the "           \
+     "initiator, ZMQ_REP in the responder) or pubsub (ZMQ_PUB to ZMQ_SUB each way)",          \
      zmq_patterns, 0, 0, NULL}
 
 static const struct pdef zmq_thread_params[] = {
@@ -53,15 +56,17 @@ enum ztransport { Z_INPROC, Z_IPC, Z_TCP };
 struct zmq_shared {
     volatile int ready;
     char endpoint[400];
+    char endpoint2[400]; /* pubsub: the responder's SUB socket (the initiator's PUB connects) */
 };
 
 struct zmq_state {
     enum ztransport tr;
-    int reqrep;
+    int reqrep, pubsub;
     void *ctx[2]; /* zmq_inproc: one context, ctx[0] == ctx[1]; else one per side */
-    void *sock[2];
-    char dir[300], path[360];
-    int path_h;
+    void *sock[2];  /* each side's socket; pubsub: the one it sends on (ZMQ_PUB) */
+    void *sub[2];   /* pubsub: the one it receives on (ZMQ_SUB) */
+    char dir[300], path[360], path2[360];
+    int path_h, path2_h;
 };
 
 static struct zmq_shared *zsh(struct pp_ctx *pp) {
@@ -72,11 +77,13 @@ static void zmq_setup_common(struct pp_ctx *pp, enum ztransport tr) {
     struct zmq_state *z = pp->state;
     z->tr = tr;
     z->reqrep = !strcmp(param(pp->run, "pattern")->s, "reqrep");
+    z->pubsub = !strcmp(param(pp->run, "pattern")->s, "pubsub");
     struct zmq_shared *s = zsh(pp);
     if (tr == Z_INPROC) {
         z->ctx[0] = z->ctx[1] = zmq_ctx_new();
         if (!z->ctx[0]) die(EXIT_FAIL, "zmq_ctx_new: %s", zmq_strerror(errno));
         snprintf(s->endpoint, sizeof s->endpoint, "inproc://%s", pp->name);
+        snprintf(s->endpoint2, sizeof s->endpoint2, "inproc://%s-back", pp->name);
     } else if (tr == Z_IPC) {
         pp_private_dir(pp, z->dir, sizeof z->dir);
         snprintf(z->path, sizeof z->path, "%s/zmq", z->dir);
@@ -85,6 +92,61 @@ static void zmq_setup_common(struct pp_ctx *pp, enum ztransport tr) {
                 "TMPDIR to a shorter one", z->dir);
         z->path_h = cleanup_unlink(z->path); /* the responder's bind creates it */
         snprintf(s->endpoint, sizeof s->endpoint, "ipc://%s", z->path);
+        snprintf(z->path2, sizeof z->path2, "%s/zmq-back", z->dir);
+        z->path2_h = cleanup_unlink(z->path2);
+        snprintf(s->endpoint2, sizeof s->endpoint2, "ipc://%s", z->path2);
+    }
+}
+
+/* pubsub: a SUB socket for `side`, subscribed to every message */
+static void *zmq_sub_socket(struct pp_ctx *pp, int side) {
+    struct zmq_state *z = pp->state;
+    void *sk = zmq_socket(z->ctx[side], ZMQ_SUB);
+    if (!sk || zmq_setsockopt(sk, ZMQ_SUBSCRIBE, "", 0) != 0) {
+        pp_err(pp, side, "zmq_socket(ZMQ_SUB): %s", zmq_strerror(errno));
+        return NULL;
+    }
+    int linger = 0;
+    zmq_setsockopt(sk, ZMQ_LINGER, &linger, sizeof linger);
+    return z->sub[side] = sk;
+}
+
+/* pubsub's handshake. A subscription reaches a publisher some time after the connection is
+ * made, and a message published before it is dropped: so the initiator says hello (an empty
+ * message) every 5 ms until the responder's answer comes back, which shows that both
+ * channels carry messages; then it sends "G" and reads, past the answers to hellos still on
+ * their way, until the responder's own "G". Nothing of the handshake is left in a queue when
+ * the first timed message goes. */
+static int zmq_pubsub_handshake(struct pp_ctx *pp, int side) {
+    struct zmq_state *z = pp->state;
+    void *out = z->sock[side], *in = z->sub[side];
+    char m[8];
+    if (side == 1) {
+        for (;;) {
+            int r = zmq_recv(in, m, sizeof m, 0);
+            if (r < 0 && errno == EINTR) continue;
+            if (r < 0) return pp_err(pp, side, "ZeroMQ handshake: %s", zmq_strerror(errno));
+            int go = r == 1 && m[0] == 'G';
+            if (zmq_send(out, go ? "G" : "", go ? 1 : 0, 0) < 0)
+                return pp_err(pp, side, "ZeroMQ handshake: %s", zmq_strerror(errno));
+            if (go) return 0;
+        }
+    }
+    for (int tries = 0;; tries++) {
+        if (pp->sh->peer_failed) return pp_err(pp, side, "the responder failed in the handshake");
+        if (tries > 2000) return pp_err(pp, side, "ZeroMQ handshake: no answer in 10 s");
+        if (zmq_send(out, "", 0, 0) < 0)
+            return pp_err(pp, side, "ZeroMQ handshake: %s", zmq_strerror(errno));
+        zmq_pollitem_t it = {.socket = in, .events = ZMQ_POLLIN};
+        if (zmq_poll(&it, 1, 5) > 0) break;
+    }
+    if (zmq_send(out, "G", 1, 0) < 0)
+        return pp_err(pp, side, "ZeroMQ handshake: %s", zmq_strerror(errno));
+    for (;;) {
+        int r = zmq_recv(in, m, sizeof m, 0);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return pp_err(pp, side, "ZeroMQ handshake: %s", zmq_strerror(errno));
+        if (r == 1 && m[0] == 'G') return 0;
     }
 }
 
@@ -104,7 +166,7 @@ static void zmq_side_init(struct pp_ctx *pp, int side) {
             return;
         }
     }
-    int type = !z->reqrep ? ZMQ_PAIR : side == 0 ? ZMQ_REQ : ZMQ_REP;
+    int type = z->pubsub ? ZMQ_PUB : !z->reqrep ? ZMQ_PAIR : side == 0 ? ZMQ_REQ : ZMQ_REP;
     void *sk = zmq_socket(z->ctx[side], type);
     if (!sk) {
         pp_err(pp, side, "zmq_socket: %s", zmq_strerror(errno));
@@ -114,20 +176,28 @@ static void zmq_side_init(struct pp_ctx *pp, int side) {
     /* the responder waits (at most 2 s) for its last answer to leave at the end */
     int linger = side == 1 ? 2000 : 0;
     zmq_setsockopt(sk, ZMQ_LINGER, &linger, sizeof linger);
+    if (z->pubsub && !zmq_sub_socket(pp, side)) return;
     if (side == 1) {
-        const char *ep = z->tr == Z_TCP ? "tcp://127.0.0.1:*" : s->endpoint;
-        if (zmq_bind(sk, ep) != 0) {
-            pp_err(pp, side, "zmq_bind %s: %s", ep, zmq_strerror(errno));
-            return;
-        }
-        if (z->tr == Z_TCP) {
-            size_t len = sizeof s->endpoint;
-            if (zmq_getsockopt(sk, ZMQ_LAST_ENDPOINT, s->endpoint, &len) != 0) {
+        /* pubsub: the responder's SUB is bound too, at endpoint2 */
+        for (int k = 0; k < 1 + z->pubsub; k++) {
+            void *b = k ? z->sub[1] : sk;
+            char *ep_out = k ? s->endpoint2 : s->endpoint;
+            size_t cap = k ? sizeof s->endpoint2 : sizeof s->endpoint;
+            const char *ep = z->tr == Z_TCP ? "tcp://127.0.0.1:*" : ep_out;
+            if (zmq_bind(b, ep) != 0) {
+                pp_err(pp, side, "zmq_bind %s: %s", ep, zmq_strerror(errno));
+                return;
+            }
+            if (z->tr == Z_TCP && zmq_getsockopt(b, ZMQ_LAST_ENDPOINT, ep_out, &cap) != 0) {
                 pp_err(pp, side, "zmq_getsockopt ZMQ_LAST_ENDPOINT: %s", zmq_strerror(errno));
                 return;
             }
         }
         __atomic_store_n(&s->ready, 1, __ATOMIC_RELEASE);
+        if (z->pubsub) {
+            zmq_pubsub_handshake(pp, side);
+            return;
+        }
         /* the handshake (see below) */
         if (zmq_recv(sk, pp->buf[1], pp->size + 64, 0) < 0 || zmq_send(sk, "", 0, 0) < 0)
             pp_err(pp, side, "ZeroMQ handshake: %s", zmq_strerror(errno));
@@ -142,19 +212,27 @@ static void zmq_side_init(struct pp_ctx *pp, int side) {
         }
         usleep(200);
     }
-    if (zmq_connect(sk, s->endpoint) != 0) {
+    /* pubsub: the initiator's SUB connects to the responder's PUB, its PUB to its SUB */
+    if (zmq_connect(z->pubsub ? z->sub[0] : sk, s->endpoint) != 0 ||
+        (z->pubsub && zmq_connect(sk, s->endpoint2) != 0)) {
         pp_err(pp, side, "zmq_connect %s: %s", s->endpoint, zmq_strerror(errno));
         return;
     }
     /* One untimed exchange: the connection exists once it is done, so the ipc socket file
      * and its directory can go now rather than at the end. */
-    if (zmq_send(sk, "", 0, 0) < 0 || zmq_recv(sk, pp->buf[0], pp->size + 64, 0) < 0) {
+    if (z->pubsub) {
+        if (zmq_pubsub_handshake(pp, side)) return;
+    } else if (zmq_send(sk, "", 0, 0) < 0 || zmq_recv(sk, pp->buf[0], pp->size + 64, 0) < 0) {
         pp_err(pp, side, "ZeroMQ handshake: %s", zmq_strerror(errno));
         return;
     }
     if (z->tr == Z_IPC) {
         unlink(z->path);
         cleanup_cancel(z->path_h);
+        if (z->pubsub) {
+            unlink(z->path2);
+            cleanup_cancel(z->path2_h);
+        }
         rmdir(z->dir);
     }
 }
@@ -169,7 +247,8 @@ static int zmq_pp_send(struct pp_ctx *pp, int side) {
 static int zmq_pp_recv(struct pp_ctx *pp, int side) {
     struct zmq_state *z = pp->state;
     for (;;) {
-        int r = zmq_recv(z->sock[side], pp->buf[side], pp->size + 64, 0);
+        int r = zmq_recv(z->pubsub ? z->sub[side] : z->sock[side], pp->buf[side], pp->size + 64,
+                         0);
         if (r < 0 && errno == EINTR) continue;
         if (r < 0) return pp_err(pp, side, "zmq_recv: %s", zmq_strerror(errno));
         if ((size_t)r != pp->size)
@@ -186,6 +265,8 @@ static void zmq_responder_done(struct pp_ctx *pp) {
     if (z->tr == Z_INPROC || !z->sock[1]) return; /* the initiator's teardown closes it */
     zmq_close(z->sock[1]);
     z->sock[1] = NULL;
+    if (z->sub[1]) zmq_close(z->sub[1]);
+    z->sub[1] = NULL;
     zmq_ctx_term(z->ctx[1]);
     z->ctx[1] = NULL;
 }
@@ -196,13 +277,16 @@ static void zmq_teardown(struct pp_ctx *pp) {
      * On every other path the process is about to end and the kernel closes everything;
      * the ipc socket file and its directory are on the clean-up list. */
     if (!pp->finished) return;
-    for (int s = 0; s < 2; s++)
+    for (int s = 0; s < 2; s++) {
         if (z->sock[s]) {
             int linger = 0;
             zmq_setsockopt(z->sock[s], ZMQ_LINGER, &linger, sizeof linger);
             zmq_close(z->sock[s]);
             z->sock[s] = NULL;
         }
+        if (z->sub[s]) zmq_close(z->sub[s]);
+        z->sub[s] = NULL;
+    }
     if (z->ctx[0]) zmq_ctx_term(z->ctx[0]);
     if (z->ctx[1] && z->ctx[1] != z->ctx[0]) zmq_ctx_term(z->ctx[1]);
     z->ctx[0] = z->ctx[1] = NULL;
@@ -238,8 +322,9 @@ static const struct pp_mech mech_zmq_inproc = {
     .has_size = 1,
     .max_size = 1 << 20,
     ZMQ_FUNCS(zmq_inproc_setup),
-    .timed = "rtt: zmq_send(size bytes) and zmq_recv on an inproc:// socket (pattern pair or "
-             "req/rep, one context, connected and one untimed exchange done before the first "
+    .timed = "rtt: zmq_send(size bytes) and zmq_recv on an inproc:// socket (pattern pair, "
+             "req/rep or pub/sub, one context, connected and one untimed exchange done before "
+             "the first "
              "iteration), with the responder's zmq_recv and zmq_send in between; no I/O thread "
              "on the path",
 };
@@ -254,7 +339,8 @@ static const struct pp_mech mech_zmq_ipc = {
     ZMQ_IO_THREAD_SWITCHES,
     ZMQ_FUNCS(zmq_ipc_setup),
     .timed = "rtt: zmq_send(size bytes) and zmq_recv over an ipc:// endpoint (a Unix-domain "
-             "socket in a private directory, removed once connected; pattern pair or req/rep; "
+             "socket in a private directory, removed once connected; pattern pair, req/rep or "
+             "pub/sub; "
              "one context and I/O thread per side; connected, and one untimed exchange done, "
              "before the first iteration), with the responder's zmq_recv and zmq_send in "
              "between",
@@ -270,19 +356,21 @@ static const struct pp_mech mech_zmq_tcp = {
     ZMQ_IO_THREAD_SWITCHES,
     ZMQ_FUNCS(zmq_tcp_setup),
     .timed = "rtt: zmq_send(size bytes) and zmq_recv over tcp://127.0.0.1 (an ephemeral port; "
-             "pattern pair or req/rep; one context and I/O thread per side; connected and one "
+             "pattern pair, req/rep or pub/sub; one context and I/O thread per side; connected "
+             "and one "
              "untimed exchange done before the first iteration), with the responder's zmq_recv "
              "and zmq_send in between",
 };
 
 PINGPONG_BENCH(zmq_inproc, mech_zmq_inproc,
-               "ZeroMQ inproc:// ping-pong between two threads (pair or req/rep)",
+               "ZeroMQ inproc:// ping-pong between two threads (pair, req/rep or pub/sub)",
                .params = zmq_thread_params, .nparams = COUNT(zmq_thread_params),
                .needs = "libzmq", .available = zmq_available);
 PINGPONG_BENCH(zmq_ipc, mech_zmq_ipc,
-               "ZeroMQ ipc:// ping-pong (Unix-domain socket; pair or req/rep)",
+               "ZeroMQ ipc:// ping-pong (Unix-domain socket; pair, req/rep or pub/sub)",
                .params = zmq_params, .nparams = COUNT(zmq_params), .needs = "libzmq",
                .available = zmq_available);
-PINGPONG_BENCH(zmq_tcp, mech_zmq_tcp, "ZeroMQ tcp:// ping-pong over loopback (pair or req/rep)",
+PINGPONG_BENCH(zmq_tcp, mech_zmq_tcp,
+               "ZeroMQ tcp:// ping-pong over loopback (pair, req/rep or pub/sub)",
                .params = zmq_params, .nparams = COUNT(zmq_params), .needs = "libzmq",
                .available = zmq_available);
