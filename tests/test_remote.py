@@ -352,6 +352,63 @@ def test_udp_only_to_the_admitted_client(probe: str, tmp_path: Path, servers: li
     no_server_left(tmp_path, s)
 
 
+def test_idle_connections_without_the_token_cannot_keep_a_client_out(
+    probe: str, tmp_path: Path, servers: list[Server]
+) -> None:
+    """200 idle connections from someone without the token, reopened as they are closed:
+    the connection that waited longest before its proof makes room for each newcomer, so a
+    client with the token is still served, every time; a nonce in upper-case hex is refused at
+    once (the protocol writes lower case), not left to time out."""
+    tok = token_file(tmp_path)
+    s = serve(servers, probe, tok, "--sessions", "10", "--max-time", "120")
+    idle = [socket.create_connection(("127.0.0.1", s.port)) for _ in range(200)]
+    for k in range(3):
+        r = client(probe, "tcp_remote", tmp_path / f"t{k}.lss", s.port, tok)
+        assert r.returncode == 0, r.stderr
+        idle += [socket.create_connection(("127.0.0.1", s.port)) for _ in range(20)]
+    assert s.log("pushed out by a newer connection before its proof")
+    upper = socket.create_connection(("127.0.0.1", s.port))
+    t0 = time.monotonic()
+    upper.sendall(b"LATSCOPE-SERVE 1 HELLO " + b"AB" * 32 + b"\n")
+    assert silent_answer(upper) == b"" and time.monotonic() - t0 < 2.0
+    s.wait_for("not a latscope hello")
+    for c in (*idle, upper):
+        c.close()
+    s.p.send_signal(signal.SIGINT)
+    assert s.end() == 0
+    assert s.log("done: 3 sessions served")
+    no_server_left(tmp_path, s)
+
+
+def test_a_trickle_of_foreign_datagrams_keeps_nothing_alive(
+    probe: str, tmp_path: Path, servers: list[Server]
+) -> None:
+    """A UDP session whose client stopped sending while a stranger sends a datagram every
+    50 ms: SIGTERM still ends the session and the server at once."""
+    tok = token_file(tmp_path)
+    s = serve(servers, probe, tok, "--sessions", "1", "--max-time", "120")
+    sess = Session(s.port, udp=True)
+    assert sess.udp is not None
+    sess.udp.sendto(b"y" * 8, ("127.0.0.1", s.port))
+    assert sess.udp.recv(100) == b"y" * 8
+    stranger = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    stop = time.monotonic() + 8.0
+    sent_sigterm = None
+    while time.monotonic() < stop and s.alive():
+        stranger.sendto(b"x" * 8, ("127.0.0.1", s.port))
+        if sent_sigterm is None and time.monotonic() > stop - 7.0:
+            s.p.send_signal(signal.SIGTERM)
+            sent_sigterm = time.monotonic()
+        time.sleep(0.05)
+    assert sent_sigterm is not None and not s.alive(), "the trickle kept the server up"
+    assert time.monotonic() - sent_sigterm < 3.0  # the trickle went on past its end
+    assert s.end() == 0
+    assert s.log("ended: 1 round trips; the server is stopping")
+    stranger.close()
+    sess.close()
+    no_server_left(tmp_path, s)
+
+
 def test_max_time(probe: str, tmp_path: Path, servers: list[Server]) -> None:
     """--max-time ends the server, with a session running: its client is cut off."""
     s = serve(servers, probe, token_file(tmp_path), "--max-time", "5")

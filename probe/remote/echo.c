@@ -104,16 +104,31 @@ static void echo_tcp(struct session *s, unsigned char *buf) {
     }
 }
 
+static double mono_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
 static void echo_udp(struct session *s, unsigned char *buf) {
     long long seen = 0;
     int idle = 0;
+    double last = mono_ms();
     for (;;) {
+        /* a tick every TICK_MS whatever arrives: a trickle of datagrams from anyone else
+         * (each sooner than the receive time-out) must not keep the session, or the server
+         * past its --max-time and SIGTERM, alive */
+        double now = mono_ms();
+        if (now - last >= TICK_MS) {
+            last = now;
+            if (quiet_tick(s, &seen, &idle)) return;
+        }
         struct sockaddr_storage from;
         socklen_t fl = sizeof from;
         ssize_t r = recvfrom(s->ufd, buf, s->size + 64, 0, (struct sockaddr *)&from, &fl);
         if (r < 0) {
             if (errno == EAGAIN || errno == EWOULDBLOCK) {
-                if (quiet_tick(s, &seen, &idle)) return;
+                continue; /* the tick above */
             } else if (errno != EINTR) {
                 snprintf(s->why_buf, sizeof s->why_buf, "receive failed: %s", strerror(errno));
                 s->why_end = s->why_buf;

@@ -25,7 +25,7 @@
 #include "remote/echo.h"
 #include "remote/handshake.h"
 
-#define MAX_PENDING 16           /* connections in their handshake at once */
+#define MAX_PENDING 64           /* connections in their handshake at once */
 #define SESSION_WAIT_S 10.0      /* an admitted client waits this long for the running session */
 #define DEFAULT_SESSIONS 10
 #define DEFAULT_MAX_TIME 600
@@ -176,9 +176,13 @@ static int words(char *line, char **w, int max) {
     return n;
 }
 
+/* A nonce or a proof as the protocol writes them: SERVE_HEX lower-case hex digits (anything
+ * else is refused at once, not left to time out). */
 static int is_hex(const char *s) {
-    unsigned char b[SERVE_NONCE];
-    return strlen(s) == SERVE_HEX && hex_decode(s, b, sizeof b) == 0;
+    if (strlen(s) != SERVE_HEX) return 0;
+    for (const char *p = s; *p; p++)
+        if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'))) return 0;
+    return 1;
 }
 
 static int count_of(const char *s, long long min, long long max, long long *out) {
@@ -330,6 +334,22 @@ static void conn_accept(struct server *sv) {
         int slot = -1;
         for (int i = 0; i < MAX_PENDING && slot < 0; i++)
             if (!sv->conns[i]) slot = i;
+        if (slot < 0) {
+            /* every slot taken: the connection that has waited longest without proving
+             * itself (no proof of the token yet) makes room, so that idle connections from
+             * someone without the token cannot keep a client with it out; a client that
+             * proved itself keeps its place */
+            double oldest = 0;
+            for (int i = 0; i < MAX_PENDING; i++) {
+                struct conn *o = sv->conns[i];
+                if (o && (o->st == C_HELLO || o->st == C_PROOF) &&
+                    (slot < 0 || o->deadline < oldest)) {
+                    slot = i;
+                    oldest = o->deadline;
+                }
+            }
+            if (slot >= 0) refuse(sv, slot, "pushed out by a newer connection before its proof");
+        }
         const char *why = sv->started >= sv->max_sessions ? "the session limit is reached"
                           : slot < 0 ? "too many handshakes under way"
                                      : NULL;
