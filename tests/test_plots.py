@@ -550,3 +550,25 @@ def test_a_log_histogram_cut_at_p100_holds_every_sample() -> None:
     counts = np.rint(heights * np.diff(np.log10(edges)) * x.size)
     assert int(counts.sum()) == x.size
     assert "not shown" not in _said(fig.axes[0])
+
+
+def test_dollar_signs_are_text_not_mathtext(tmp_path: Path) -> None:
+    """A column, scenario or run named with dollar signs (``$x_$_us``, which mathtext cannot
+    parse) is drawn as written, in every format."""
+    from matplotlib.text import Text
+
+    rng = np.random.default_rng(3)
+    x = 1000.0 + rng.lognormal(6.0, 0.5, 2000)
+    nasty = "$x_$_us"
+    figs = [
+        plots.histogram(x, label=nasty),
+        plots.box({nasty: x, "$a$": x * 2}, title=nasty),
+        plots.scenarios([plots.Series(nasty, "$c_$", x), plots.Series("b", "$c_$", x * 1.1)]),
+        plots.ecdf({nasty: x}, title=nasty),
+    ]
+    for k, fig in enumerate(figs):
+        assert plots.to_bytes(fig).startswith(b"\x89PNG")
+        plots.save(fig, tmp_path / f"f{k}.svg")
+        shown = [t.get_text() for t in fig.findobj(Text)]
+        assert any(nasty in s for s in shown)
+        assert all(not t.get_parse_math() for t in fig.findobj(Text))

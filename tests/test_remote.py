@@ -355,17 +355,38 @@ def test_udp_only_to_the_admitted_client(probe: str, tmp_path: Path, servers: li
 def test_idle_connections_without_the_token_cannot_keep_a_client_out(
     probe: str, tmp_path: Path, servers: list[Server]
 ) -> None:
-    """200 idle connections from someone without the token, reopened as they are closed:
-    the connection that waited longest before its proof makes room for each newcomer, so a
-    client with the token is still served, every time; a nonce in upper-case hex is refused at
-    once (the protocol writes lower case), not left to time out."""
+    """200 idle connections from someone without the token, and more as the clients come, while
+    a thread floods the server with connections from the same address: the connection that
+    waited longest before its proof makes room for each newcomer, so a client with the token
+    is still served, 3 times of 3; a nonce in upper-case hex is refused at once (the protocol
+    writes lower case), not left to time out."""
+    import threading
+
     tok = token_file(tmp_path)
     s = serve(servers, probe, tok, "--sessions", "10", "--max-time", "120")
     idle = [socket.create_connection(("127.0.0.1", s.port)) for _ in range(200)]
-    for k in range(3):
-        r = client(probe, "tcp_remote", tmp_path / f"t{k}.lss", s.port, tok)
-        assert r.returncode == 0, r.stderr
-        idle += [socket.create_connection(("127.0.0.1", s.port)) for _ in range(20)]
+    stop, flooded = threading.Event(), [0]
+
+    def flood() -> None:  # a connect flood from one address, bounded in count and time
+        end = time.monotonic() + 30
+        while not stop.is_set() and flooded[0] < 20_000 and time.monotonic() < end:
+            try:
+                socket.create_connection(("127.0.0.1", s.port), timeout=1).close()
+            except OSError:
+                pass
+            flooded[0] += 1
+
+    t = threading.Thread(target=flood, daemon=True)
+    t.start()
+    try:
+        for k in range(3):
+            r = client(probe, "tcp_remote", tmp_path / f"t{k}.lss", s.port, tok)
+            assert r.returncode == 0, r.stderr
+            idle += [socket.create_connection(("127.0.0.1", s.port)) for _ in range(20)]
+    finally:
+        stop.set()
+        t.join(timeout=10)
+    assert flooded[0] > 0
     assert s.log("pushed out by a newer connection before its proof")
     upper = socket.create_connection(("127.0.0.1", s.port))
     t0 = time.monotonic()

@@ -323,6 +323,32 @@ static void conn_read(struct server *sv, int i) {
     }
 }
 
+static int unproven(const struct conn *c) { return c && (c->st == C_HELLO || c->st == C_PROOF); }
+
+/* Every handshake slot taken: the address holding the most connections that have not proved
+ * they hold the token loses the one of them that has waited longest, so that idle
+ * connections from someone without the token, however many, cannot keep a client with it
+ * out; a client that proved itself keeps its place. The slot made free, or -1. */
+static int make_room(struct server *sv) {
+    int slot = -1, most = 0;
+    for (int i = 0; i < MAX_PENDING; i++) {
+        const struct conn *c = sv->conns[i];
+        if (!unproven(c)) continue;
+        int same = 0;
+        for (int k = 0; k < MAX_PENDING; k++)
+            if (unproven(sv->conns[k]) &&
+                serve_same_addr((const struct sockaddr *)&c->peer,
+                                (const struct sockaddr *)&sv->conns[k]->peer, 0))
+                same++;
+        if (same > most || (same == most && c->deadline < sv->conns[slot]->deadline)) {
+            most = same;
+            slot = i;
+        }
+    }
+    if (slot >= 0) refuse(sv, slot, "pushed out by a newer connection before its proof");
+    return slot;
+}
+
 static void conn_accept(struct server *sv) {
     for (;;) {
         struct sockaddr_storage sa;
@@ -334,22 +360,7 @@ static void conn_accept(struct server *sv) {
         int slot = -1;
         for (int i = 0; i < MAX_PENDING && slot < 0; i++)
             if (!sv->conns[i]) slot = i;
-        if (slot < 0) {
-            /* every slot taken: the connection that has waited longest without proving
-             * itself (no proof of the token yet) makes room, so that idle connections from
-             * someone without the token cannot keep a client with it out; a client that
-             * proved itself keeps its place */
-            double oldest = 0;
-            for (int i = 0; i < MAX_PENDING; i++) {
-                struct conn *o = sv->conns[i];
-                if (o && (o->st == C_HELLO || o->st == C_PROOF) &&
-                    (slot < 0 || o->deadline < oldest)) {
-                    slot = i;
-                    oldest = o->deadline;
-                }
-            }
-            if (slot >= 0) refuse(sv, slot, "pushed out by a newer connection before its proof");
-        }
+        if (slot < 0) slot = make_room(sv);
         const char *why = sv->started >= sv->max_sessions ? "the session limit is reached"
                           : slot < 0 ? "too many handshakes under way"
                                      : NULL;

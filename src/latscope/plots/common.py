@@ -301,6 +301,17 @@ def _box_stats(v: np.ndarray, label: str, rng: np.random.Generator) -> dict[str,
 # ------------------------------------------------------------------------------- output
 
 
+def plain_text(fig: Figure) -> Figure:
+    """Every text of ``fig`` as written, never mathtext: a column or scenario named ``$x_$``
+    is shown as it is (mathtext would fail to parse it, or set it in italics). Done where
+    figures are written (`save`, `to_bytes`), after they are made."""
+    from matplotlib.text import Text
+
+    for t in fig.findobj(Text):
+        t.set_parse_math(False)
+    return fig
+
+
 def save(fig: Figure, path: str | os.PathLike[str], dpi: int = 150, replace: bool = True) -> Path:
     """Write ``fig`` as PNG, SVG or PDF, chosen by the suffix of ``path``, atomically
     (`files.atomic_write`; ``replace=False``: a file that exists is not replaced). Returns
@@ -319,6 +330,7 @@ def save(fig: Figure, path: str | os.PathLike[str], dpi: int = 150, replace: boo
         "pdf": {"CreationDate": None, "Creator": "latscope"},
     }
     meta = metas[fmt]
+    plain_text(fig)
     try:
         with atomic_write(p, replace=replace) as f:
             fig.savefig(f, format=fmt, dpi=dpi, metadata=meta)
@@ -333,5 +345,5 @@ def to_bytes(fig: Figure, fmt: str = "png", dpi: int = 100) -> bytes:
 
     buf = io.BytesIO()
     meta: dict[str, Any] = {"Software": "latscope"} if fmt == "png" else {"Date": None}
-    fig.savefig(buf, format=fmt, dpi=dpi, metadata=meta)
+    plain_text(fig).savefig(buf, format=fmt, dpi=dpi, metadata=meta)
     return buf.getvalue()
