@@ -263,9 +263,31 @@ def test_dry_run_lists_hosts_and_plan(cli: CLI, tmp_path: Path) -> None:
     r = cli(*args)
     assert r.returncode == 0, r.stderr
     assert "2 scenarios x 2 hosts x 2 rounds = 8 runs" in r.stdout
-    assert "hosts: web1, web2" in r.stdout and "nothing was run" in r.stdout
+    assert "hosts: web1 (192.0.2.250), web2 (192.0.2.251)" in r.stdout
+    assert "nothing was run" in r.stdout
     r = cli(*args, "--limit", "web2")
-    assert "hosts: web2" in r.stdout and "= 4 runs" in r.stdout
+    assert "hosts: web2 (192.0.2.251)" in r.stdout and "= 4 runs" in r.stdout
+
+
+@pytest.mark.parametrize("key", ["ansible_host", "latscope_address"])
+def test_a_templated_address_is_refused_before_anything_runs(
+    cli: CLI, tmp_path: Path, key: str
+) -> None:
+    """An inventory whose host address is an Ansible template (a lookup that would run a
+    command on this machine when Ansible connects): one line, exit 2, nothing run, for a
+    suite and for pairs."""
+    need_ansible()
+    marker = tmp_path / "ran"
+    inv = tmp_path / "hosts.yml"
+    inv.write_text(
+        f"all:\n  hosts:\n    h1:\n      {key}: \"{{{{ lookup('pipe', 'touch {marker}') }}}}\"\n"
+    )
+    for extra in (["--suite", str(tiny_suite(tmp_path))], ["--pairs"]):
+        r = cli("fleet", str(inv), *extra)
+        assert r.returncode == 2, r.stdout + r.stderr
+        assert f"host h1: {key} is an Ansible template" in r.stderr
+        assert len(r.stderr.strip().splitlines()) == 1
+    assert not marker.exists()
 
 
 @pytest.mark.parametrize(

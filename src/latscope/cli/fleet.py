@@ -296,7 +296,8 @@ def _suite(args: argparse.Namespace) -> int:
     time_s = 5.0 if args.paired_time is None else args.paired_time
     paired, apart = paired_plan(suite, seed, len(steps), time_s) if time_s else ([], [])
     probe_file = _probe_file(args.probe)
-    names = ansible.hosts(args.inventory, args.limit)
+    found = ansible.inventory_hosts(args.inventory, args.limit)
+    names = list(found)
     st = open_store(args)
     from ..suite import new_suite_run_id
 
@@ -324,8 +325,12 @@ def _suite(args: argparse.Namespace) -> int:
             f"[yellow]not paired:[/yellow] {shown(line)}; compared by its rounds (unpaired)",
             soft_wrap=True,
         )
-    if args.dry_run:
-        console.print("hosts: " + ", ".join(shown(n) for n in names))
+    if args.dry_run:  # each host and the address Ansible will connect to
+        console.print(
+            "hosts: "
+            + ", ".join(f"{shown(n)} ({shown(found[n].get('ansible_host') or n)})" for n in names),
+            soft_wrap=True,
+        )
         order = "  ".join(f"{s.index + 1}.{s.scenario.name}#{s.repetition}" for s in steps)
         order += "".join(f"  {p.index + 1}.{p.name}" for p in paired)
         console.print(f"order (on every host): {shown(order)}")

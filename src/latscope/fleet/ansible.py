@@ -164,7 +164,28 @@ def inventory_hosts(inventory: str, limit: str | None) -> dict[str, dict[str, An
     hostvars = meta.get("hostvars") if isinstance(meta, dict) else None
     if not isinstance(hostvars, dict):
         hostvars = {}
-    return {h: v if isinstance(v := hostvars.get(h), dict) else {} for h in out}
+    found = {h: v if isinstance(v := hostvars.get(h), dict) else {} for h in out}
+    for h, v in found.items():
+        literal_addresses(h, v)
+    return found
+
+
+#: The host variables latscope reads itself (a host's address): taken literally.
+ADDRESS_VARS = ("latscope_address", "ansible_host")
+
+
+def literal_addresses(host: str, hostvars: dict[str, Any]) -> None:
+    """A host's address as the inventory gives it, never a template: Ansible evaluates a
+    template in ``ansible_host`` on this machine when it connects (a ``lookup('pipe', ...)``
+    runs a command here), so one is refused, before anything runs (one line)."""
+    for key in ADDRESS_VARS:
+        value = hostvars.get(key)
+        if isinstance(value, str) and any(m in value for m in ("{{", "{%", "{#")):
+            raise BadInput(
+                f"inventory: host {host}: {key} is an Ansible template, which Ansible would "
+                "evaluate on this machine (a lookup can run commands here); give the address "
+                "itself"
+            )
 
 
 def _first_line(text: str) -> str:
