@@ -36,6 +36,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from .children import error_line as _error_line
+from .children import run_bounded
 from .errors import BadInput, Interrupted, LatscopeError, MeasurementFailed, Unsupported
 
 PROBE_NAME = "latscope-probe"
@@ -273,10 +275,8 @@ def rule_n(bench: Mapping[str, Any], params: Mapping[str, Any]) -> int | None:
 
 @lru_cache(maxsize=512)
 def _check_for(cmd: tuple[str, ...], args: tuple[str, ...]) -> tuple[int, str]:
-    try:
-        out = subprocess.run([*cmd, *args], capture_output=True, text=True, timeout=60)
-    except OSError as e:
-        raise Unsupported(f"cannot run {cmd[0]}: {e.strerror}") from None
+    # under limits: the Python engine runs under an interpreter the user named (children.py)
+    out = run_bounded([*cmd, *args], timeout=20, what=cmd[0])
     if out.returncode == 0:
         return 0, out.stdout
     return out.returncode, _error_line(out.stderr)
@@ -295,9 +295,19 @@ def check(
     line.  One probe call per distinct question in a process."""
     params = dict(params or {})
     args = [bench, "--check", *_settings(_engine_params(bench, params), n, warmup, clock)]
-    rc, out = _check_for(tuple(engine_command(bench, params)), tuple(args))
+    cmd = tuple(engine_command(bench, params))
+    rc, out = _check_for(cmd, tuple(args))
     if rc == 0:
-        return dict(json.loads(out))
+        try:
+            got = json.loads(out)
+        except ValueError:
+            got = None
+        if not isinstance(got, dict):
+            raise Unsupported(
+                f"{cmd[0]} did not answer as latscope's engine does (no settings came back); "
+                "is it a Python 3 interpreter (python=) or latscope's probe?"
+            )
+        return dict(got)
     exc = _EXIT.get(rc)
     if exc is None:
         raise LatscopeError(f"latscope-probe ended with status {rc}: {out}", 1)
@@ -322,20 +332,6 @@ def _engine_params(bench: str, params: Mapping[str, Any]) -> dict[str, Any]:
     if out.get("python"):
         out["python"] = engine_command(bench, params)[0]
     return out
-
-
-def _error_line(stderr: str) -> str:
-    lines = [ln for ln in stderr.strip().splitlines() if ln.strip()]
-    msg = lines[-1] if lines else "latscope-probe failed without a message"
-    for prefix in (
-        "latscope-probe: error: ",
-        "latscope-pyprobe: error: ",
-        "latscope-probe: ",
-        "latscope-pyprobe: ",
-    ):
-        if msg.startswith(prefix):
-            return msg[len(prefix) :]
-    return msg
 
 
 def _settings(

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import probe
+from ..children import error_line
 from ..errors import LatscopeError
 from ..files import write_text
 from ..scenarios import Step, Suite
@@ -304,7 +305,7 @@ class _Events:
         """A host's server started, or did not: then the pairs to it are not run."""
         if ev.get("status") == "ok" and ev.get("rc") == 0:
             return
-        why = probe._error_line(str(ev.get("stderr") or "")) or _one_line(
+        why = error_line(str(ev.get("stderr") or "")) or _one_line(
             ev.get("msg") or ev.get("status")
         )
         self.fr.serve_failed[h.name] = why
@@ -326,7 +327,7 @@ class _Events:
                 if ln.startswith("latscope-probe: warning: ")
             ]
         elif rc == 3:
-            why = probe._error_line(err)
+            why = error_line(err)
             if h.skip_why.get(name) != why:
                 h.skip_why[name] = why
                 self.say(f"{where}: skipped (not possible there): {shown(why)}")
@@ -335,7 +336,7 @@ class _Events:
             why = (
                 f"stopped after {self.timeout} s (--timeout)"
                 if rc == 124
-                else f"the probe ended with status {rc}: {probe._error_line(err)}"
+                else f"the probe ended with status {rc}: {error_line(err)}"
             )
             self.say(f"{where}: failed: {shown(why)}")
             self._set(h, i, "failed")

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from .. import probe
 from .. import store as _store
 from .._version import __version__
+from ..children import error_line
 from ..errors import BadInput, Unsupported
 from ..runs import ARM_LETTERS
 from .arms import Arm
@@ -87,7 +88,7 @@ def check_arms(arms: Sequence[Arm], **kw: Any) -> dict[str, Any]:
         raise Unsupported(f"cannot run the probe: {e.strerror}") from None
     if out.returncode != 0:
         exc = probe._EXIT.get(out.returncode, BadInput)
-        raise exc(probe._error_line(out.stderr))
+        raise exc(error_line(out.stderr))
     return dict(json.loads(out.stdout))
 
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from .. import probe
 from .. import store as _store
 from .._version import __version__
-from ..errors import BadInput, Interrupted
+from ..errors import BadInput, Interrupted, MeasurementFailed
 from ..files import open_regular
 from ..notes import spinning
 from ..store.index import summary_frame
@@ -162,6 +162,8 @@ def measure(
     w: int | str = workers if workers is not None else "auto"
     from .. import env as envmod
 
+    if params.get("python"):  # a named interpreter answers a check first, under limits
+        probe.check(bench, params, n, warmup, clock)
     st = open_store(store)
     load = envmod.load_now() if env is None else None  # before the run, which would count
     with new_run(st, bench) as t:
@@ -183,6 +185,11 @@ def measure(
         warnings = probe.run_probe(args, progress=progress)
         steal = envmod.steal_between(times, envmod.cpu_times())
         probe.pause_point("commit")
+        if not os.path.lexists(t.samples_path):
+            raise MeasurementFailed(
+                f"{args[0]} ended without writing its samples (exit 0): is it the probe, or a "
+                "Python interpreter for the engine (python=)?"
+            )
         from ..runs import Run  # polars and numpy: once there is something to read
 
         measured = Run(t.samples_path)  # the complete sample file, in the partial directory
