@@ -418,3 +418,22 @@ def test_completion_scripts_complete_commands_options_and_benchmarks(cli, tmp_pa
     z = cli("completion", "zsh")
     assert z.returncode == 0 and z.stdout.startswith("autoload -U +X bashcompinit")
     assert cli("completion", "fish").returncode == 2
+
+
+def test_export_of_values_beyond_int64_is_one_line(cli, store: Path, tmp_path: Path) -> None:
+    """Durations past 9.2e18 ns (a clock of 1 s per tick, at the int64 extreme of ticks) are
+    no whole number of ns: the CSV export says so in one line and points at --exact, which
+    writes them."""
+    import numpy as np
+
+    from synth import make_run
+
+    x = np.full(200, 1e19)
+    x[::2] = 1e3
+    run = make_run(store, {"call": x}, ns_per_tick=1e9)
+    r = cli("export", run.id, "--csv", str(tmp_path / "a.csv"))
+    assert r.returncode == 2 and "beyond ±9.2e18 ns" in r.stderr and "--exact" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "a.csv").exists()
+    r = cli("export", run.id, "--csv", str(tmp_path / "b.csv"), "--exact")
+    assert r.returncode == 0, r.stderr
+    assert "1e+19" in (tmp_path / "b.csv").read_text()

@@ -495,3 +495,23 @@ def test_the_limits_are_the_documented_ones_and_the_probes() -> None:
     assert defs["SAMPLE_MAX_HEADER"] == "(1u" and "(1u << 20)" in h
     assert defs["SAMPLE_MAX_COLUMNS"] == str(samples.MAX_COLUMNS)
     assert defs["SAMPLE_MAX_ROWS"] == f"{samples.MAX_ROWS}ull"
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("step_ns", 1e308), ("overhead_ns", 2e9), ("resolution_ns", 1e300), ("calibration_ms", 1e9)],
+)
+def test_a_clock_beyond_belief_is_refused(good: Path, tmp_path: Path, key: str, value: float):
+    """A header whose clock step, read cost or resolution exceeds a second (or calibration an
+    hour) is damaged: refused when read (its CRC made right, as a forger would), with the
+    field and its value, never an overflow in the figures worked out from it (a step of
+    1e308 ns overflowed the clock finding); the writer refuses to write one."""
+    raw = good.read_bytes()
+    m = fuzz._LINES.match(raw)
+    assert m is not None
+    header = json.loads(m.group(2))
+    header["clock"][key] = value
+    bad = tmp_path / "bad.lss"
+    bad.write_bytes(fuzz.reseal(raw[: m.start(2)] + json.dumps(header).encode() + raw[m.end(2) :]))
+    with pytest.raises(samples.SampleFormatError, match=f"clock.{key} must be a number from 0"):
+        samples.load(bad)

@@ -129,9 +129,15 @@ def cmd_export(args: argparse.Namespace) -> int:
     if args.csv and not args.exact:  # whole ns: what a person reads, no 17-digit floats
         import polars as pl
 
-        frame = frame.with_columns(
-            pl.col(c).round(0).cast(pl.Int64) for c in frame.columns if c.endswith("_ns")
-        ).with_columns(pl.col("t_start_s").round(9))
+        ns = [c for c in frame.columns if c.endswith("_ns")]
+        whole = frame.with_columns(pl.col(c).round(0).cast(pl.Int64, strict=False) for c in ns)
+        for c in ns:  # beyond int64 (292 years of ns): no whole ns to write
+            if whole[c].null_count() != frame[c].null_count():
+                raise BadInput(
+                    f"run {run.id}: {c} holds values beyond ±9.2e18 ns, which are no whole "
+                    "number of ns; export them with --exact"
+                )
+        frame = whole.with_columns(pl.col("t_start_s").round(9))
     if to_stdout:  # the rows alone, for a pipe; a reader that leaves early ends it quietly
         try:
             sys.stdout.flush()

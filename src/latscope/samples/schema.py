@@ -94,6 +94,13 @@ def _nonneg(v: Any) -> bool:
     return _is_num(v) and v >= 0
 
 
+#: A clock's step, read cost and resolution (ns) lie below a second, its calibration (ms)
+#: below an hour: a header that says more is damaged (a step of 1e308 ns would overflow
+#: what is worked out from it).
+CLOCK_NS_MAX = 1e9
+CALIBRATION_MS_MAX = 3.6e6
+
+
 def _obj(v: Any) -> bool:
     return isinstance(v, dict)
 
@@ -297,7 +304,14 @@ def _clock_problem(clk: Any) -> str | None:
         shown = json.dumps(npt)[:40]
         return f"clock.ns_per_tick must be a number from {lo:g} to {hi:g} (it is {shown})"
     for key in ("step_ns", "overhead_ns", "resolution_ns", "getres_ns", "calibration_ms"):
-        why = _typed(clk, key, _nonneg, "a number ≥ 0", "clock.")
+        top = CALIBRATION_MS_MAX if key == "calibration_ms" else CLOCK_NS_MAX
+        why = _typed(
+            clk,
+            key,
+            lambda v, top=top: _nonneg(v) and v <= top,
+            f"a number from 0 to {top:g}",
+            "clock.",
+        )
         if why:
             return why
     for key, ok, what in (
