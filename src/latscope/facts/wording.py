@@ -195,16 +195,23 @@ def timed_usage(meta: dict[str, Any]) -> TimedUsage | None:
 
 def params_line(meta: dict[str, Any]) -> str:
     """The run's parameters as words, and how its threads were scheduled when not as usual
-    (the probe's ``realtime`` record: ``--sched``, ``--mlock``)."""
+    (`realtime_words`)."""
     text = probe.params_text(str(meta.get("benchmark")), meta.get("params") or {})
+    return " ".join(w for w in (text, realtime_words(meta)) if w)
+
+
+def realtime_words(meta: dict[str, Any]) -> str:
+    """``sched=fifo:80 mlock`` from the probe's ``realtime`` record (``--sched``,
+    ``--mlock``); "" for a run scheduled as usual."""
     rt = meta.get("realtime")
+    words = []
     if isinstance(rt, dict):
         policy, prio = rt.get("policy"), rt.get("priority")
         if policy in ("fifo", "rr") and isinstance(prio, int):
-            text += f" sched={policy}:{prio}"
+            words.append(f"sched={policy}:{prio}")
         if rt.get("mlock") is True:
-            text += " mlock"
-    return text
+            words.append("mlock")
+    return " ".join(words)
 
 
 def clock_line(clk: dict[str, Any]) -> str:
@@ -253,4 +260,5 @@ def run_label(run: Any) -> str:
     # the parameters the user gave ({}: none, the benchmark's defaults); a run that does not
     # record them (kept by an older latscope) by all of its parameters
     params = given if isinstance(given, dict) else meta.get("params") or {}
-    return f"{meta['benchmark']} {probe.params_text(str(meta['benchmark']), params)}".strip()
+    words = (probe.params_text(str(meta["benchmark"]), params), realtime_words(meta))
+    return " ".join([str(meta["benchmark"]), *(w for w in words if w)])
