@@ -54,3 +54,28 @@ def test_sweep(cli, store: Path) -> None:
 def test_sweep_refuses_a_one_party_benchmark(cli) -> None:
     r = cli("run", "syscall", "--sweep", "cpus")
     assert r.returncode == 2 and "needs a communication benchmark" in r.stderr
+
+
+def test_a_matrix_column_that_spans_orders_of_magnitude_gives_each_cell_its_unit() -> None:
+    """Spinning peers on one CPU (16 ms, a scheduler tick) beside a pipe (8 us) in one column:
+    each cell in its own unit ("16.01 ms", "8.114 µs"), never 16010 in a µs column or
+    0.008114 in an ms one; a column of similar values keeps one unit, in its header."""
+    import io
+
+    from rich.console import Console
+
+    from latscope.matrix.ipc import Cell, matrix_table
+
+    cells = [
+        Cell("pipe", "threads", "0,0", 8114.0, 9000.0),
+        Cell("spin", "threads", "0,0", 16.01e6, 20e6),
+        Cell("pipe", "threads", "0,1", 9000.0, 12000.0),
+        Cell("spin", "threads", "0,1", 200.0, 400.0),
+    ]
+    console = Console(file=io.StringIO(), width=80, color_system=None)
+    t, problems = matrix_table(console, cells)
+    console.print(t)
+    out = console.file.getvalue()  # type: ignore[attr-defined]
+    assert "16.01 ms" in out and "8.114 µs" in out and "16010" not in out
+    assert "0.008" not in out
+    assert max(len(ln) for ln in out.splitlines()) <= 80 and problems == []

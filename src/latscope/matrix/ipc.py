@@ -171,9 +171,14 @@ def run_matrix(
     return cells
 
 
+#: A column whose values span more than this factor gives each cell its own unit.
+SPAN_PER_CELL = 100.0
+
+
 def matrix_table(console: Console, cells: list[Cell]) -> tuple[Table, list[str]]:
     """The matrix as a table that fits ``console`` (mechanism × mode rows, same CPU and 2 CPUs
-    columns, each column in one unit), and one line per cell that could not be measured."""
+    columns, each column in one unit, or each cell in its own where the column spans more
+    than `SPAN_PER_CELL`), and one line per cell that could not be measured."""
     from ..tables import Column, fit
 
     by = {(c.mechanism, c.mode, c.cpus): c for c in cells}
@@ -189,9 +194,14 @@ def matrix_table(console: Console, cells: list[Cell]) -> tuple[Table, list[str]]
         ("2 CPUs\np99", "0,1", "p99_ns"),
     ]
     cols = [Column("mechanism", style="bold"), Column("mode")]
-    units = []
+    units: list[tuple[str, float] | None] = []
     for head, cpus, fig in spec:
         vals = [getattr(by[(m, mo, cpus)], fig) for m, mo in keys if (m, mo, cpus) in by]
+        pos = [v for v in vals if v and v > 0]
+        if pos and max(pos) / min(pos) > SPAN_PER_CELL:  # spins at a tick beside µs pipes
+            units.append(None)
+            cols.append(Column(head, justify="right"))
+            continue
         unit = pick_unit(vals)
         units.append(unit)
         cols.append(Column(f"{head} ({unit[0]})", justify="right"))
@@ -201,7 +211,11 @@ def matrix_table(console: Console, cells: list[Cell]) -> tuple[Table, list[str]]
         row = [m, mo]
         for (_, cpus, fig), unit in zip(spec, units, strict=True):
             cell = by.get((m, mo, cpus))
-            row.append("n/a" if cell is None else fmt_bare(getattr(cell, fig), unit))
+            if cell is None:
+                row.append("n/a")
+            else:  # a column that spans orders of magnitude: each cell in its own unit
+                v = getattr(cell, fig)
+                row.append(fmt(v) if unit is None else fmt_bare(v, unit))
         for cpus in ("0,0", "0,1"):
             cell = by.get((m, mo, cpus))
             if cell is not None and cell.problem:
