@@ -267,6 +267,21 @@ window.addEventListener("load", function () {
 </script></body>"""
 
 
+def layout(html: Path, tmp_path: Path) -> tuple[tuple[int, int, int, int], str]:
+    """The page in Chromium at 1280 px wide: its height, its width, where its first figure
+    starts (px) and how many folds it has; and its DOM."""
+    probe = tmp_path / f"{html.stem}-layout-probe.html"
+    probe.write_text(html.read_text().replace("</body>", LAYOUT_PROBE, 1))
+    dom = _chromium(
+        ["--window-size=1280,1000", "--virtual-time-budget=10000", "--dump-dom", probe.as_uri()],
+        tmp_path / f"{html.stem}-profile",
+    )
+    m = re.search(r'data-layout="(\d+)/(\d+)/(-?\d+)/(\d+)"', dom.stdout)
+    assert m, dom.stdout[:500]
+    h, w, first, folds = (int(g) for g in m.groups())
+    return (h, w, first, folds), dom.stdout
+
+
 @needs_chromium
 def test_a_comparison_report_is_a_few_screens_its_analysis_folded(
     figures_report: Path, tmp_path: Path
@@ -274,20 +289,12 @@ def test_a_comparison_report_is_a_few_screens_its_analysis_folded(
     """At 1280 px wide, the two-run report opens with its comparison and first figure on the
     first screen, is at most 6,000 px tall with each run's full analysis and the comparison
     in full folded (<details>), and nothing is wider than the page."""
-    probe = tmp_path / "layout-probe.html"
-    probe.write_text(figures_report.read_text().replace("</body>", LAYOUT_PROBE, 1))
-    dom = _chromium(
-        ["--window-size=1280,1000", "--virtual-time-budget=10000", "--dump-dom", probe.as_uri()],
-        tmp_path / "profile",
-    )
-    m = re.search(r'data-layout="(\d+)/(\d+)/(-?\d+)/(\d+)"', dom.stdout)
-    assert m, dom.stdout[:500]
-    height, width, first, folds = (int(g) for g in m.groups())
+    (height, width, first, folds), dom = layout(figures_report, tmp_path)
     assert height <= 6000, height
     assert width <= 1280, width
     assert 0 < first < 1000, first  # the first figure starts on the first screen
     assert folds == 3  # each run's analysis, and the comparison in full
-    assert "Summary of" in dom.stdout  # folded, not left out
+    assert "Summary of" in dom  # folded, not left out
 
 
 def test_the_report_opens_with_the_answer(store: Path) -> None:

@@ -85,7 +85,7 @@ def test_a_suite_report_opens_with_its_comparison_in_chromium(store: Path, tmp_p
     """At 1280 px wide, a suite's report (three scenarios, drawn with its figures) opens with
     its comparison table and first figure on the first screen, is at most 25,000 px tall, and
     nothing is wider than the page; its pages load."""
-    from test_report import CHROMIUM, LAYOUT_PROBE, _chromium, _page_loads
+    from test_report import CHROMIUM, _page_loads, layout
 
     if CHROMIUM is None:
         pytest.skip("chromium is not installed (scripts/system-deps test installs it)")
@@ -93,17 +93,9 @@ def test_a_suite_report_opens_with_its_comparison_in_chromium(store: Path, tmp_p
     doc = document(sr, compare_rows(sr), figures=True, pages_dir="s-runs")
     html = tmp_path / "s.html"
     report.write_html(doc, html)
-    probe = tmp_path / "layout-probe.html"
-    probe.write_text(html.read_text().replace("</body>", LAYOUT_PROBE, 1))
-    dom = _chromium(
-        ["--window-size=1280,1000", "--virtual-time-budget=10000", "--dump-dom", probe.as_uri()],
-        tmp_path / "profile",
-    )
-    m = re.search(r'data-layout="(\d+)/(\d+)/(-?\d+)/(\d+)"', dom.stdout)
-    assert m, dom.stdout[:500]
-    height, width, first, _folds = (int(g) for g in m.groups())
+    (height, width, first, _folds), dom = layout(html, tmp_path)
     assert height <= 25_000 and width <= 1280, (height, width)
     assert 0 < first < 1000, first
-    assert dom.stdout.index("Comparison") < dom.stdout.index("<img")
+    assert dom.index("Comparison") < dom.index("<img")
     page = next((tmp_path / "s-runs").iterdir())
     assert "Summary of call" in _page_loads(page, tmp_path / "profile2")
