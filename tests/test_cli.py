@@ -437,3 +437,18 @@ def test_export_of_values_beyond_int64_is_one_line(cli, store: Path, tmp_path: P
     r = cli("export", run.id, "--csv", str(tmp_path / "b.csv"), "--exact")
     assert r.returncode == 0, r.stderr
     assert "1e+19" in (tmp_path / "b.csv").read_text()
+
+
+def test_out_of_memory_is_one_line_and_exit_1(monkeypatch, capsys) -> None:
+    """A command that runs out of memory (numpy's _ArrayMemoryError is a MemoryError: a run
+    of 10^8 samples under a 4 GB limit) ends in one line and exit 1, not a traceback."""
+    import latscope.cli as cli_mod
+
+    def too_big(args):  # noqa: ANN001, ANN202
+        raise MemoryError("Unable to allocate 7.45 GiB for an array")
+
+    monkeypatch.setattr(cli_mod, "commands", lambda: {"ls": too_big})
+    assert cli_mod.main(["ls"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("latscope: error: out of memory") and err.count("\n") == 1
+    assert "Traceback" not in err

@@ -110,3 +110,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return e.exit_code
         except BrokenPipeError:  # the reader of the output left (| head): end quietly
             return 0
+        except MemoryError:  # numpy's _ArrayMemoryError is one: a run too big to hold here
+            err_console.print(
+                "latscope: error: out of memory: this machine (or its memory limit) cannot "
+                "hold what this command works on; use fewer iterations (-n) or a machine with "
+                "more memory",
+                soft_wrap=True,
+                markup=False,
+            )
+            return 1
