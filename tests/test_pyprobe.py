@@ -317,6 +317,21 @@ def test_runtime_matrix_sets_each_python_cell_beside_its_c_counterpart(
     assert len(side) == 1 and side[0].startswith(f"Python side: {impl} ") and "GIL on" in side[0]
 
 
+def test_the_runtime_matrix_sets_pubsub_beside_the_probes_pubsub() -> None:
+    """py_zmq_pubsub's C counterpart is zmq_<transport> with pattern=pubsub, so that the two
+    cells of its row measure the same pattern."""
+    from latscope import probe
+    from latscope.matrix.runtime import counterpart
+
+    pub = probe.benchmark("py_zmq_pubsub")
+    pair = probe.benchmark("py_zmq_pair")
+    if probe.entry("zmq_tcp") is None:
+        pytest.skip("this probe was built without ZeroMQ")
+    assert counterpart(pub, {"mode": "threads"}) == ("zmq_tcp", {"pattern": "pubsub"})
+    assert counterpart(pub, {"transport": "ipc"}) == ("zmq_ipc", {"pattern": "pubsub"})
+    assert counterpart(pair, {"mode": "threads"}) == ("zmq_tcp", {})
+
+
 def test_tasks_of_one_loop_get_one_cell_on_one_cpu_in_the_runtime_matrix() -> None:
     from latscope.matrix.runtime import runtime_plan
 
@@ -354,7 +369,9 @@ def test_zeromq_over_every_transport(bench: str, mode: str, transport: str, tmp_
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
     s = samples.load(out)
-    assert s.header["bench"]["counterpart"] == f"zmq_{transport}"
+    # the C probe's counterpart: the same transport, and for pub/sub the same pattern
+    extra = " pattern=pubsub" if bench == "py_zmq_pubsub" else ""
+    assert s.header["bench"]["counterpart"] == f"zmq_{transport}{extra}"
     assert (s.ticks["oneway"] <= s.ticks["rtt"]).all()
     assert list(tmp_path.iterdir()) == [out]
 

@@ -44,15 +44,17 @@ def python_benchmarks() -> list[dict[str, Any]]:
     return [b for b in probe.catalogue()["benchmarks"] if b.get("engine") == "python"]
 
 
-def counterpart(b: dict[str, Any], params: dict[str, Any]) -> str | None:
-    """The C probe's benchmark beside Python mechanism ``b`` (catalogue ``counterpart``, a
-    template of its parameters: zmq_{transport})."""
+def counterpart(b: dict[str, Any], params: dict[str, Any]) -> tuple[str, dict[str, str]] | None:
+    """The C probe's benchmark beside Python mechanism ``b`` and the parameters it takes there
+    (catalogue ``counterpart``, a template of its parameters: ``zmq_{transport}``, with
+    ``key=value`` words after the name: ``zmq_{transport} pattern=pubsub``)."""
     tpl = b.get("counterpart")
     if not tpl:
         return None
     defaults = {p["name"]: p["default"] for p in b.get("params", [])}
-    name = str(tpl).format(**{**defaults, **params})
-    return name if probe.entry(name) is not None else None
+    name, *words = str(tpl).format(**{**defaults, **params}).split()
+    extra = dict(w.split("=", 1) for w in words if "=" in w)
+    return (name, extra) if probe.entry(name) is not None else None
 
 
 def runtime_plan(
@@ -149,11 +151,11 @@ def run_runtime(
             params["python"] = python
         py = _cell(b, params, n, store, tags, progress)
         c = None
-        cname = counterpart(b, {"mode": mode})
-        if cname is not None:
-            cb = probe.benchmark(cname)
+        got = counterpart(b, {"mode": mode})
+        if got is not None:
+            cb = probe.benchmark(got[0])
             cmode = mode if cb["mechanism"].get(mode) else "threads"
-            c = _cell(cb, {"mode": cmode, "cpus": cpus}, n, store, tags, progress)
+            c = _cell(cb, {"mode": cmode, "cpus": cpus, **got[1]}, n, store, tags, progress)
         pairs.append(Pair(py, c))
         if on_cell:
             on_cell(i, pairs[-1])

@@ -227,7 +227,7 @@ MECHANISMS = [
         ["threads", "processes"],
         True,
         "rtt: publish(8 bytes) on A, receive on B's subscriber",
-        "zmq_{transport}",
+        "zmq_{transport} pattern=pubsub",
         extra=[_TRANSPORT],
         needs="pyzmq",
         switches=None,
