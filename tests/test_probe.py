@@ -463,3 +463,49 @@ def test_check_refuses_as_a_run_does(
     assert r.stdout == ""
     line = bad(probe, tmp_path, *args, words=words)
     assert r.stderr.strip() == line
+
+
+def test_a_killed_probes_leftovers_go_with_the_next_run_in_its_directory(
+    probe: str, tmp_path: Path
+) -> None:
+    """A bare probe killed outright (SIGKILL: no clean-up runs) leaves its record, its output
+    temporary and its System V semaphore; the next probe run with its output in that
+    directory removes all three, and keeps its own sample file."""
+    import signal
+    import time
+
+    env = {**os.environ, "ASAN_OPTIONS": "detect_leaks=0"}
+    p = subprocess.Popen(
+        [probe, "sysv_sem", "-n", "20000000", "-o", str(tmp_path / "x.lss")],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+    deadline = time.monotonic() + 30
+    record: list[Path] = []
+    while time.monotonic() < deadline:
+        record = list(tmp_path.glob("x.lss.leftovers.*"))
+        if record and "sysv_sem" in record[0].read_text():
+            break
+        time.sleep(0.05)
+    assert record, "the probe recorded nothing"
+    p.send_signal(signal.SIGKILL)
+    p.wait(timeout=30)
+    time.sleep(0.2)  # its workers die with it (PR_SET_PDEATHSIG)
+    line = next(ln for ln in record[0].read_text().splitlines() if ln.startswith("sysv_sem"))
+    sem = int(line.split()[4])
+    assert list(tmp_path.glob("x.lss.tmp.*"))
+    assert sem in _semaphores()
+    r = run_probe(probe, "syscall", "-n", "50", "-o", str(tmp_path / "y.lss"))
+    assert r.returncode == 0, r.stderr
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["y.lss"]
+    assert sem not in _semaphores()
+
+
+def _semaphores() -> set[int]:
+    ids = set()
+    for ln in Path("/proc/sysvipc/sem").read_text().splitlines()[1:]:
+        f = ln.split()
+        if len(f) > 1:
+            ids.add(int(f[1]))
+    return ids

@@ -1,6 +1,8 @@
 /* latscope-probe: the record of what a SIGKILL of the probe would leave behind (core/probe.h,
- * format in docs/probe-cli.md "Leftovers"), and the clean-up that removes what a dead process
- * of this run left, then the record itself. */
+ * format in docs/probe-cli.md "Leftovers"), the clean-up that removes what a dead process of
+ * this run left, then the record itself, and at start the same for the records a probe killed
+ * outright left beside the output. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -171,15 +173,30 @@ static void remove_entry(int isdir, unsigned long long dev, unsigned long long d
 /* The last entry of the probe's clean-up list: what a process of this run recorded and did not
  * release (a worker killed by a signal) is removed, newest first; then the record itself,
  * unless something of a live process is still listed. */
+static int clean_record(int fd);
+
 static void lo_finish(void *arg) {
     (void)arg;
     if (lo_fd < 0) return;
     struct stat st;
+    int keep = clean_record(lo_fd);
+    struct stat here;
+    if (!keep && fstatat(lo_dirfd, lo_name, &here, AT_SYMLINK_NOFOLLOW) == 0 &&
+        fstat(lo_fd, &st) == 0 && here.st_dev == st.st_dev && here.st_ino == st.st_ino)
+        unlinkat(lo_dirfd, lo_name, 0);
+    close(lo_fd);
+    lo_fd = -1;
+}
+
+/* Remove what the record open at fd lists and no live process still holds (its lines are
+ * read newest first, released ones skipped); 1 if something of a live process is listed. */
+static int clean_record(int fd) {
+    struct stat st;
     char *buf = NULL;
     int keep = 0;
-    if (fstat(lo_fd, &st) == 0 && st.st_size > 0 && st.st_size <= LO_MAX_BYTES)
+    if (fstat(fd, &st) == 0 && st.st_size > 0 && st.st_size <= LO_MAX_BYTES)
         buf = calloc((size_t)st.st_size + 1, 1);
-    if (buf && pread(lo_fd, buf, (size_t)st.st_size, 0) == st.st_size) {
+    if (buf && pread(fd, buf, (size_t)st.st_size, 0) == st.st_size) {
         int nlines = 0;
         for (char *p = buf; *p; p++) nlines += *p == '\n';
         char **lines = calloc((size_t)nlines + 1, sizeof *lines);
@@ -216,15 +233,39 @@ static void lo_finish(void *arg) {
         free(lines);
     }
     free(buf);
-    struct stat here;
-    if (!keep && fstatat(lo_dirfd, lo_name, &here, AT_SYMLINK_NOFOLLOW) == 0 &&
-        fstat(lo_fd, &st) == 0 && here.st_dev == st.st_dev && here.st_ino == st.st_ino)
-        unlinkat(lo_dirfd, lo_name, 0);
-    close(lo_fd);
-    lo_fd = -1;
+    return keep;
+}
+
+/* Records beside the output that a probe killed outright (SIGKILL: no clean-up ran) left, with
+ * what they list: each of this user's records whose makers are all dead is cleaned and
+ * removed (a record of another user is left to that user, or to `latscope rm --partial`). */
+static void sweep_dead_records(int dirfd) {
+    int dup_fd = dup(dirfd);
+    DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+    if (!d) {
+        if (dup_fd >= 0) close(dup_fd);
+        return;
+    }
+    for (struct dirent *e; (e = readdir(d));) {
+        if (!strstr(e->d_name, ".leftovers.")) continue;
+        int fd = openat(dirfd, e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0) continue;
+        struct stat st, here;
+        char head[sizeof LO_HEAD];
+        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+            st.st_size <= LO_MAX_BYTES &&
+            pread(fd, head, sizeof head - 1, 0) == (ssize_t)(sizeof head - 1) &&
+            !memcmp(head, LO_HEAD, sizeof head - 1) && !clean_record(fd) &&
+            fstatat(dirfd, e->d_name, &here, AT_SYMLINK_NOFOLLOW) == 0 &&
+            here.st_dev == st.st_dev && here.st_ino == st.st_ino)
+            unlinkat(dirfd, e->d_name, 0);
+        close(fd);
+    }
+    closedir(d);
 }
 
 int leftovers_open(int dirfd, const char *outname) {
+    sweep_dead_records(dirfd);
     for (int attempt = 0; attempt < 5; attempt++) {
         char rnd[RANDOM_HEX_LEN + 1];
         random_hex(rnd);
