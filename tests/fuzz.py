@@ -88,6 +88,36 @@ def load_target(path: Path) -> str:
         return "ok"
 
 
+def views_target(path: Path) -> str:
+    """The views' property on one file the loader accepts: its facts built, the brief view at
+    80 columns, the CSV export and a histogram drawn, or the project's error in one line;
+    "skipped" for a file the loader refuses (load_target's business)."""
+    import io
+
+    from rich.console import Console
+
+    from latscope import plots
+    from latscope.report.text import print_run
+    from latscope.runs import Run
+
+    with time_bound():
+        try:
+            samples.load(path)
+        except LatscopeError:
+            return "skipped"
+        try:
+            run = Run(path)
+            assert run.facts["n"] == run.n
+            print_run(Console(file=io.StringIO(), width=80, color_system=None), run)
+            run.samples.write_csv(io.StringIO())
+            col = run.columns[0]
+            plots.to_bytes(plots.histogram(run.values(col), step=run.column_step_ns(col)))
+        except LatscopeError as e:
+            _one_line(e)
+            return "refused"
+        return "ok"
+
+
 def csv_target(path: Path, unit: str | None, time_column: str | None, out: Path) -> str:
     """The importer's property on one CSV: refused in one line, or read into columns that
     the Python writer turns into a sample file the loader reads back, value for value."""

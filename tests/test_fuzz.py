@@ -1,8 +1,9 @@
 """The fuzz targets (tests/fuzz.py), briefly and reproducibly: a fixed number of inputs each,
 derandomized, so every run tries the same ones. bench/fuzz.py runs them for minutes.
 
-The property: the sample-file loader and the CSV importer return a valid result or the
-project's error in one line, never another exception, and answer within fuzz.TIME_BOUND."""
+The property: the sample-file loader, the CSV importer and the views of the files the loader
+accepts (facts, the brief view, the export, a figure) return a valid result or the project's
+error in one line, never another exception, and answer within fuzz.TIME_BOUND."""
 
 from __future__ import annotations
 
@@ -60,6 +61,22 @@ def test_sample_file_loader(seeds: list[bytes], tmp_path: Path) -> None:
     one()
     # the inputs reach past the checksum: some files are read, most are refused
     assert outcomes["ok"] > 0 and outcomes["refused"] > outcomes["ok"], outcomes
+
+
+def test_the_views_of_accepted_files(seeds: list[bytes], tmp_path: Path) -> None:
+    """Files the loader accepts (mutated seeds, resealed) through the views: facts, the brief
+    view, the export and a figure; a refusal is one line, anything else a failure."""
+    f = tmp_path / "v.lss"
+    outcomes: Counter[str] = Counter()
+
+    @settings(FIXED, max_examples=120)
+    @given(fuzz.sample_inputs(seeds))
+    def one(raw: bytes) -> None:
+        f.write_bytes(raw)
+        outcomes[fuzz.views_target(f)] += 1
+
+    one()
+    assert outcomes["ok"] > 0, outcomes
 
 
 def test_csv_importer(tmp_path: Path) -> None:

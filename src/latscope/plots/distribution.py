@@ -154,7 +154,12 @@ def histogram(
         what = "Histogram (log x, log count)" if log_count else "Histogram (log x)"
     else:
         if step:
-            counts, edges = np.histogram(shown, bins=_grid_edges(shown, lo, hi, step))
+            # edges of whole steps; one that repeats (a step below the float's resolution at
+            # these values) would make a bar of no width and infinite height
+            grid = np.unique(_grid_edges(shown, lo, hi, step))
+            if grid.size < 2:
+                grid = np.array([lo, hi if hi > lo else lo + 1.0])
+            counts, edges = np.histogram(shown, bins=grid)
         else:
             nb = bins or _bins(shown, lo, hi)
             counts, edges = np.histogram(shown, bins=nb, range=(lo, hi if hi > lo else lo + 1.0))
