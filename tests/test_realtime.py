@@ -103,14 +103,17 @@ def test_bad_real_time_settings_are_one_line(probe: str, cli, store: Path, tmp_p
         r = run_probe(probe, "syscall", "-n", "5", "--sched", value, "-o", str(tmp_path / "x"))
         assert r.returncode == 2 and words in r.stderr, r.stderr
         assert len(r.stderr.strip().splitlines()) == 1
-    # spinning parties on one CPU would never hand over: refused before anything runs
+    # spinning parties on one CPU would never hand over: the probe refuses, the lab says it
+    r = run_probe(probe, "spin", "-p", "cpus=0,0", "--sched", "fifo:10", "--check")
+    assert r.returncode == 2 and "pin them to two CPUs" in r.stderr
     r = cli("run", "spin", "-p", "cpus=0,0", "--sched", "fifo:10")
     assert r.returncode == 2 and "pin them to two CPUs" in r.stderr
     r = cli("run", "py_pipe", "-n", "10", "--mlock")
     assert r.returncode == 2 and "Python engine" in r.stderr
     r = cli("run", "futex", "--sweep", "cpus", "--mlock")
     assert r.returncode == 2 and "--sweep does not go with" in r.stderr
-    assert not list(tmp_path.iterdir())
+    assert not list(tmp_path.glob("x*"))  # the probe made nothing
+    assert not list(store.glob("runs/*"))  # the lab kept nothing
 
 
 def test_without_the_right_it_says_which_and_exits_3(plain_probe: str) -> None:

@@ -267,6 +267,16 @@ static void resolve(const struct options *o, struct resolved *r) {
         if (code) die(code, "%s", err);
     }
     resolve_output_clock(o->out, o->check, o->progress_fd, o->clock, &r->clock);
+    if (o->rt_policy && b->family && b->family->spins && b->family->spins(b)) {
+        /* busy-waiting parties on one CPU under a real-time policy: the one spinning is never
+         * preempted for the other (no tick hands the CPU over at one priority) */
+        for (int k = 0; k < b->nparams; k++)
+            if (!strcmp(b->params[k].name, "cpus") &&
+                placement_of(r->pv[k].cpu) == PL_SAME_CPU)
+                die(EXIT_BADINPUT, "--sched with %s's busy-waiting parties on one CPU: under a "
+                    "real-time policy the one spinning is never preempted for the other; pin "
+                    "them to two CPUs (-p cpus=0,1)", b->name);
+    }
     realtime_check(o);
     long long n = o->n >= 0 ? o->n : bench_default_n(b, r->pv);
     long long workers = o->workers;

@@ -26,7 +26,6 @@ from .. import store as _store
 from .._version import __version__
 from ..errors import BadInput, Interrupted, MeasurementFailed
 from ..files import open_regular
-from ..notes import spinning
 from ..store.index import summary_frame
 
 if TYPE_CHECKING:
@@ -150,12 +149,6 @@ def measure(
         raise BadInput(
             f"--sched and --mlock are for the probe's benchmarks; {bench} runs in the Python "
             "engine, whose interpreter they would not reach"
-        )
-    if sched and probe.placement(params.get("cpus")) == "same_cpu" and spinning(bench):
-        raise BadInput(
-            f"--sched {sched} with {bench}'s busy-waiting parties on one CPU: under a real-time "
-            "policy the one spinning is never preempted for the other (no scheduler tick "
-            "hands the CPU over); pin them to two CPUs (-p cpus=0,1)"
         )
     if workers is not None and n is not None and workers > n:
         raise BadInput(f"--repeat {workers}: more worker processes than iterations (-n {n})")
