@@ -294,6 +294,24 @@ def test_a_runs_median_interval_stays_within_its_workers_when_they_sit_at_two_le
     assert "worker medians" in row["ci_method"]
 
 
+def test_a_within_run_interval_that_bounds_nothing_never_widens_the_headline() -> None:
+    """Nine steady workers and one that shifts level half-way, with one far sample (a ctx
+    run's shape): within the workers there are too few stretches between level shifts for
+    their pooled interval to bound anything (it reaches the samples' extremes); it must not
+    become the floor of the headline interval, which the ten worker medians do bound."""
+    import numpy as np
+
+    from latscope.summary import P50_CI_HIGH, P50_CI_LOW, column_summary
+
+    rng = np.random.default_rng(1)
+    parts = [4000.0 * np.exp(rng.normal(0.0, 0.05, 500)) for _ in range(9)]
+    parts.append(np.r_[4000.0 * np.exp(rng.normal(0, 0.05, 250)), 6000.0 * np.ones(250)])
+    parts[1][123] = 300_000.0
+    row = column_summary(np.concatenate(parts), segments=[500] * 10)
+    meds = [float(np.median(p)) for p in parts]
+    assert min(meds) <= row[P50_CI_LOW] < row["p50_ns"] < row[P50_CI_HIGH] <= max(meds)
+    assert row[P50_CI_HIGH] < 6000.0
+
 @pytest.mark.parametrize(
     ("ns", "text"),
     [

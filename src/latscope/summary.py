@@ -222,10 +222,13 @@ def column_summary(
     if segments and len(segments) >= 2:
         # the within-run part of the interval: the workers' level differences are the
         # between-run part, which the t interval over their medians carries
-        within = confidence_intervals(
-            aligned(x, segments, step_ns), level=confidence, step=step_ns, percentiles=()
-        ).median
-        floor = (within.low, within.high)
+        al = aligned(x, segments, step_ns)
+        within = confidence_intervals(al, level=confidence, step=step_ns, percentiles=()).median
+        # ... unless it reaches the samples' extremes: too few stretches between level
+        # shifts within the workers (t with 1 or 2 df) bound nothing, and a floor of the
+        # smallest to the largest sample would hide what the workers' medians do say
+        bounded = within.low > float(al.min()) and within.high < float(al.max())
+        floor = (within.low, within.high) if bounded else None
     over = median_over_runs(x, segments, confidence, floor=floor, step=step_ns)
     plain = {"n": summ.n, "min": summ.min, "mean": summ.mean, "std": summ.std, "max": summ.max}
     out: dict[str, Any] = {}
