@@ -257,6 +257,14 @@ def unexpected_stderr(stderr: str) -> list[str]:
     return [ln for ln in stderr.splitlines() if not ln.startswith(PREEMPTED)]
 
 
+def probe_error_line(stderr: str) -> str:
+    """The probe's one error line (its warnings aside): exactly one, and an error."""
+    lines = [ln for ln in stderr.strip().splitlines() if "warning:" not in ln]
+    assert len(lines) == 1, stderr
+    assert lines[0].startswith("latscope-probe: error: "), stderr
+    return lines[0]
+
+
 def run_probe(probe: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "ASAN_OPTIONS": "detect_leaks=0"}
     return subprocess.run([probe, *args], capture_output=True, text=True, timeout=timeout, env=env)

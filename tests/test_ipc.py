@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import children, sysv_objects, unexpected_stderr
+from conftest import children, probe_error_line, sysv_objects, unexpected_stderr
 from latscope import samples
 
 REPO = Path(__file__).resolve().parent.parent
@@ -356,13 +356,6 @@ def run_probe(probe: str, out: Path, tmpdir: Path, bench: str, *params: str, n: 
     return Result(p.pid, p.returncode, err)
 
 
-def one_error_line(stderr: str) -> str:
-    lines = stderr.strip().splitlines()
-    assert len(lines) == 1, stderr
-    assert lines[0].startswith("latscope-probe: error: "), stderr
-    return lines[0]
-
-
 def check_run(
     probe: str,
     catalogue: dict[str, dict],
@@ -385,11 +378,11 @@ def check_run(
     why = _unavailable(catalogue, bench)
     if why:  # not built with ZeroMQ: said so, exit 3
         assert r.returncode == 3, r.stderr
-        assert one_error_line(r.stderr).endswith(why)
+        assert probe_error_line(r.stderr).endswith(why)
         assert not out.exists()
         pytest.skip(f"{bench} cannot run here: {why} (exit 3 with that line checked)")
     if bench == "tcp_netns" and r.returncode == 3 and not IS_ROOT:
-        assert "CAP_NET_ADMIN" in one_error_line(r.stderr)
+        assert "CAP_NET_ADMIN" in probe_error_line(r.stderr)
         assert not out.exists()
         pytest.skip("tcp_netns needs CAP_NET_ADMIN (root) (exit 3 with that line checked)")
     assert r.returncode == 0, r.stderr
@@ -521,10 +514,10 @@ def test_refused(
     r = run_probe(ipc_probe, out, tmpdir_env, bench, *params)
     why = _unavailable(catalogue, bench)
     if why and "no parameter" not in words and "choose one" not in words:
-        assert r.returncode == 3 and one_error_line(r.stderr).endswith(why)
+        assert r.returncode == 3 and probe_error_line(r.stderr).endswith(why)
     else:
         assert r.returncode == 2, r.stderr
-        assert words in one_error_line(r.stderr)
+        assert words in probe_error_line(r.stderr)
     assert not out.exists()
     assert list(tmpdir_env.iterdir()) == []
 
@@ -552,7 +545,7 @@ def test_netns_needs_privilege(ipc_probe: str, tmp_path: Path) -> None:
             env=_env(d),
         )
         assert r.returncode == 3, r.stderr
-        line = one_error_line(r.stderr)
+        line = probe_error_line(r.stderr)
         assert "CAP_NET_ADMIN" in line and "root" in line
         assert not out.exists()
     finally:
@@ -670,7 +663,7 @@ def test_worker_killed(ipc_probe: str, tmp_path: Path, tmpdir_env: Path) -> None
     os.kill(worker, signal.SIGKILL)
     _, err = p.communicate(timeout=30)
     assert p.returncode == 1, err
-    assert "killed by signal 9" in one_error_line(err)
+    assert "killed by signal 9" in probe_error_line(err)
     assert not out.exists()
     time.sleep(0.2)
     for pid in (worker, responder):
@@ -688,7 +681,7 @@ def test_workers_ctrl_c(ipc_probe: str, tmp_path: Path, tmpdir_env: Path) -> Non
     p.send_signal(signal.SIGINT)
     _, err = p.communicate(timeout=30)
     assert p.returncode == 130, err
-    assert "interrupted" in one_error_line(err)
+    assert "interrupted" in probe_error_line(err)
     assert not out.exists()
     time.sleep(0.2)
     for pid in (worker, responder):
@@ -712,7 +705,7 @@ def test_workers_and_inject_refused(ipc_probe: str, tmp_path: Path) -> None:
             env=_env(),
         )
         assert r.returncode == 2, r.stderr
-        assert words in one_error_line(r.stderr)
+        assert words in probe_error_line(r.stderr)
         assert not out.exists()
 
 
@@ -789,12 +782,12 @@ def test_peer_killed(
     why = _unavailable(catalogue, bench)
     if why:
         r = run_probe(ipc_probe, tmp_path / "s.lss", tmpdir_env, bench)
-        assert r.returncode == 3 and one_error_line(r.stderr).endswith(why)
+        assert r.returncode == 3 and probe_error_line(r.stderr).endswith(why)
         pytest.skip(f"{bench} cannot run here: {why} (exit 3 with that line checked)")
     if bench == "tcp_netns" and not IS_ROOT:
         r = run_probe(ipc_probe, tmp_path / "s.lss", tmpdir_env, bench)
         if r.returncode == 3:
-            assert "CAP_NET_ADMIN" in one_error_line(r.stderr)
+            assert "CAP_NET_ADMIN" in probe_error_line(r.stderr)
             pytest.skip("tcp_netns needs CAP_NET_ADMIN (root) (exit 3 with that line checked)")
     before = State(tmpdir_env, mqueue_dir)
     ns_before = _netns_inodes() if bench == "tcp_netns" else set()
@@ -807,7 +800,7 @@ def test_peer_killed(
         os.kill(peer, signal.SIGKILL)
         rc, err, took = run.finish(timeout=10)
         assert rc == 1, err
-        line = one_error_line(err)
+        line = probe_error_line(err)
         assert "peer" in line and "nothing was written" in line
         assert took < 3.0
         assert not run.out.exists() and list(tmp_path.iterdir()) == []
@@ -830,7 +823,7 @@ def test_peer_stalled(
         os.kill(peer, signal.SIGSTOP)
         rc, err, took = run.finish(timeout=10)
         assert rc == 1, err
-        assert "stalled" in one_error_line(err)
+        assert "stalled" in probe_error_line(err)
         assert 1.5 < took < 4.0
         assert not Path(f"/proc/{peer}").exists()
         assert reaper.orphans() == []
@@ -867,7 +860,7 @@ def test_ctrl_c(
     if _unavailable(catalogue, bench) or (bench == "tcp_netns" and not IS_ROOT):
         r = run_probe(ipc_probe, tmp_path / "s.lss", tmpdir_env, bench, f"mode={mode}")
         if r.returncode == 3:  # covered by test_mechanism / test_netns_needs_privilege
-            line = one_error_line(r.stderr)
+            line = probe_error_line(r.stderr)
             pytest.skip(f"{bench} cannot run here: {line}")
     before = State(tmpdir_env, mqueue_dir)
     with Reaper() as reaper:
@@ -876,7 +869,7 @@ def test_ctrl_c(
         run.p.send_signal(signal.SIGINT)
         rc, err, took = run.finish(timeout=10)
         assert rc == 130, err
-        assert "interrupted" in one_error_line(err)
+        assert "interrupted" in probe_error_line(err)
         assert took < 2.5
         assert not run.out.exists() and list(tmp_path.iterdir()) == []
         if peer:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CLI, children, is_root, procs_mentioning, run_probe
+from conftest import CLI, children, is_root, probe_error_line, procs_mentioning, run_probe
 from latscope import leftovers, samples
 from latscope import probe as probe_mod
 from latscope.errors import BadInput
@@ -37,13 +37,6 @@ def wait_for(pred: Callable[[], object], timeout: float, what: str) -> object:
             return got
         time.sleep(0.02)
     pytest.fail(f"{what} did not happen within {timeout:g} s")
-
-
-def one_line(stderr: str) -> str:
-    lines = [ln for ln in stderr.strip().splitlines() if "warning:" not in ln]
-    assert len(lines) == 1, stderr
-    assert lines[0].startswith("latscope-probe: error: "), stderr
-    return lines[0]
 
 
 def sysv_ids(kind: str) -> set[int]:
@@ -181,7 +174,7 @@ def test_a_file_that_appears_at_the_output_is_never_replaced(probe: str, tmp_pat
     out.write_text("mine")
     _, err = p.communicate(timeout=300)
     assert p.returncode == 1, err
-    assert "appeared there during the run" in one_line(err)
+    assert "appeared there during the run" in probe_error_line(err)
     assert out.read_text() == "mine"
     assert [x.name for x in tmp_path.iterdir()] == ["o.lss"]  # temporary and record removed
 
@@ -232,7 +225,7 @@ def test_an_output_that_cannot_be_written_is_refused_before_the_run(
     args = ["file", "-p", f"dir={d}", "-p", "cache=fadvise", "-n", "100000", "-o", out]
     r = run_probe(probe, *args, timeout=60)
     assert r.returncode == 2, r.stderr
-    assert "-o " in one_line(r.stderr)
+    assert "-o " in probe_error_line(r.stderr)
     assert list(d.iterdir()) == []
     assert {x.name: x.lstat().st_mtime_ns for x in tmp_path.iterdir()} == before
 
@@ -256,7 +249,7 @@ def test_an_unwritable_output_directory_is_refused_before_the_run(
         if is_root:
             subprocess.run(["umount", str(d)])
     assert r.returncode == 2, r.stderr
-    assert "is not writable" in one_line(r.stderr)
+    assert "is not writable" in probe_error_line(r.stderr)
 
 
 # ------------------------------------------------------------------ IPC names
@@ -436,7 +429,7 @@ def test_a_killed_worker_leaves_nothing(probe: str, tmp_path: Path) -> None:
     os.kill(rec.pid, signal.SIGKILL)
     _, err = p.communicate(timeout=60)
     assert p.returncode == 1, err
-    assert "killed by signal 9" in one_line(err)
+    assert "killed by signal 9" in probe_error_line(err)
     assert not _exists(rec)
     assert list(tmp_path.iterdir()) == []
 
@@ -562,7 +555,7 @@ def test_numbers_the_lab_never_writes_are_refused(
     for check in ([], ["--check"]):
         r = run_probe(probe, "syscall", *args, *check, "-o", str(tmp_path / "x.lss"))
         assert r.returncode == 2, (args, r.stderr)
-        one_line(r.stderr)
+        probe_error_line(r.stderr)
     assert list(tmp_path.iterdir()) == []
 
 
@@ -574,7 +567,7 @@ def test_peer_timeout_refuses_what_would_switch_stall_detection_off(
 ) -> None:
     r = run_probe(probe, "pipe", "--peer-timeout", value, "-n", "10", "-o", str(tmp_path / "x"))
     assert r.returncode == 2, r.stderr
-    assert "give seconds between 0.1 and 3600" in one_line(r.stderr)
+    assert "give seconds between 0.1 and 3600" in probe_error_line(r.stderr)
     assert list(tmp_path.iterdir()) == []
 
 
