@@ -104,7 +104,7 @@ def rejudge(store: Path, bench: str, sizes: list[float]) -> dict:
     reference run and then, round by round, the two plain runs (A, A') and one run per
     injected size (smallest first). Each is compared as `pairs` did; the history compare
     reads is the store's as it is now (its last runs of the scenario)."""
-    from latscope.runs import Run
+    from latscope.record import Run
 
     kept = []
     for d in sorted((store / "runs").iterdir()):
@@ -179,7 +179,7 @@ def limits(store: Path, bench: str) -> dict | None:
     """
     import numpy as np
 
-    from latscope.runs import Run
+    from latscope.record import Run
     from latscope.stats.between import segment_medians, typical_median
 
     meds, slow, workers = [], 0, 0

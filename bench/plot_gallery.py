@@ -23,7 +23,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from latscope import plots, report
-from latscope.runs import Run
+from latscope.record import Run
 from latscope.stats import analyze_column, compare
 
 

@@ -41,8 +41,8 @@ def main() -> int:
     ap.add_argument("command", nargs="*", help="latscope run's arguments (after --)")
     args = ap.parse_args()
     command = args.command or DEFAULT
+    from latscope.record import Run
     from latscope.report.run import analyse
-    from latscope.runs import Run
     from latscope.store import Store
 
     with tempfile.TemporaryDirectory(prefix="latscope-stationary-") as tmp:

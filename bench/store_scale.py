@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from latscope import samples
-from latscope.runs import Run
+from latscope.record import Run
 from latscope.store import Store, summary_frame
 
 BENCHES = ("syscall", "pipe", "futex", "eventfd", "tcp", "udp", "file", "sem")

@@ -97,8 +97,8 @@ def views_target(path: Path) -> str:
     from rich.console import Console
 
     from latscope import plots
+    from latscope.record import Run
     from latscope.report.text import print_run
-    from latscope.runs import Run
 
     with time_bound():
         try:

@@ -12,7 +12,7 @@ import numpy as np
 from scipy import signal
 
 from latscope import samples
-from latscope.runs import Run
+from latscope.record import Run
 from latscope.store import SAMPLES_FILE, Store, summary_frame
 
 

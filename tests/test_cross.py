@@ -18,7 +18,7 @@ import pytest
 
 from conftest import run_probe
 from latscope import samples
-from latscope.runs import Run
+from latscope.record import Run
 from test_remote import Server, token_file
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -760,7 +760,7 @@ def test_a_sample_file_alone_has_its_environment(probe: str, tmp_path: Path) -> 
     """A sample file from another machine (no run.json): its environment is the probe's
     record, in the schema; so is an older probe's flat record."""
     from latscope import samples
-    from latscope.runs import Run
+    from latscope.record import Run
 
     out = tmp_path / "elsewhere.lss"
     r = run_probe(probe, "file", "-p", f"dir={tmp_path}", "-n", "20", "-o", str(out))

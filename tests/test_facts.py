@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from latscope import facts
-from latscope.runs import Run
+from latscope.record import Run
 from latscope.units import fmt_bare, pick_unit
 from synth import lognormal, make_run
 

@@ -15,7 +15,7 @@ from latscope import samples
 from latscope.errors import BadInput
 from latscope.measure import importer
 from latscope.measure.importer import import_csv, read_csv, split_unit
-from latscope.runs import Run
+from latscope.record import Run
 from latscope.store import Store
 
 

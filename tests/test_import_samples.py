@@ -16,7 +16,7 @@ import pytest
 
 from fuzz import base_header, mutate, python_seeds, reseal, written
 from latscope import samples
-from latscope.runs import Run
+from latscope.record import Run
 from latscope.store import Store
 
 EMULATED = {

@@ -25,7 +25,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("notes",),  # reads the environment in its one schema (env.of_header)
     ("store",),
     ("facts",),  # a run's facts: built from a Run given to it, read by runs and the views
-    ("runs",),
+    ("record",),  # a kept run (Run): its samples, facts and views' reading of them
     ("measure",),  # making runs: runner, importer, repeat, variation, arms, ab, trust
     ("report",),
     ("suite", "matrix"),
@@ -246,6 +246,6 @@ def test_the_store_computes_no_summary() -> None:
         for name, deps in _edges().items()
         if _part(name) == "store"
         for d in deps
-        if _part(d) in ("runs", "runner", "stats")
+        if _part(d) in ("record", "runner", "stats")
     ]
     assert not bad, "\n".join(bad)

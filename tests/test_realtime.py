@@ -147,3 +147,46 @@ def test_without_the_right_it_says_which_and_exits_3(plain_probe: str) -> None:
     finally:
         shutil.rmtree(out, ignore_errors=True)
         shutil.rmtree(bindir, ignore_errors=True)
+
+
+def test_an_arm_names_its_real_time_policy_and_bad_ones_are_one_line() -> None:
+    from latscope.errors import BadInput
+    from latscope.measure.arms import parse_arm
+
+    a = parse_arm("pipe cpus=0,0 sched=fifo:80 mlock=true")
+    assert (a.params, a.sched, a.mlock, a.realtime) == ({"cpus": "0,0"}, "fifo:80", True, True)
+    assert a.word == "pipe cpus=0,0 sched=fifo:80 mlock=true"
+    assert not parse_arm("pipe cpus=0,0 mlock=no").realtime
+    for bad, says in (
+        ("pipe sched=fifo", "fifo:P or rr:P"),
+        ("pipe sched=fifo:100", "fifo:P or rr:P"),
+        ("pipe sched=batch:5", "fifo:P or rr:P"),
+        ("pipe mlock=maybe", "true or false"),
+        ("pipe sched=rr:5 sched=rr:6", "given twice"),
+        ("pipe mlock=1 mlock=0", "given twice"),
+    ):
+        with pytest.raises(BadInput) as e:
+            parse_arm(bad)
+        assert says in e.value.message and "\n" not in e.value.message, bad
+
+
+@needs_root
+def test_ab_of_a_real_time_arm_against_a_normal_one(cli, store: Path) -> None:
+    """The scheduler's share, measured with `ab`: the real-time arm runs as processes of its
+    own under SCHED_FIFO (its pilot's header says so), the normal one as usual, in shuffled
+    rounds; the comparison names both."""
+    import json
+
+    from latscope.measure.runner import load
+
+    r = cli("ab", "pipe cpus=0,0", "pipe cpus=0,0 sched=fifo:40", "--time", "0.5", "--json")
+    assert r.returncode == 0, r.stderr
+    f = json.loads(r.stdout)
+    assert f["mode"] == "processes" and "scheduling policy" in f["apart"]
+    run = load(f["run_id"], store)
+    a, b = run.arms
+    assert a["sched"] is None and b["sched"] == "fifo:40"
+    assert (a.get("realtime") or {}).get("policy") in (None, "other")
+    assert (b.get("realtime") or {}).get("policy") == "fifo"
+    assert b["word"] == "pipe cpus=0,0 sched=fifo:40"
+    assert any(c["arm"] == "B" and c["column"] == "rtt" for c in f["comparisons"])

@@ -312,6 +312,7 @@ def test_a_within_run_interval_that_bounds_nothing_never_widens_the_headline() -
     assert min(meds) <= row[P50_CI_LOW] < row["p50_ns"] < row[P50_CI_HIGH] <= max(meds)
     assert row[P50_CI_HIGH] < 6000.0
 
+
 @pytest.mark.parametrize(
     ("ns", "text"),
     [

@@ -61,13 +61,17 @@ struct coldef {
     const char *when;    /* NULL: always; else a human condition ("fsync=true") */
 };
 
-/* A column the lab computes from a recorded one: from / divide_by (rtt/2). */
+/* A column the lab computes from recorded ones, sample by sample: from / divide_by (rtt/2),
+ * or (from - minus) / the value of parameter divide_by_param (ctx's switch: (ring - pass) /
+ * procs; divide_by 0 then). */
 struct derived_col {
     const char *name;
     const char *from;
     int divide_by;
     const char *latency;
     const char *desc;
+    const char *minus;           /* NULL: nothing subtracted */
+    const char *divide_by_param; /* NULL: divide_by */
 };
 
 /* What a latency contains, and its short label in tables. */

@@ -167,12 +167,24 @@ static void bench_json(struct jbuf *j, const struct bench *b) {
     jb_arr(j, "derived_columns");
     for (int k = 0; k < b->nderived; k++) {
         const struct derived_col *d = &b->derived[k];
-        char formula[96];
-        snprintf(formula, sizeof formula, "%s / %d", d->from, d->divide_by);
+        char formula[128], by[48];
+        if (d->divide_by_param)
+            snprintf(by, sizeof by, "%s", d->divide_by_param);
+        else
+            snprintf(by, sizeof by, "%d", d->divide_by);
+        if (d->minus)
+            snprintf(formula, sizeof formula, "(%s - %s) / %s", d->from, d->minus, by);
+        else
+            snprintf(formula, sizeof formula, "%s / %s", d->from, by);
         jb_obj(j, NULL);
         jb_str(j, "name", d->name);
         jb_str(j, "from", d->from);
-        jb_int(j, "divide_by", d->divide_by);
+        if (d->divide_by_param)
+            jb_null(j, "divide_by");
+        else
+            jb_int(j, "divide_by", d->divide_by);
+        jb_str(j, "minus", d->minus);
+        jb_str(j, "divide_by_param", d->divide_by_param);
         jb_str(j, "formula", formula);
         jb_str(j, "description", d->desc);
         jb_str(j, "latency", d->latency);

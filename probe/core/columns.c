@@ -15,6 +15,12 @@ const struct latency_kind latency_kinds[] = {
      "two CPUs)"},
     {"one_way_rtt_half", "one-way est. = RTT/2",
      "half the round trip: right only when both directions cost the same"},
+    {"ring", "ring trip",
+     "one trip of a token around a ring of processes on one CPU: a switch per hand-over"},
+    {"pass", "pass, no switch",
+     "the ring's work done by one process alone: the token passed without a switch"},
+    {"switch", "per switch",
+     "one context switch: the ring's trip less the pass without switching, per hand-over"},
     {NULL, NULL, NULL},
 };
 

@@ -33,7 +33,7 @@ const struct coldef pp_columns[] = {
 const struct derived_col pp_derived[] = {
     {"rtt/2", "rtt", 2, "one_way_rtt_half",
      "half the round trip, computed by the lab: the one-way time where both directions cost "
-     "the same"},
+     "the same", NULL, NULL},
 };
 
 int pp_err(struct pp_ctx *pp, int side, const char *fmt, ...) {

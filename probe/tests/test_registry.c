@@ -65,9 +65,14 @@ static void test_each_benchmark(void) {
         CHECK(!!b->member == !strcmp(b->kind, "ipc"));
         CHECK(!!b->family == !!b->member);
         for (int k = 0; k < b->ncolumns; k++) CHECK(known_latency(b->columns[k].latency));
-        for (int k = 0; k < b->nderived; k++)
-            CHECK(has_column(b, b->derived[k].from) && b->derived[k].divide_by > 0 &&
-                  known_latency(b->derived[k].latency));
+        for (int k = 0; k < b->nderived; k++) {
+            const struct derived_col *d = &b->derived[k];
+            /* divided by a number, or by the value of a whole-number parameter */
+            CHECK(has_column(b, d->from) && known_latency(d->latency));
+            CHECK(d->divide_by_param ? d->divide_by == 0 && has_param(b, d->divide_by_param)
+                                     : d->divide_by > 0);
+            if (d->minus) CHECK(has_column(b, d->minus) && strcmp(d->minus, d->from));
+        }
         for (int k = 0; k < b->n_nrules; k++) CHECK(has_param(b, b->n_rules[k].when.param));
         if (b->display.faults_expected.param) CHECK(has_param(b, b->display.faults_expected.param));
         if (b->display.switches_column) CHECK(has_column(b, b->display.switches_column));

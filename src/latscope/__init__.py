@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ._version import __version__
 
 if TYPE_CHECKING:
-    from .runs import Run
+    from .record import Run
     from .store import Store
 
 __all__ = ["__version__", "run", "load", "runs", "benchmarks", "Run"]
@@ -85,7 +85,7 @@ def __dir__() -> list[str]:
 
 def __getattr__(name: str) -> Any:
     if name == "Run":
-        from .runs import Run
+        from .record import Run
 
         return Run
     raise AttributeError(name)

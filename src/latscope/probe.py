@@ -174,7 +174,8 @@ def latency_label(kind: str | None) -> str:
 
 def derived_columns(benchmark: str, columns: list[str]) -> list[dict[str, Any]]:
     """The columns the lab computes from recorded ones (catalogue ``derived_columns``: name,
-    from, divide_by, formula, latency, ...) that a run of ``benchmark`` with these recorded
+    from, divide_by, formula, latency, ...; minus and divide_by_param for a difference such
+    as ctx's switch) that a run of ``benchmark`` with these recorded
     ``columns`` has: the benchmark's own; for a benchmark this probe does not know (an import,
     a run of another probe), those of any benchmark whose source column the run has."""
     cat = catalogue_or_none()
@@ -192,7 +193,10 @@ def derived_columns(benchmark: str, columns: list[str]) -> list[dict[str, Any]]:
     return [
         d
         for d in ds
-        if d.get("from") in columns and d.get("name") not in columns and d.get("divide_by")
+        if d.get("from") in columns
+        and d.get("minus", None) in (None, *columns)
+        and d.get("name") not in columns
+        and (d.get("divide_by") or d.get("divide_by_param"))
     ]
 
 

@@ -30,7 +30,7 @@ from .shared import (
 )
 
 if TYPE_CHECKING:
-    from ..runs import Run
+    from ..record import Run
 
 PLOT_KINDS = ("hist", "box", "violin", "time", "ecdf", "tail", "acf", "qq", "compare")
 #: Show a progress bar for reports with at least this many runs or samples.

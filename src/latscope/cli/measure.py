@@ -22,7 +22,6 @@ from .shared import (
     open_store,
     params_arg,
     parse_params,
-    record_on_stdout,
     store_arg,
     wrap,
 )
@@ -78,6 +77,8 @@ def add_parsers(sub: Any) -> None:
         "  latscope run pipe -p cpus=0,1 -p mode=threads    two threads, two CPUs\n"
         "  latscope run pipe -p cpus=0,1 -p mode=processes  two processes: compare\n"
         "  latscope run futex --sweep cpus             every ordered pair of CPUs\n"
+        "  latscope run ctx --sweep procs=2,4,8 --sweep size=0,16k,64k --plot ctx.png\n"
+        "      context switches as lmbench's lat_ctx sweeps them\n"
         "  latscope run pipe -p cpus=0,0 --repeat 20   20 worker processes\n"
         "  latscope run pipe -p cpus=0,1 --sched fifo:80 --mlock\n"
         "      as rt-tests run: SCHED_FIFO at 80, memory locked (root)\n"
@@ -133,9 +134,23 @@ def add_parsers(sub: Any) -> None:
     )
     r.add_argument(
         "--sweep",
-        choices=["cpus"],
+        action="append",
+        metavar="cpus|KEY=V1,V2",
         help="cpus: run a communication benchmark between every ordered pair of CPUs and "
-        "show the matrix of medians",
+        "show the matrix of medians; KEY=V1,V2,... (repeatable, up to 3): a run for every "
+        "combination of the values, shown as a table and drawn with --plot",
+    )
+    r.add_argument(
+        "--plot",
+        metavar="FILE",
+        help="with --sweep KEY=...: draw the medians against the first swept parameter "
+        "(.png, .svg or .pdf)",
+    )
+    r.add_argument(
+        "--column",
+        metavar="C",
+        help="with --sweep KEY=...: the column whose interval is shown and drawn (default: "
+        "the benchmark's headline, e.g. ctx's switch)",
     )
     r.add_argument(
         "--quiet",
@@ -149,58 +164,6 @@ def add_parsers(sub: Any) -> None:
         "facts'; no progress bar)",
     )
     store_arg(r)
-
-    tr = sub.add_parser(
-        "trust",
-        help="what 'latscope ab' resolves on this machine: A/A and injected A/B pairs",
-        description=wrap(
-            "Measure, with 'latscope ab' (the scenario's arms interleaved in one process), "
-            "A/A comparisons (the scenario against itself) and A/B ones (against itself with a "
-            "known delay injected into every timed region of the second arm, sized from the "
-            "scenario's median), in shuffled rounds, and print the A/A false-difference rate, "
-            "the detection rate per injected size and the smallest size found in at least 90% "
-            "of the rounds: the difference 'latscope ab' resolves here.  The record is kept in "
-            "the store; 'latscope compare' of runs made at different times uses its variation "
-            "between runs."
-        ),
-        formatter_class=RAW,
-        epilog="examples:\n"
-        "  latscope trust pipe -p cpus=0,0                 10 rounds, +1%, +2% and +5% injected\n"
-        "  latscope trust syscall --pairs 20 --inject 0.5%,1%,2%\n",
-    )
-    tr.add_argument("bench", metavar="BENCH", help="benchmark name (see 'latscope list')")
-    params_arg(tr)
-    tr.add_argument(
-        "--pairs", type=int, default=10, metavar="N", help="rounds of A/A and A/B pairs (10)"
-    )
-    tr.add_argument(
-        "--inject",
-        default="1%,2%,5%",
-        metavar="SIZES",
-        help="delays injected into B, as fractions of A's median (default 1%%,2%%,5%%)",
-    )
-    tr.add_argument(
-        "--time",
-        type=float,
-        default=5.0,
-        metavar="S",
-        help="time budget of each latscope ab (default 5 s)",
-    )
-    tr.add_argument(
-        "--repeat", type=int, metavar="R", help="worker processes per ab (default: as 'ab')"
-    )
-    tr.add_argument(
-        "--clock", type=clock_arg, metavar="C", help="clock (auto, or one 'latscope clocks' lists)"
-    )
-    tr.add_argument("--seed", type=int, default=0, help="seed of the order and the bootstrap")
-    tr.add_argument("--quiet", action="store_true", help="no progress bar")
-    tr.add_argument(
-        "--json",
-        action="store_true",
-        help="the trust record as JSON on standard output (what is kept in STORE/trust), the "
-        "rest on standard error",
-    )
-    store_arg(tr)
 
     q = sub.add_parser(
         "quick",
@@ -360,10 +323,16 @@ def _pstr(params: dict[str, Any]) -> str:
 def cmd_run(args: argparse.Namespace) -> int:
     if args.json and args.sweep:
         raise BadInput("--json does not go with --sweep")
+    if (args.plot or args.column) and not (args.sweep and args.sweep != ["cpus"]):
+        raise BadInput("--plot and --column go with --sweep KEY=V1,V2,...")
     if args.sweep:
         if args.repeat is not None or args.inject_ns is not None or args.sched or args.mlock:
             raise BadInput("--sweep does not go with --repeat, --inject-ns, --sched or --mlock")
-        return _sweep(args, parse_params(args.params))
+        if args.sweep == ["cpus"]:
+            return _sweep(args, parse_params(args.params))
+        if "cpus" in args.sweep:
+            raise BadInput("--sweep cpus goes alone (every ordered pair of CPUs)")
+        return _grid(args, parse_params(args.params))
     if args.repeat is not None and args.repeat < 1:
         raise BadInput(f"--repeat {args.repeat}: must be 1 or more")
     run_and_print(args.bench, parse_params(args.params), args)
@@ -398,68 +367,49 @@ def _sweep(args: argparse.Namespace, given: dict[str, Any]) -> int:
     return 0
 
 
-def cmd_trust(args: argparse.Namespace) -> int:
-    """`latscope trust BENCH ...`: measure the plan with a progress bar, print, keep (with
-    --json, the record alone on standard output)."""
-    with record_on_stdout(args.json) as emit:
-        return _trust(args, emit)
+def _grid(args: argparse.Namespace, given: dict[str, Any]) -> int:
+    """`latscope run BENCH --sweep KEY=V1,V2 ...`: a run for every combination (matrix/grid)."""
+    from ..matrix.grid import (
+        grid_figure,
+        grid_plan,
+        grid_table,
+        headline_column,
+        parse_axes,
+        run_grid,
+    )
+    from ..plots import FORMATS, save
 
-
-def _trust(args: argparse.Namespace, emit: Callable[[str], None]) -> int:
-    from contextlib import ExitStack
-
-    from .. import probe
-    from ..measure.trust import Plan, measure, parse_injections, print_record, write_record
-
-    if args.repeat is not None and args.repeat < 1:
-        raise BadInput(f"--repeat {args.repeat}: must be 1 or more")
-    given = parse_params(args.params)
-    probe.benchmark(args.bench)
-    injections = parse_injections(args.inject)
-    if args.pairs < 2:
-        raise BadInput(f"--pairs {args.pairs}: give at least 2 pairs")
+    axes = parse_axes(args.sweep, args.bench, given)
+    column = args.column or headline_column(args.bench)
+    if args.plot:  # said before the runs, not after them
+        if not args.plot.lower().endswith(tuple(FORMATS)):
+            raise BadInput(f"--plot {args.plot}: write .png, .svg or .pdf (the suffix chooses)")
+        if not Path(args.plot).resolve().parent.is_dir():
+            raise BadInput(f"--plot {args.plot}: its folder does not exist")
+    plan = grid_plan(axes)
     st = open_store(args)
-    if not (0.2 <= args.time <= 60):
-        raise BadInput(f"--time {args.time:g}: give seconds between 0.2 and 60")
-    plan = Plan(
-        args.bench,
-        given,
-        args.pairs,
-        injections,
-        time_s=args.time,
-        workers=args.repeat,
-        clock=args.clock,
-        seed=args.seed,
-    )
     console.print(
-        f"[bold]trust[/bold] {args.bench} {shown(' '.join(f'{k}={v}' for k, v in given.items()))}: "
-        f"{plan.total_runs} runs of latscope ab ({plan.pairs} rounds of an A/A pair and "
-        f"{', '.join(f'+{f:.0%}' for f in injections)} injected, shuffled), about "
-        f"{plan.total_runs * (plan.time_s + 2):.0f} s"
+        f"[bold]{args.bench}[/bold] over {' x '.join(k for k, _ in axes)} "
+        f"({len(plan)} runs), kept in {shown(st.root)}"
     )
-    with ExitStack() as stack:
-        prog = None
-        if not args.quiet and err_console.is_terminal:
-            prog = stack.enter_context(progress.bar(err_console))
-        task = prog.add_task("trust", total=plan.total_runs) if prog else None
+    with progress.cells(err_console, len(plan), getattr(args, "quiet", False)) as pt:
+        on_cell = None
+        if pt:
+            prog, task = pt
 
-        def run_progress(i: int) -> Callable[[int, int], None] | None:
-            if prog is None:
-                return None
+            def on_cell(i: int, c: Any) -> None:
+                words = " ".join(f"{k}={v}" for k, v in c.given.items())
+                prog.update(task, completed=i + 1, description=shown(words))
 
-            def cb(done: int, total: int) -> None:
-                prog.update(task, completed=i + (done / total if total else 0.0))
-
-            return cb
-
-        def on_step(i: int, label: str, run: Any) -> None:
-            if prog is not None:
-                prog.update(task, completed=i, description=label)
-
-        rec = measure(plan, st, on_step=on_step, progress=run_progress)
-        path = write_record(st, rec)
-        print_record(console, rec, path)
-        emit(Path(path).read_text())
+        cells = run_grid(args.bench, given, plan, column, args.n, st, on_cell=on_cell)
+    console.print(grid_table(args.bench, axes, cells, column))
+    for c in cells:
+        if c.problem:
+            words = " ".join(f"{k}={v}" for k, v in c.given.items())
+            console.print(f"[yellow]not measured:[/yellow] {shown(words)}: {shown(c.problem)}")
+    if args.plot:
+        path = save(grid_figure(args.bench, axes, cells, column), args.plot)
+        console.print(f"wrote {shown(str(path))}")
     return 0
 
 
@@ -552,6 +502,5 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "list": cmd_list,
     "clocks": cmd_clocks,
     "run": cmd_run,
-    "trust": cmd_trust,
     "quick": cmd_quick,
 }

@@ -354,7 +354,7 @@ def cmd_ls(args: argparse.Namespace) -> int:
 def cmd_store(args: argparse.Namespace) -> int:
     """``store upgrade``: facts.json for every run that lacks current ones."""
     from .. import facts
-    from ..runs import Run
+    from ..record import Run
 
     st = open_store(args)
     if not st.exists():

@@ -14,7 +14,7 @@ the API render them; none asks the probe's catalogue or computes a statistic aga
 - `build_facts(run)` (build.py): the facts of a `Run`, from its samples and header.
 - `put(d, facts)`: facts.json written into a kept run's directory, where the store allows.
 
-`Run.facts` (runs.py) reads them, or builds them from the samples and keeps them: a run kept by
+`Run.facts` (record.py) reads them, or builds them from the samples and keeps them: a run kept by
 an older latscope is upgraded on first read, and `latscope store upgrade` does every run at
 once.
 """

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from ..measure.runner import import_samples
 
 if TYPE_CHECKING:
-    from ..runs import Run
+    from ..record import Run
     from ..store import Store
 
 

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
-    from ..runs import Run
+    from ..record import Run
     from .running import FleetRun, Serve
 
 #: Parameters a pairs run sets itself: the far side and its token.

@@ -41,7 +41,7 @@ from .keeping import import_fetched
 from .playbooks import SERVE_TASK, SETUP_TASKS, cleanup_playbook, main_playbook, probe_options
 
 if TYPE_CHECKING:
-    from ..runs import Run
+    from ..record import Run
     from ..store import Store
     from ..suite.running import PairedRun
 

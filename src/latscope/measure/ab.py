@@ -25,12 +25,12 @@ from .. import store as _store
 from .._version import __version__
 from ..children import error_line
 from ..errors import BadInput, Unsupported
-from ..runs import ARM_LETTERS
+from ..record import ARM_LETTERS
 from .arms import Arm
 from .comparison import DEFAULT_NOISE, facts
 
 if TYPE_CHECKING:
-    from ..runs import Run
+    from ..record import Run
 
 #: The default time budget (s), and the most without --long.
 DEFAULT_TIME_S = 5.0
@@ -96,13 +96,20 @@ def sharing_refused(arms: Sequence[Arm], kw: Mapping[str, Any]) -> str | None:
     """None when the arms can share one probe process (the probe's ``--check`` of the arms
     passes); else the probe's reason, when each arm runs on its own: then they alternate as
     short processes (`arms.alternate`). An arm that cannot run here at all: its own one line."""
-    try:
-        check_arms(arms, **kw)
-        return None
-    except BadInput as e:
-        # the probe's reason, without its '--arm WORD: ' and its advice to a user of the probe
-        # alone ('; run it alone ...'): here the lab alternates the arms instead
-        why = re.sub(r"^--arm '[^']*': ", "", e.message).split("; run ")[0]
+    rt = [a.word for a in arms if a.realtime]
+    if rt:
+        why = (
+            f"'{rt[0]}' asks for a scheduling policy or locked memory, which belong to a whole "
+            "process: each arm runs as a process of its own"
+        )
+    else:
+        try:
+            check_arms(arms, **kw)
+            return None
+        except BadInput as e:
+            # the probe's reason, without its '--arm WORD: ' and its advice to a user of the
+            # probe alone ('; run it alone ...'): here the lab alternates the arms instead
+            why = re.sub(r"^--arm '[^']*': ", "", e.message).split("; run ")[0]
     for a in arms:
         params = dict(a.params)
         probe.check(a.bench, params, clock=kw.get("clock"), warmup=kw.get("warmup"))
@@ -182,7 +189,7 @@ def measure(
             )
             args = [probe.probe_path(), *(w for a in arms for w in ("--arm", a.word))]
         probe.pause_point("commit")
-        from ..runs import Run
+        from ..record import Run
 
         measured = Run(t.samples_path)
         if not measured.arms:

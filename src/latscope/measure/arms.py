@@ -22,6 +22,7 @@ sample file of format version 3, with each sample's arm, block (its process) and
 from __future__ import annotations
 
 import random
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -36,12 +37,16 @@ from ..errors import BadInput
 
 @dataclass(frozen=True)
 class Arm:
-    """One scenario of an interleaved run: a benchmark, the parameters given, and an injected
-    delay (ns, 0: none)."""
+    """One scenario of an interleaved run: a benchmark, the parameters given, an injected
+    delay (ns, 0: none), and how its process is scheduled (``sched``: ``fifo:P`` or ``rr:P``,
+    the probe's ``--sched``; ``mlock``: its ``--mlock``), which makes it a process of its
+    own."""
 
     bench: str
     params: dict[str, str]
     inject_ns: float = 0.0
+    sched: str | None = None
+    mlock: bool = False
 
     @property
     def word(self) -> str:
@@ -49,7 +54,21 @@ class Arm:
         parts = [self.bench, *(f"{k}={v}" for k, v in self.params.items())]
         if self.inject_ns:
             parts.append(f"inject_ns={int(round(self.inject_ns))}")
+        if self.sched:
+            parts.append(f"sched={self.sched}")
+        if self.mlock:
+            parts.append("mlock=true")
         return " ".join(parts)
+
+    @property
+    def realtime(self) -> bool:
+        """Whether the arm asks for a scheduling policy or locked memory: a property of a
+        whole process, so the arm cannot share one with others."""
+        return bool(self.sched or self.mlock)
+
+
+_SCHED = re.compile(r"(fifo|rr):([1-9][0-9]?)")
+_BOOL = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
 
 
 def parse_arm(word: str) -> Arm:
@@ -63,19 +82,34 @@ def parse_arm(word: str) -> Arm:
     probe.benchmark(bench)  # an unknown benchmark: its one line
     params: dict[str, str] = {}
     inject = 0.0
+    sched: str | None = None
+    mlock: bool | None = None
     for item in rest:
         k, sep, v = item.partition("=")
         if not sep or not k or not v:
             raise BadInput(f"'{item}' in '{word}': give parameters as key=value")
-        if k in params or (k == "inject_ns" and inject):
+        again = {"inject_ns": bool(inject), "sched": sched is not None, "mlock": mlock is not None}
+        if k in params or again.get(k, False):
             raise BadInput(f"'{word}': {k} given twice")
+        if k == "sched":
+            if not _SCHED.fullmatch(v):
+                raise BadInput(
+                    f"sched={v} in '{word}': give fifo:P or rr:P, P a priority from 1 to 99"
+                )
+            sched = v
+            continue
+        if k == "mlock":
+            if v.lower() not in _BOOL:
+                raise BadInput(f"mlock={v} in '{word}': give true or false")
+            mlock = _BOOL[v.lower()]
+            continue
         if k == "inject_ns":
             if not v.isdigit() or len(v) > 9:
                 raise BadInput(f"inject_ns={v} in '{word}': give whole nanoseconds, 0 or more")
             inject = float(v)
             continue
         params[k] = v
-    return Arm(bench, params, inject)
+    return Arm(bench, params, inject, sched, bool(mlock))
 
 
 #: The timed part of one arm's process, ms.
@@ -95,7 +129,16 @@ def _one(
     """One process of ``arm`` with ``n`` recorded iterations into ``out``: its file (read and
     checked) and its wall time (s)."""
     args = probe.probe_args(
-        arm.bench, arm.params, out, n, warmup, clock, workers=1, inject_ns=arm.inject_ns or None
+        arm.bench,
+        arm.params,
+        out,
+        n,
+        warmup,
+        clock,
+        workers=1,
+        inject_ns=arm.inject_ns or None,
+        sched=arm.sched,
+        mlock=arm.mlock,
     )
     t0 = time.monotonic()
     probe.run_probe(args)
@@ -239,6 +282,9 @@ def _header(
                 "given": list(a.params),
                 "word": a.word,
                 "inject_ns": a.inject_ns,
+                "sched": a.sched,
+                "mlock": a.mlock,
+                "realtime": f.header.get("realtime"),
                 "n": int(counts[k]),
                 "bench": f.header.get("bench") if isinstance(f.header.get("bench"), dict) else {},
                 "clock": (f.header.get("clock") or {}).get("name"),

@@ -10,10 +10,10 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import BadInput
-from ..runs import ARM_LETTERS
+from ..record import ARM_LETTERS
 
 if TYPE_CHECKING:
-    from ..runs import Run
+    from ..record import Run
     from .arms import Arm
 
 #: The version of the ``ab`` facts in run.json and of ``latscope ab --json`` (docs/ab.md).

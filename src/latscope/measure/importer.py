@@ -47,7 +47,7 @@ from .. import probe, samples
 from .._version import __version__
 from ..errors import BadInput
 from ..files import read_bytes
-from ..runs import Run
+from ..record import Run
 from ..store import Store
 from .runner import command_line, keep, open_store
 

@@ -31,7 +31,7 @@ from ..store.index import summary_frame
 if TYPE_CHECKING:
     import polars as pl
 
-    from ..runs import Run
+    from ..record import Run
 
 
 class LabStore(_store.Store):
@@ -39,7 +39,7 @@ class LabStore(_store.Store):
     summary computed from its samples (`summary_rows`), as when a run is made."""
 
     def summarize(self, run: _store.StoredRun) -> pl.DataFrame:
-        from ..runs import Run
+        from ..record import Run
 
         return summary_rows(Run(run.dir), run.meta)
 
@@ -65,7 +65,7 @@ def keep(t: _store.Transaction, meta: dict[str, Any], measured: Run | None = Non
     ``meta`` (run.json) by one rename; the run read back, its summary already known."""
     from .. import facts
     from ..facts.build import build_facts
-    from ..runs import Run
+    from ..record import Run
 
     if measured is None:
         measured = Run(t.samples_path)
@@ -183,7 +183,7 @@ def measure(
                 f"{args[0]} ended without writing its samples (exit 0): is it the probe, or a "
                 "Python interpreter for the engine (python=)?"
             )
-        from ..runs import Run  # polars and numpy: once there is something to read
+        from ..record import Run  # polars and numpy: once there is something to read
 
         measured = Run(t.samples_path)  # the complete sample file, in the partial directory
         # one environment: the probe's record (its header) and what the lab adds to it
@@ -284,7 +284,7 @@ def import_samples(
     store."""
     from .. import env as envmod
     from .. import samples
-    from ..runs import Run
+    from ..record import Run
     from ..store.meta import RUN_SPEC, problem
 
     p = Path(path)
@@ -353,7 +353,7 @@ def load_facts(
     meta = read_run(d) if os.path.lexists(d / RUN_FILE) else {}
     got = facts.kept(d)
     if got is None or got.get("id") != d.name:
-        from ..runs import Run
+        from ..record import Run
 
         got = Run(d).facts
     return got, meta
@@ -367,7 +367,7 @@ def load(
     """A run by id (or unique prefix, or 'last') from the store, or from a path: a sample
     file (anything there but a directory is read as one, so a FIFO or a device is refused
     as what it is).  ``host``: a run of that host (`Store.resolve`)."""
-    from ..runs import Run
+    from ..record import Run
 
     p = Path(ref)
     if os.path.lexists(p) and not p.is_dir():

@@ -55,7 +55,7 @@ from .variation import (
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ..runs import Run
+    from ..record import Run
     from ..store import Store
 
 __all__ = [

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import BadInput
-from ..runs import Run
+from ..record import Run
 from ..stats.dist import norm_ppf
 from ..store.meta import NULL, RUN_LIMIT, Field, Spec, read_json
 

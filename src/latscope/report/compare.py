@@ -31,7 +31,7 @@ from .text import unique_labels
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ..runs import Run
+    from ..record import Run
     from ..stats import Comparison
     from ..store import Store
 

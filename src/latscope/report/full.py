@@ -49,7 +49,7 @@ from .text import unique_labels
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from ..runs import Run
+    from ..record import Run
 from .run import RunAnalysis, _two, analyse, run_blocks
 
 #: The Markdown report's file in its directory.

@@ -21,7 +21,7 @@ from .document import (
 )
 
 if TYPE_CHECKING:
-    from ..runs import Run
+    from ..record import Run
     from ..stats import ColumnAnalysis, Interval
 
 

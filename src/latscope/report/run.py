@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from ..runs import Run
+    from ..record import Run
     from ..stats import ColumnAnalysis
 from .parts import (
     _clock,
@@ -241,7 +241,7 @@ def run_blocks(ra: RunAnalysis, *, figures: bool = True, anchor: str | None = No
         out += _drift(ca)
         if figures:
             d = run.column_meta(col) if col in run.derived_columns else None
-            if d is not None:
+            if d is not None and not d.get("minus"):
                 out.append(
                     Text(
                         f"{col} is {d.get('formula')}: its figures are those of {d.get('from')} "

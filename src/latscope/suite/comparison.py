@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
-    from ..runs import Run
+    from ..record import Run
     from ..stats.compare import Comparison
     from ..tables import Grouped
 from .running import SuiteRun

@@ -12,7 +12,7 @@ from ..notes import grouped_notes
 from ..units import fmt_bare, pick_unit
 
 if TYPE_CHECKING:
-    from ..runs import Run
+    from ..record import Run
 from .._version import __version__
 from .comparison import Row, row_text, verdict_legend
 from .running import SuiteRun, _now

@@ -43,7 +43,7 @@ from ..units import fmt_bare, pick_unit, shown
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ..runs import Run
+    from ..record import Run
     from ..store import Store
 
 

@@ -151,18 +151,30 @@ class Run:
             out = {c["name"]: dict(c["meta"]) for c in kept["columns"] if c["derived"]}
             if all(self._derivable(d) for d in out.values()):
                 return out  # else a damaged or foreign facts.json: the catalogue says
-        return {str(d["name"]): d for d in probe.derived_columns(self.benchmark, self.columns)}
+        ds = probe.derived_columns(self.benchmark, self.columns)
+        return {str(d["name"]): d for d in ds if self._derivable(d)}
 
     def _derivable(self, d: dict[str, Any]) -> bool:
-        """Whether a derived column's entry can be computed here: from one of the run's
-        recorded columns, divided by a positive number."""
-        by = d.get("divide_by")
+        """Whether a derived column's entry can be computed here: from the run's recorded
+        columns (``from``, less ``minus`` where it has one), divided by a positive number."""
+        minus = d.get("minus")
         return (
             d.get("from") in self.base_columns
-            and isinstance(by, (int, float))
-            and not isinstance(by, bool)
-            and by > 0
+            and (minus is None or (minus in self.base_columns and minus != d.get("from")))
+            and self._divisor(d) is not None
         )
+
+    def _divisor(self, d: dict[str, Any]) -> float | None:
+        """What a derived column is divided by: its ``divide_by``, or the run's value of the
+        parameter its ``divide_by_param`` names (ctx's procs); None where neither is a
+        positive number."""
+        by = d.get("divide_by")
+        name = d.get("divide_by_param")
+        if name is not None:
+            by = (self.meta.get("params") or {}).get(str(name))
+        if isinstance(by, (int, float)) and not isinstance(by, bool) and by > 0:
+            return float(by)
+        return None
 
     @property
     def derived_columns(self) -> list[str]:
@@ -219,7 +231,7 @@ class Run:
         column's ``divide_by``: halved for rtt/2)."""
         s = self.step_ns
         d = self._derived.get(column)
-        return s / float(d["divide_by"]) if (s and d) else s
+        return s / (self._divisor(d) or 1.0) if (s and d) else s
 
     @property
     def segments(self) -> list[int]:
@@ -248,7 +260,10 @@ class Run:
             return self._file.ns(a[1])[self._arm_mask(a[0])]
         d = self._derived.get(column)
         if d is not None:
-            return self._file.ns(str(d["from"])) / float(d["divide_by"])
+            v = self._file.ns(str(d["from"]))
+            if d.get("minus") is not None:
+                v = v - self._file.ns(str(d["minus"]))
+            return v / (self._divisor(d) or 1.0)
         if column not in self.columns:
             raise BadInput(
                 f"run {self.id} has no column '{column}' (it has: {', '.join(self.columns)})"
