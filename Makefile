@@ -60,21 +60,31 @@ probe-test: system-deps $(MESON_DEP)
 # The probe for other machines: build/cross/TRIPLET/latscope-probe, static, from cross/TRIPLET.ini
 # (its compiler, and the emulator meson test runs the C tests under), with
 # build/cross/TRIPLET/latscope-probe-run: the probe under that emulator (LATSCOPE_PROBE takes
-# it).  Another target is one more line of CROSS and its .ini (docs/ports.md).
+# it).  Beside it build/cross/TRIPLET-zmq: its twin with ZeroMQ, dynamically linked against
+# Debian's libzmq for that architecture (scripts/cross-zmq-sysroot fetches and unpacks it in
+# build/cross/sysroot-TRIPLET; where it cannot, one line says so and the static probe is
+# built alone).  Another target is one more line of CROSS and its .ini (docs/ports.md).
 CROSS := aarch64-linux-gnu arm-linux-gnueabihf
 CROSS_DIR := build/cross
+# meson setup DIR ARGS, or set up again when another meson version set DIR up
+CROSS_BUILD = $(STAGE) "building the probe for $$t$$what ($$d)" sh -c '\
+	    { test -f '$$d'/build.ninja || $(MESON_RUN) setup '$$d' '"$$ini"'; } && \
+	    { $(MESON_RUN) compile -C '$$d' || { $(MESON_RUN) setup --wipe '$$d' '"$$ini"' && \
+	        $(MESON_RUN) compile -C '$$d'; }; }'
 cross: $(MESON_DEP)
 	@scripts/system-deps cross
-	@for t in $(CROSS); do d=$(CROSS_DIR)/$$t; \
-	  $(STAGE) "building the probe for $$t ($$d)" sh -c '\
-	    { test -f '$$d'/build.ninja || $(MESON_RUN) setup '$$d' --cross-file cross/'$$t'.ini; } && \
-	    { $(MESON_RUN) compile -C '$$d' || { $(MESON_RUN) setup --wipe '$$d' --cross-file \
-	        cross/'$$t'.ini && $(MESON_RUN) compile -C '$$d'; }; } && \
-	    scripts/cross-wrapper cross/'$$t'.ini '$$d || exit 1; \
+	@for t in $(CROSS); do d=$(CROSS_DIR)/$$t what= ini="--cross-file cross/$$t.ini"; \
+	  $(CROSS_BUILD) && scripts/cross-wrapper cross/$$t.ini $$d || exit 1; \
+	  s=$(CROSS_DIR)/sysroot-$$t d=$(CROSS_DIR)/$$t-zmq what=", with ZeroMQ"; \
+	  if scripts/cross-zmq-sysroot cross/$$t.ini $$s; then \
+	    ini="$$ini --cross-file $$s/zmq.ini"; \
+	    $(CROSS_BUILD) && scripts/cross-wrapper $$s/zmq.ini $$d || exit 1; \
+	  else rm -rf $$d; fi; \
 	done
 cross-test: cross
-	@for t in $(CROSS); do $(STAGE) "the $$t probe's C unit tests under qemu-user" \
-	  sh -c '$(MESON_RUN) test -C $(CROSS_DIR)/'$$t' --print-errorlogs' || exit 1; done
+	@for t in $(CROSS); do for d in $$t $$t-zmq; do test -d $(CROSS_DIR)/$$d || continue; \
+	  $(STAGE) "the $$d probe's C unit tests under qemu-user" \
+	  sh -c '$(MESON_RUN) test -C $(CROSS_DIR)/'$$d' --print-errorlogs' || exit 1; done; done
 
 # Four workers on two CPUs: many tests wait on a probe, a server or a signal, and two workers
 # left the CPUs idle meanwhile (1,540 tests: 304 s with two, 257 s with four, on a 2-CPU VM).

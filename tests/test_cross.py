@@ -76,7 +76,7 @@ def test_catalogue_is_the_native_ones(triplet: str, native: dict[str, Any]) -> N
     assert list(clocks) == ["tsc", "mono_raw", "mono", "cntvct"]
     assert clocks["tsc"]["available"] is False
     assert cat["clock_choices"] == ["auto", "tsc", "mono_raw", "mono", "cntvct"]
-    assert cat["features"]["zmq"] is False  # cross builds have no libzmq
+    assert cat["features"]["zmq"] is False  # the static probes have no libzmq (test_cross_zmq)
     assert cat["features"]["cntvct"] is clocks["cntvct"]["available"]
     default = next(c["name"] for c in cat["clocks"] if c["default"])
     assert default == ("cntvct" if clocks["cntvct"]["available"] else "mono_raw")
@@ -110,10 +110,10 @@ def _runs_under_qemu(
 ) -> None:
     check = run_probe(probe, bench, "--check", "-n", "40", *remote)
     if bench.startswith("zmq_"):
-        # built without libzmq: the probe's usual refusal, checked as such
-        one_line(check, 3, "not built with ZeroMQ")
+        # built without libzmq: the refusal names the twin that has it (test_cross_zmq)
+        one_line(check, 3, "not built with ZeroMQ (this static ARM probe has no libzmq;")
         run = run_probe(probe, bench, "-n", "40", "-o", str(tmp_path / "z.lss"))
-        one_line(run, 3, "not built with ZeroMQ")
+        one_line(run, 3, "make cross builds its twin with ZeroMQ")
         assert not list(tmp_path.iterdir())
     else:
         if check.returncode == 3:

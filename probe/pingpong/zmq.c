@@ -37,13 +37,19 @@ static const struct pdef zmq_params[] = {
     ZMQ_PATTERN_PARAM,
 };
 
+/* How to get a probe with ZeroMQ: a build names it (meson.build: a cross file's zmq_missing,
+ * for an ARM probe its twin with ZeroMQ); a native build is rebuilt with libzmq. */
+#ifndef LATSCOPE_ZMQ_MISSING
+#define LATSCOPE_ZMQ_MISSING \
+    "install libzmq's development files, e.g. libzmq3-dev, and rebuild"
+#endif
+
 static int zmq_available(const char **why) {
 #ifdef HAVE_ZMQ
     (void)why;
     return 1;
 #else
-    *why = "not built with ZeroMQ (install libzmq's development files, e.g. libzmq3-dev, and "
-           "rebuild)";
+    *why = "not built with ZeroMQ (" LATSCOPE_ZMQ_MISSING ")";
     return 0;
 #endif
 }
