@@ -16,7 +16,7 @@ import pytest
 
 from conftest import run_probe
 from latscope import samples
-from latscope.runs import Run
+from latscope.record import Run
 from test_cross import CROSS, TARGETS, WARNING, catalogue, cross_probe, one_line
 
 ZMQ = ["zmq_inproc", "zmq_ipc", "zmq_tcp"]
