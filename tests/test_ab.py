@@ -269,6 +269,8 @@ def test_arms_that_cannot_share_a_process_alternate_as_processes(cli) -> None:
     from latscope.measure.runner import load
 
     run = load(f["run_id"], cli.store)
+    # every block is a process of its own: no "one process" warning
+    assert "single-process" not in {x["key"] for x in run.facts["findings"]}
     order = run.meta["interleave"]["order"][0]
     assert all(sorted(o) == [0, 1] for o in order)
     idx = run.index_columns()

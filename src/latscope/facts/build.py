@@ -104,6 +104,10 @@ def _workers(run: Any) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
             "several of its runs and compare their medians"
         )
         return None, [_finding("warning", "single-process", text, short=text.split(";")[0])]
+    if w < 2 and (run.meta.get("interleave") or {}).get("mode") == "processes":
+        # arms alternated as processes: every block is a process of its own, and the rounds'
+        # variation, which the paired interval is made of, holds the processes' variation
+        return None, []
     if w < 2:
         short = "one process: its interval holds no between-run variation (--repeat R)"
         return None, [_finding("warning", "single-process", SINGLE_PROCESS, short=short)]
