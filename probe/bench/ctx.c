@@ -220,6 +220,7 @@ static void ctx_run(struct runctx *ctx) {
         r->sink += (uint64_t)ctx_pass(r) + (uint64_t)ctx_trip(r, &a);
         progress_set(ctx, (uint64_t)i + 1);
     }
+    trace_mark(1);
     struct thread_usage u0;
     plat_thread_usage(&u0);
     uint64_t t0 = 0;
@@ -232,6 +233,7 @@ static void ctx_run(struct runctx *ctx) {
         progress_set(ctx, (uint64_t)(ctx->warmup + i + 1));
     }
     timed_loop_end(ctx, t0, 1, "main", &u0);
+    trace_mark(0);
     /* the stop token goes round, every child forwards it and ends; then they are reaped */
     int v = CTX_STOP;
     if (!tok_write(r->ring[1][1], v) || !tok_read(r->ring[0][0], &v))

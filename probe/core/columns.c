@@ -75,6 +75,8 @@ void bench_run_phases(struct runctx *ctx) {
     const struct bench *b = ctx->b;
     void *st = b->begin(ctx);
     if (b->ready) b->ready(st);
+    trace_mark(1);
     b->block(st, 0, (uint64_t)ctx->n, 0);
+    trace_mark(0);
     b->end(st);
 }

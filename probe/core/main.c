@@ -53,6 +53,9 @@ static void usage(FILE *f) {
             "                    root, CAP_SYS_NICE or RLIMIT_RTPRIO, else exit 3)\n"
             "  --mlock           lock their memory (mlockall), so no page fault of paging\n"
             "                    lies in a timed region (root or RLIMIT_MEMLOCK, else exit 3)\n"
+            "  --trace-ctl C,A   a tracer's control and answer descriptors (perf record\n"
+            "                    --control fd:C,A): 'enable' before the recorded iterations,\n"
+            "                    'disable' after them, each acknowledged (latscope explain)\n"
             "  --arm 'BENCH k=v' an arms run: 2 to 8 scenarios (one benchmark, or ping-pong\n"
             "                    mechanisms) measured in one process, alternating blocks of\n"
             "                    --block-ms (default 5) in shuffled rounds for --time seconds\n"
@@ -144,6 +147,22 @@ static void parse_sched(const char *v, struct options *o) {
     o->rt_prio = (int)parse_count("--sched's priority", colon + 1, 1, max > 0 ? max : 99);
 }
 
+/* --trace-ctl CTL,ACK: two open descriptors, the tracer's command and answer pipes. */
+static void parse_trace_ctl(const char *v) {
+    const char *comma = strchr(v, ',');
+    char first[24];
+    if (!comma || (size_t)(comma - v) >= sizeof first)
+        die(EXIT_BADINPUT, "--trace-ctl %s: give two descriptors, CTL,ACK", v);
+    memcpy(first, v, (size_t)(comma - v));
+    first[comma - v] = 0;
+    int c = (int)parse_count("--trace-ctl", first, 0, 65535);
+    int a = (int)parse_count("--trace-ctl", comma + 1, 0, 65535);
+    if (!plat_fd_valid(c) || !plat_fd_valid(a))
+        die(EXIT_BADINPUT, "--trace-ctl %s: not open file descriptors", v);
+    g_trace_ctl = c;
+    g_trace_ack = a;
+}
+
 /* --sched and --mlock tried once, here, before anything is made: without the right, one line
  * and exit 3 (the workers apply them for real: realtime_apply). */
 static void realtime_check(const struct options *o) {
@@ -199,7 +218,8 @@ static void parse_options(int argc, char **argv, struct options *o) {
         if (!strcmp(opt, "-p") || !strcmp(opt, "-n") || !strcmp(opt, "--warmup") ||
             !strcmp(opt, "--clock") || !strcmp(opt, "-o") || !strcmp(opt, "--progress-fd") ||
             !strcmp(opt, "--peer-timeout") || !strcmp(opt, "--workers") ||
-            !strcmp(opt, "--inject-ns") || !strcmp(opt, "--sched")) {
+            !strcmp(opt, "--inject-ns") || !strcmp(opt, "--sched") ||
+            !strcmp(opt, "--trace-ctl")) {
             if (!v) die(EXIT_BADINPUT, "option %s needs a value", opt);
             i++;
         } else {
@@ -214,6 +234,7 @@ static void parse_options(int argc, char **argv, struct options *o) {
         else if (!strcmp(opt, "--inject-ns"))
             o->inject_ns = parse_count("--inject-ns", v, 0, MAX_INJECT_NS);
         else if (!strcmp(opt, "--sched")) parse_sched(v, o);
+        else if (!strcmp(opt, "--trace-ctl")) parse_trace_ctl(v);
         else if (!strcmp(opt, "-o")) o->out = v;
         else if (!strcmp(opt, "--progress-fd"))
             o->progress_fd = (int)parse_count("--progress-fd", v, 0, 65535);

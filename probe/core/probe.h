@@ -113,6 +113,14 @@ int leftovers_entry(enum leftover_kind kind, int dirfd, const char *dirpath, con
 /* The recorded object is gone (removed by its creator). */
 void leftovers_release(int handle);
 
+/* --trace-ctl CTL,ACK (latscope explain): a tracer (perf record --control fd:...) listens on
+ * CTL and answers each command on ACK.  trace_mark(1) before a run's recorded iterations and
+ * trace_mark(0) after them, outside every timed region: "enable" / "disable", each waited for
+ * until the tracer acknowledges it, so that the trace holds the timed loop and nothing else
+ * (no set-up, no warm-up).  Without --trace-ctl it does nothing. */
+extern int g_trace_ctl, g_trace_ack;
+void trace_mark(int on);
+
 /* --sched and --mlock (plat_realtime) for this process, a worker or the probe with one
  * worker, before it measures: its threads and the peers it forks take them on (they were
  * tried before the run: a failure here is exit 3 all the same). */

@@ -124,3 +124,23 @@ void realtime_apply(int policy, int prio, int lock) {
     int e = plat_realtime(policy, prio, lock);
     if (e) die(EXIT_UNSUPPORTED, "--sched or --mlock could not be applied: %s", strerror(e));
 }
+
+int g_trace_ctl = -1, g_trace_ack = -1;
+
+void trace_mark(int on) {
+    if (g_trace_ctl < 0) return;
+    const char *cmd = on ? "enable\n" : "disable\n";
+    if (write_full(g_trace_ctl, cmd, strlen(cmd)) != 0)
+        die(EXIT_FAIL, "the tracer went away (--trace-ctl): %s", strerror(errno));
+    /* its answer, "ack\n" (perf adds a NUL), in one read as it is written, up to a newline */
+    char buf[32];
+    size_t got = 0;
+    while (got < sizeof buf && !memchr(buf, '\n', got)) {
+        ssize_t r = read(g_trace_ack, buf + got, sizeof buf - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0)
+            die(EXIT_FAIL, "the tracer did not acknowledge '%.*s' (--trace-ctl)",
+                (int)strlen(cmd) - 1, cmd);
+        got += (size_t)r;
+    }
+}

@@ -13,10 +13,9 @@ removed), and the command ends with one line and exit status 128 + the signal's 
 signal is held (`held_signals`) and acted on right after, so neither the probe nor half a run
 is left behind.
 
-For tests of this, ``LATSCOPE_PAUSE_AT=STAGE`` makes the lab stop at a stage (`pause_point`)
-and wait there for a signal: ``probe`` (the run's partial directory made, the probe not yet
-started), ``commit`` (the probe has written its sample file; the summary and the commit
-follow).
+Tests: ``LATSCOPE_PAUSE_AT=STAGE`` makes the lab wait for a signal at a stage (`pause_point`):
+``probe`` (the run's partial directory made, the probe not started), ``commit`` (the sample
+file written; the summary and the commit follow).
 """
 
 from __future__ import annotations
@@ -457,10 +456,6 @@ def stop_signals() -> Iterator[None]:
             signal.signal(s, h)
 
 
-def _hold() -> None:
-    _Signals.held += 1
-
-
 def _release(drop: bool = False, failed: BaseException | None = None) -> None:
     """End a held block: a signal that arrived meanwhile raises `Stopped` now, unless a stop
     is already under way (``drop``, or ``failed`` is one; an Interrupted by the probe's own
@@ -482,7 +477,7 @@ def held_signals(drop: bool = False, during: BaseException | None = None) -> Ite
     """A block a stop signal must not cut short (stopping the probe, committing a run or
     removing it): a signal that arrives meanwhile is acted on when the block ends
     (`_release`). ``during``: the exception being handled, if the block is clean-up."""
-    _hold()
+    _Signals.held += 1
     try:
         yield
     except BaseException as e:
@@ -518,27 +513,32 @@ def _stop(proc: subprocess.Popen[str], signum: int) -> int:
 def run_probe(
     args: list[str],
     progress: Callable[[int, int], None] | None = None,
+    pass_fds: tuple[int, ...] = (),
+    wrapped: bool = False,
 ) -> list[str]:
     """Run the probe; report progress; map its exit code to an exception.
 
     Returns the probe's warning lines. A stop signal (`stop_signals`: SIGINT, SIGTERM, SIGHUP)
     is passed on to the probe, which cleans up its peers and files itself, and waited for;
-    then Interrupted is raised, carrying the signal.
+    then Interrupted is raised, carrying the signal. ``pass_fds``: more descriptors it
+    inherits; ``wrapped``: ``args`` run the probe as a child (a tracer that passes its exit
+    status on), and the probe dies with that program, not with this process.
     """
     rfd, wfd = os.pipe()
     full = [*args, "--progress-fd", str(wfd)]
-    # the probe ends with this process (parent-death signal); naming it closes the race of a
+    # the probe ends with its parent (parent-death signal); naming it closes the race of a
     # parent that dies before the probe has arranged that
-    env = {**os.environ, "LATSCOPE_PROBE_PARENT": str(os.getpid())}
+    env = {k: v for k, v in os.environ.items() if k != "LATSCOPE_PROBE_PARENT"}
+    env.update({} if wrapped else {"LATSCOPE_PROBE_PARENT": str(os.getpid())})
     stderr_chunks: list[str] = []
-    _hold()  # a signal while the probe starts is acted on once it can be passed on
+    _Signals.held += 1  # a signal while the probe starts is acted on once it can be passed on
     try:
         proc = subprocess.Popen(
             full,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
-            pass_fds=(wfd,),
+            pass_fds=(wfd, *pass_fds),
             env=env,
         )
     except BaseException as e:

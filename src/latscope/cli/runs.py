@@ -108,6 +108,14 @@ def cmd_show(args: argparse.Namespace) -> int:
     tag = meta.get("host")
     if tag:  # a host tag (an import's, a fleet's): the host the run belongs to
         console.print(f"[dim]host {shown(tag)} (the host tag it was added with)[/dim]")
+    if not os.path.lexists(args.run):  # a kept run: its explanation (latscope explain)
+        from ..measure.trace import load_explained as explained
+        from ..report.explain import lines
+
+        st = open_store(args)
+        rec = explained(st.runs_dir / str(facts.get("id")))
+        for line in lines(rec) if rec else []:
+            console.print(line, markup=False, highlight=False)
     if not full:
         return 0
     from ..report import analyse, run_blocks

@@ -1,0 +1,81 @@
+"""An explained run's "where the time goes" (`latscope explain`, measure/explain.py), as text
+lines that fit 80 columns: the parts of the traced loop's time, largest first, with the
+blocking stacks under "blocked", the switches, and what the tracer cost."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..units import fmt
+
+#: What each part is, in a reader's words (at most 32 characters).
+MEANING = {
+    "user": "on CPU, in user space",
+    "blocked": "asleep in the kernel",
+    "run queue, woken": "woken, waiting for its CPU",
+    "run queue, preempted": "runnable, its CPU given away",
+    "interrupts": "interrupt handlers, its CPU",
+    "softirqs": "softirqs, its CPU",
+    "other": "parts under 0.1% each",
+}
+#: Parts smaller than this share are summed as "other".
+SMALL_SHARE = 0.001
+
+
+def _meaning(part: str) -> str:
+    if part.startswith("syscall "):
+        return "on CPU, in the kernel for it"
+    return MEANING.get(part, "")
+
+
+def _row(name: str, ns: Any, share: Any, what: str, indent: int = 2) -> str:
+    return f"{' ' * indent}{name[:26]:<26} {fmt(ns):>10} {100 * float(share or 0):5.1f}%  {what}"
+
+
+def lines(rec: dict[str, Any]) -> list[str]:
+    """The explanation as lines of at most 80 characters."""
+    total = rec.get("traced_ns_per_iteration")
+    out = [
+        f"where the time goes ({rec.get('tracer', 'perf')}): the measuring thread, "
+        f"{rec.get('rounds')} traced rounds",
+        f"  of {rec.get('n'):,} iterations, {fmt(total)} per iteration traced",
+        f"  {'part':<26} {'per iter':>10} {'share':>6}  what",
+    ]
+    small_ns = small_share = 0.0
+    for p in rec.get("parts") or []:
+        name = str(p.get("part"))
+        if float(p.get("share") or 0) < SMALL_SHARE:
+            small_ns += float(p.get("ns_per_iteration") or 0)
+            small_share += float(p.get("share") or 0)
+            continue
+        out.append(_row(name, p.get("ns_per_iteration"), p.get("share"), _meaning(name)))
+        if name == "blocked":
+            for s in rec.get("blocked_stacks") or []:
+                out.append(
+                    f"    {fmt(s.get('ns_per_iteration')):>10} "
+                    f"{100 * float(s.get('share') or 0):5.1f}%  {s.get('stack')}"[:80]
+                )
+    if small_share > 0:
+        out.append(_row("other", small_ns, small_share, MEANING["other"]))
+    lost = rec.get("lost_events")
+    if isinstance(lost, int) and lost > 0:
+        out.append(f"  warning: perf lost {lost:,} events (the machine was busy): the time around ")
+        out.append("  them is left out, and a part may be short; explain again when it is quiet")
+    sw = rec.get("switches_per_iteration") or {}
+    out.append(
+        f"  switches per iteration: {float(sw.get('voluntary') or 0):.2f} voluntary (asleep), "
+        f"{float(sw.get('involuntary') or 0):.2f} involuntary"
+    )
+    ov = rec.get("overhead") or {}
+    u, t = ov.get("untraced_p50_ns"), ov.get("traced_p50_ns")
+    lu, lt = ov.get("untraced_loop_ns"), ov.get("traced_loop_ns")
+    if isinstance(u, (int, float)) and isinstance(t, (int, float)) and u > 0:
+        out.append(
+            f"  the tracer's cost: {ov.get('column')} median {fmt(u)} untraced, {fmt(t)} "
+            f"traced ({t / u:.2f}x)"
+        )
+    if isinstance(lu, (int, float)) and isinstance(lt, (int, float)) and lt > lu:
+        out.append(f"  (rounds interleaved): about {fmt(lt - lu)} of each traced iteration is the ")
+        out.append("  tracer's own, most of it right after each event it records: in 'user' after ")
+        out.append("  a call's exit, in the run-queue parts after a switch")
+    return out
