@@ -4,6 +4,7 @@ blocking stacks under "blocked", the switches, and what the tracer cost."""
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
 from ..units import fmt
@@ -51,10 +52,11 @@ def lines(rec: dict[str, Any]) -> list[str]:
         out.append(_row(name, p.get("ns_per_iteration"), p.get("share"), _meaning(name)))
         if name == "blocked":
             for s in rec.get("blocked_stacks") or []:
-                out.append(
-                    f"    {fmt(s.get('ns_per_iteration')):>10} "
-                    f"{100 * float(s.get('share') or 0):5.1f}%  {s.get('stack')}"[:80]
-                )
+                share = 100 * float(s.get("share") or 0)
+                head = f"    {fmt(s.get('ns_per_iteration')):>10} {share:5.1f}%  "
+                text = textwrap.wrap(str(s.get("stack")), 80 - len(head), break_on_hyphens=False)
+                out.append(head + (text[0] if text else ""))
+                out += [" " * len(head) + t for t in text[1:]]
     if small_share > 0:
         out.append(_row("other", small_ns, small_share, MEANING["other"]))
     lost = rec.get("lost_events")
@@ -74,8 +76,12 @@ def lines(rec: dict[str, Any]) -> list[str]:
             f"  the tracer's cost: {ov.get('column')} median {fmt(u)} untraced, {fmt(t)} "
             f"traced ({t / u:.2f}x)"
         )
-    if isinstance(lu, (int, float)) and isinstance(lt, (int, float)) and lt > lu:
-        out.append(f"  (rounds interleaved): about {fmt(lt - lu)} of each traced iteration is the ")
-        out.append("  tracer's own, most of it right after each event it records: in 'user' after ")
-        out.append("  a call's exit, in the run-queue parts after a switch")
+    if isinstance(lu, (int, float)) and isinstance(lt, (int, float)):
+        out.append(
+            f"  the loop per iteration: {fmt(lu)} untraced, {fmt(lt)} traced (rounds interleaved);"
+        )
+        out.append(
+            "  the tracer's own time lies mostly right after each event it records: in 'user'"
+        )
+        out.append("  after a call's exit, in the run-queue parts after a switch")
     return out
