@@ -77,9 +77,7 @@ def lines(rec: dict[str, Any]) -> list[str]:
             f"traced ({t / u:.2f}x)"
         )
     if isinstance(lu, (int, float)) and isinstance(lt, (int, float)):
-        out.append(
-            f"  the loop per iteration: {fmt(lu)} untraced, {fmt(lt)} traced (rounds interleaved);"
-        )
+        out.append(f"  the loop per iteration: {fmt(lu)} untraced, {fmt(lt)} traced (interleaved)")
         out.append(
             "  the tracer's own time lies mostly right after each event it records: in 'user'"
         )
