@@ -32,7 +32,6 @@ header says so in ``resolution_guessed``).
 from __future__ import annotations
 
 import csv
-import hashlib
 import os
 import re
 from dataclasses import dataclass, field
@@ -41,15 +40,17 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import polars as pl
 
 from .. import probe, samples
 from .._version import __version__
 from ..errors import BadInput
-from ..files import read_bytes
+from ..files import open_regular
 from ..record import Run
 from ..store import Store
+from . import csvread
 from .runner import command_line, keep, open_store
+
+_shown = csvread.shown
 
 NS_PER_TICK = 0.001  # picosecond ticks
 #: The largest CSV file imported: some 20 million rows of four columns.
@@ -139,87 +140,48 @@ def _line_of(row: int) -> int:
     return row + 2
 
 
-def _to_float(s: pl.Series, delimiter: str) -> tuple[pl.Series | None, int | None, str | None]:
-    """A column of text (`_frame` reads every column as text) as float64, or (None, first bad
-    row, its text) when some values are not numbers. The text is stripped; with a ';' or tab
-    delimiter a decimal comma is accepted."""
-    st = s.cast(pl.String).str.strip_chars()
-    present = st.is_not_null() & (st != "")
-    f = st.cast(pl.Float64, strict=False)
-    bad = f.is_null() & present
-    if bad.any() and delimiter != ",":
-        f2 = st.str.replace(",", ".", literal=True).cast(pl.Float64, strict=False)
-        bad2 = f2.is_null() & present
-        if int(bad2.sum()) < int(bad.sum()):
-            f, bad = f2, bad2
-    if bad.any():
-        i = int(bad.arg_max() or 0)
-        return None, i, str(st[i])
-    return f, None, None
-
-
-def _shown(text: str, limit: int = 40) -> str:
-    """Text from the file as a message quotes it: at most ``limit`` characters, control and
-    other non-printing characters escaped (a message stays one line)."""
-    t = text if len(text) <= limit else text[:limit] + "…"
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in t)
-
-
-def _decode(p: Path, raw: bytes) -> str:
-    """The text of a CSV file: UTF-8 (a byte-order mark is dropped), UTF-16 with its
-    byte-order mark, else Windows-1252; BadInput for bytes no text holds."""
-    if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
-        try:
-            return raw.decode("utf-16")
-        except UnicodeDecodeError:
-            raise BadInput(f"{p}: not a text file (damaged UTF-16; CSV expected)") from None
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        try:
-            return raw.decode("cp1252")
-        except UnicodeDecodeError:
-            raise BadInput(f"{p}: not a text file (CSV expected)") from None
-
-
-def _first_line(text: str) -> str:
-    """The first line that is not blank (the header), found without splitting the whole."""
-    start = 0
-    while start < len(text):
-        end = text.find("\n", start)
-        end = len(text) if end < 0 else end
-        if text[start:end].strip():
-            return text[start:end]
-        start = end + 1
-    return ""
-
-
-def _frame(p: Path, text: str, delim: str) -> pl.DataFrame:
-    """The CSV as a frame of strings (numbers are parsed column by column, `_to_float`)."""
-    from polars.exceptions import PanicException
-
-    # A leading newline (polars passes over blank lines before the header): polars takes a
-    # source that starts like a compressed stream for one ("x^" is a zlib header).
-    data = b"\n" + text.encode("utf-8")
-    try:
-        df = pl.read_csv(
-            data,
-            separator=delim,
-            infer_schema=False,
-            truncate_ragged_lines=False,
-            raise_if_empty=True,
-        )
-    except (pl.exceptions.PolarsError, ValueError, OSError, PanicException) as e:
-        msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise BadInput(f"{p}: not a readable CSV file ({_shown(msg, 80)})") from None
-    header = _first_line(text).rstrip("\r")
-    if '"' not in header and "\r" not in header:
+def _scan(p: Path, frames: csvread.Frames) -> tuple[list[str], dict[str, csvread.ColumnScan]]:
+    """Every block of the file parsed (`csvread.Frames`) and its columns gathered; then the
+    checks of the file's shape, in the order the whole file has them (a block polars cannot
+    read anywhere comes first)."""
+    headers: list[str] = []
+    scans: dict[str, csvread.ColumnScan] = {}
+    comma = frames.delimiter != ","
+    gather = True
+    for df, offset in frames.blocks():
+        if not headers:
+            headers = [str(c) for c in df.columns]
+            # refused whatever the values hold: their columns are not gathered
+            gather = df.width <= MAX_CSV_COLUMNS and all(
+                len(h) <= MAX_HEADER_CHARS for h in headers
+            )
+            scans = {h: csvread.ColumnScan(comma) for h in headers} if gather else {}
+        if offset + df.height > samples.MAX_ROWS:
+            gather, scans = False, {}
+        for h in scans:
+            scans[h].add(df[h], offset)
+        del df
+    frames.finish()
+    rows = frames.rows
+    if '"' not in frames.header and "\r" not in frames.header:
         seen: set[str] = set()
-        for h in next(csv.reader([header], delimiter=delim), []):
+        for h in next(csv.reader([frames.header], delimiter=frames.delimiter), []):
             if h in seen:
                 raise BadInput(f"{p}: column '{_shown(h)}' appears twice in the header")
             seen.add(h)
-    return df
+    if rows == 0:
+        raise BadInput(f"{p}: a header but no rows of samples")
+    if rows > samples.MAX_ROWS:
+        raise BadInput(f"{p}: {rows} rows; a run holds at most {samples.MAX_ROWS}")
+    if len(headers) > MAX_CSV_COLUMNS:
+        raise BadInput(f"{p}: {len(headers)} columns; at most {MAX_CSV_COLUMNS} are read")
+    for h in headers:
+        if len(h) > MAX_HEADER_CHARS:
+            raise BadInput(
+                f"{p}: the column header '{_shown(h)}' is longer than {MAX_HEADER_CHARS} characters"
+            )
+    assert gather
+    return headers, scans
 
 
 def read_csv(
@@ -228,33 +190,21 @@ def read_csv(
     time_column: str | None = None,
 ) -> ParsedCSV:
     """Read and check a CSV of latencies (see the module docstring). Raises BadInput with one
-    line for every problem; nothing is written."""
+    line for every problem; nothing is written. The file is read in blocks of rows
+    (`csvread`): its text once, then its rows, each column's values kept as 8 bytes a row."""
     p = Path(path)
-    raw = read_bytes(p, "a CSV file", CSV_LIMIT)
-    text = _decode(p, raw)
-    if not text.strip():
-        raise BadInput(f"{p}: the file is empty")
-    if "\x00" in text:
-        raise BadInput(f"{p}: not a text file (NUL bytes; CSV expected)")
-    if "\n" not in text:
-        text = text.replace("\r", "\n")  # lines ended by CR alone (classic Mac OS)
-    delim = _sniff_delimiter(_first_line(text))
-    df = _frame(p, text, delim)
-    if df.height == 0:
-        raise BadInput(f"{p}: a header but no rows of samples")
-    if df.height > samples.MAX_ROWS:
-        raise BadInput(f"{p}: {df.height} rows; a run holds at most {samples.MAX_ROWS}")
-    if df.width > MAX_CSV_COLUMNS:
-        raise BadInput(f"{p}: {df.width} columns; at most {MAX_CSV_COLUMNS} are read")
-    headers = [str(c) for c in df.columns]
-    for h in headers:
-        if len(h) > MAX_HEADER_CHARS:
-            raise BadInput(
-                f"{p}: the column header '{_shown(h)}' is longer than {MAX_HEADER_CHARS} characters"
-            )
+    with open_regular(p, "a CSV file", CSV_LIMIT) as f:
+        text = csvread.survey(p, f, CSV_LIMIT)
+        if text.blank:
+            raise BadInput(f"{p}: the file is empty")
+        if text.nul:
+            raise BadInput(f"{p}: not a text file (NUL bytes; CSV expected)")
+        frames = csvread.Frames(p, f, CSV_LIMIT, text, _sniff_delimiter)
+        headers, scans = _scan(p, frames)
+    delim = frames.delimiter
     given_unit = parse_unit(unit) if unit else None
-    parsed = ParsedCSV(path=p, rows=df.height, columns=[], times=None, delimiter=delim)
-    parsed.sha256 = hashlib.sha256(raw).hexdigest()
+    parsed = ParsedCSV(path=p, rows=frames.rows, columns=[], times=None, delimiter=delim)
+    parsed.sha256 = text.sha256
     if time_column is not None and time_column not in headers:
         stripped = {split_unit(h)[0]: h for h in headers}
         if time_column not in stripped:
@@ -264,66 +214,55 @@ def read_csv(
             )
         time_column = stripped[time_column]
     with np.errstate(over="ignore", invalid="ignore"):  # huge values are refused, not warned
-        _columns(parsed, df, headers, delim, given_unit, time_column)
+        _columns(parsed, scans, headers, given_unit, time_column)
     return parsed
 
 
 def _columns(
     parsed: ParsedCSV,
-    df: pl.DataFrame,
+    scans: dict[str, csvread.ColumnScan],
     headers: list[str],
-    delim: str,
     given_unit: tuple[str, float] | None,
     time_column: str | None,
 ) -> None:
-    """The numeric columns of ``df`` into ``parsed``: labels and indexes skipped, units and
-    values checked (module docs)."""
+    """The numeric columns of the file into ``parsed``: labels and indexes skipped, units
+    and values checked (module docs)."""
     p = parsed.path
 
-    numeric: list[tuple[str, pl.Series]] = []
+    numeric: list[tuple[str, csvread.ColumnScan]] = []
     for h in headers:
-        f, bad_row, bad_text = _to_float(df[h], delim)
-        if f is None:
-            assert bad_row is not None
-            st = df[h].cast(pl.String).str.strip_chars()
-            n_num = int(st.cast(pl.Float64, strict=False).is_not_null().sum())
-            if h == time_column or n_num > df.height // 2:
+        sc = scans[h]
+        if sc.bad[sc.parse]:
+            bad = sc.first_bad[sc.parse]
+            assert bad is not None
+            if h == time_column or sc.numeric > parsed.rows // 2:
                 raise BadInput(
-                    f"{p}: column '{_shown(h)}' line {_line_of(bad_row)}: "
-                    f"'{_shown(str(bad_text))}' is not a number"
+                    f"{p}: column '{_shown(h)}' line {_line_of(bad[0])}: "
+                    f"'{_shown(bad[1])}' is not a number"
                 )
             parsed.skipped.append({"column": h, "why": "not numeric (labels)"})
             parsed.notes.append(f"column '{_shown(h)}' is not numeric (labels): skipped")
             continue
-        numeric.append((h, f))
+        numeric.append((h, sc))
     if not numeric:
         shown = ", ".join(_shown(h) for h in headers[:20])
         raise BadInput(f"{p}: no numeric columns (columns: {shown})")
 
-    kept: list[tuple[str, pl.Series]] = []
-    for h, f in numeric:
+    kept: list[tuple[str, csvread.ColumnScan]] = []
+    for h, sc in numeric:
         if h == time_column:
-            kept.append((h, f))
+            kept.append((h, sc))
             continue
-        v = f.to_numpy()
         name, hunit = split_unit(h)
         if _INDEX_NAME.match(name.strip()) and hunit is None:
             parsed.skipped.append({"column": h, "why": "an index or iteration number"})
             parsed.notes.append(f"column '{_shown(h)}' is an index or iteration number: skipped")
             continue
-        finite = np.isfinite(v)
-        if (
-            hunit is None
-            and v.size > 1
-            and finite.all()
-            and np.all(v == np.round(v))
-            and v[0] in (0.0, 1.0)
-            and np.all(np.diff(v) == 1.0)
-        ):
+        if hunit is None and sc.counts_up():
             parsed.skipped.append({"column": h, "why": "counts 0, 1, 2, ... (an index)"})
             parsed.notes.append(f"column '{_shown(h)}' counts up by one (an index): skipped")
             continue
-        kept.append((h, f))
+        kept.append((h, sc))
 
     if time_column is None:
         for h, _v in kept:
@@ -353,57 +292,19 @@ def _columns(
 
     names_seen: set[str] = set()
     reserved = _reserved_names()
-    for h, f in kept:
+    for h, sc in kept:
         name, hu = split_unit(h)
         u = hu or given_unit
         assert u is not None
-        what = "time column" if h == time_column else "column"
-        nulls = f.is_null().to_numpy()
-        v = f.fill_null(0.0).to_numpy()
-        if nulls.any():
-            i = int(np.argmax(nulls))
-            raise BadInput(
-                f"{p}: {what} '{_shown(h)}' has {int(nulls.sum())} missing value(s), the first "
-                f"on line "
-                f"{_line_of(i)}; a failed measurement must be an error, never a sample: "
-                "remove those rows"
-            )
-        bad = ~np.isfinite(v)
-        if bad.any():
-            i = int(np.argmax(bad))
-            text = str(df[h][i]).strip()
-            if np.isinf(v[i]) and "inf" not in text.lower():  # a number beyond float64
-                raise BadInput(
-                    f"{p}: {what} '{_shown(h)}' line {_line_of(i)}: '{_shown(text)}' is too "
-                    "large for a number"
-                )
-            raise BadInput(
-                f"{p}: {what} '{_shown(h)}' line {_line_of(i)} is {v[i]!s} ({int(bad.sum())} such "
-                "values); a failed measurement must be an error, never a sample: remove those rows"
-            )
-        ticks_f = v * (u[1] / NS_PER_TICK)
-        if h == time_column:
-            ticks_f = ticks_f - ticks_f[0]
-            back = np.diff(v) < 0
-            if back.any():
-                i = int(np.argmax(back)) + 1
-                raise BadInput(
-                    f"{p}: time column '{_shown(h)}' goes backwards on line {_line_of(i)}; "
-                    "it must hold the start time of each iteration, in order"
-                )
-        elif (v < 0).any():
-            i = int(np.argmax(v < 0))
-            raise BadInput(
-                f"{p}: column '{_shown(h)}' line {_line_of(i)} is negative ({v[i]:g} {u[0]}); "
-                "latencies cannot be negative: check the clock and the column"
-            )
-        if float(np.max(np.abs(ticks_f))) >= _MAX_TICKS:
+        _check_values(p, h, sc, u, h == time_column)
+        scale = u[1] / NS_PER_TICK
+        start = sc.first() * scale if h == time_column else 0.0
+        if sc.max_abs(scale, start) >= _MAX_TICKS:
             raise BadInput(
                 f"{p}: column '{_shown(h)}' holds values too large for {u[0]}; check --unit"
             )
-        ticks = np.rint(ticks_f).astype(np.int64)
         col = ImportedColumn(
-            name=_column_name(name or h), header=h, unit=u[0], ns=u[1], ticks=ticks
+            name=_column_name(name or h), header=h, unit=u[0], ns=u[1], ticks=sc.ticks(scale, start)
         )
         if h == time_column:
             parsed.times = col
@@ -420,6 +321,47 @@ def _columns(
             )
     if not parsed.columns:
         raise BadInput(f"{p}: no columns of latencies left after skipping indexes and labels")
+
+
+def _check_values(
+    p: Path, h: str, sc: csvread.ColumnScan, u: tuple[str, float], is_time: bool
+) -> None:
+    """A column's values refused, in this order: missing ones, ones that are no finite
+    number, a time going backwards or a negative latency."""
+    what = "time column" if is_time else "column"
+    if sc.nulls:
+        raise BadInput(
+            f"{p}: {what} '{_shown(h)}' has {sc.nulls} missing value(s), the first "
+            f"on line "
+            f"{_line_of(sc.first_null or 0)}; a failed measurement must be an error, never a "
+            "sample: remove those rows"
+        )
+    if sc.first_nonfinite is not None:
+        i, v, text = sc.first_nonfinite
+        if np.isinf(v) and "inf" not in text.lower():  # a number beyond float64
+            raise BadInput(
+                f"{p}: {what} '{_shown(h)}' line {_line_of(i)}: '{_shown(text)}' is too "
+                "large for a number"
+            )
+        raise BadInput(
+            f"{p}: {what} '{_shown(h)}' line {_line_of(i)} is {np.float64(v)!s} "
+            f"({sc.nonfinite} such values); a failed measurement must be an error, never a "
+            "sample: remove those rows"
+        )
+    if is_time:
+        back = sc.first_backwards()
+        if back is not None:
+            raise BadInput(
+                f"{p}: time column '{_shown(h)}' goes backwards on line {_line_of(back)}; "
+                "it must hold the start time of each iteration, in order"
+            )
+        return
+    neg = sc.first_negative()
+    if neg is not None:
+        raise BadInput(
+            f"{p}: column '{_shown(h)}' line {_line_of(neg[0])} is negative ({neg[1]:g} {u[0]}); "
+            "latencies cannot be negative: check the clock and the column"
+        )
 
 
 def _column_name(header: str) -> str:
@@ -547,13 +489,16 @@ def import_csv(
     }
     for c in parsed.columns:
         data[c.name] = c.ticks
+    notes = list(parsed.notes)
+    del parsed  # the samples are written, then read back for the analysis: one copy at a time
     with open_store(store).transaction("imported") as t:
         samples.write(t.samples_path, header, data)
+        data.clear()
         meta: dict[str, Any] = {
             "id": t.id,
             "created_utc": _now_utc(),
             "benchmark": "imported",
-            "params_given": {"file": parsed.path.name},
+            "params_given": {"file": header["params"]["file"]},
             "command": command_line(),
             "latscope_version": __version__,
             "probe_warnings": [],
@@ -562,4 +507,4 @@ def import_csv(
             "status": "complete",
         }
         run = keep(t, meta)
-    return run, list(parsed.notes)
+    return run, notes

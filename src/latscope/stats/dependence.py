@@ -95,10 +95,11 @@ def autocorrelation(z: npt.ArrayLike, max_lag: int) -> FloatArray:
     a = np.asarray(z, dtype=np.float64)
     n = a.size
     max_lag = int(max(0, min(max_lag, n - 1)))
-    a = a - a.mean()
     nfft = sfft.next_fast_len(n + max_lag, real=True)
-    f = sfft.rfft(a, nfft, workers=-1)
-    del a
+    padded = np.zeros(nfft)  # the series less its mean, zero-padded in place (no copy of it)
+    np.subtract(a, a.mean(), out=padded[:n])
+    f = sfft.rfft(padded, nfft, workers=-1)
+    del a, padded
     power = f.real**2
     power += f.imag**2
     del f
@@ -196,7 +197,10 @@ def dependence(x: npt.ArrayLike | Prepared, *, max_lag: int | None = None) -> De
             rule=rule + " (too few distinct samples to test: treated as independent)",
         )
 
+    had_order = "order" in prep.__dict__
     z = prep.normal_scores
+    if not had_order:  # the ranks made for the scores only: freed before the transform
+        prep.release("order")
     pw_lags = int(math.ceil(math.sqrt(n))) + max(5, int(math.ceil(math.log10(n)))) + 1
     long_lags = min(n - 1, max(max_lag, pw_lags, LJUNG_BOX_LAG, n // 4))
     acf_long = autocorrelation(z, long_lags)
