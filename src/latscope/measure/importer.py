@@ -548,7 +548,8 @@ def import_csv(
     for c in parsed.columns:
         data[c.name] = c.ticks
     with open_store(store).transaction("imported") as t:
-        samples.write(t.samples_path, header, data)
+        with t.writing():
+            samples.write(t.samples_path, header, data)
         meta: dict[str, Any] = {
             "id": t.id,
             "created_utc": _now_utc(),
