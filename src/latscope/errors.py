@@ -32,6 +32,23 @@ class MeasurementFailed(LatscopeError):
         super().__init__(message, 1)
 
 
+class StoreFull(LatscopeError):
+    """The store's file system is full (ENOSPC, EDQUOT): a write of the store failed, what it
+    was writing is gone again, and the line says how much was needed and what to do (exit 1:
+    a failed operation)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, 1)
+
+
+class StoreNotWritable(LatscopeError):
+    """The store cannot be written here (a read-only file system, EROFS; no permission, EACCES
+    or EPERM): what this machine does not permit (exit 3); views still read it."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, 3)
+
+
 class Interrupted(LatscopeError):
     """Stopped by a signal (SIGINT, SIGTERM, SIGHUP: probe.stop_signals): the line says which
     and what became of the work (``what``); the exit status is 128 + the signal's number."""

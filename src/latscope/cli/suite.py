@@ -12,9 +12,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..errors import BadInput, Interrupted
+from ..errors import BadInput, Interrupted, LatscopeError
 from ..files import check_destination, check_directory
 from ..scenarios import BUILTIN
+from ..store import space
 from ..units import shown
 from .shared import (
     RAW,
@@ -276,10 +277,21 @@ def _suite(args: argparse.Namespace, emit: Callable[[str], None]) -> int:
             print_comparison(console, sr, rows)
     for name, why in sr.skipped_scenarios().items():
         console.print(f"[yellow]skipped here:[/yellow] {shown(name)}: {shown(why)}")
-    rec = write_record(sr, rows)
+    ok = sum(r.status == "ok" for r in sr.results)
+    kept = (
+        f"the {ok} runs finished stay in the store (latscope ls --suite {sr.suite_run})"
+        if ok
+        else "no run was kept"
+    )
+    try:
+        rec = write_record(sr, rows)
+    except OSError as e:
+        if e.errno not in space.FULL:
+            raise
+        what = f"the record of suite run {sr.suite_run} did not fit"
+        raise space.full(st.root, what, outcome=kept) from None
     console.print(f"[dim]suite record: {shown(rec)}[/dim]")
     emit(Path(rec).read_text())
-    ok = sum(r.status == "ok" for r in sr.results)
     if sr.interrupted:
         what = (
             f"{ok} of {len(steps)} runs finished and stay in the store "
@@ -289,7 +301,18 @@ def _suite(args: argparse.Namespace, emit: Callable[[str], None]) -> int:
         )
         raise Interrupted(what, sr.signum or signal.SIGINT)
     if ok:
-        _write_reports(sr, rows, args, console)
+        try:
+            _write_reports(sr, rows, args, console)
+        except (OSError, LatscopeError) as e:
+            text = e.message if isinstance(e, LatscopeError) else (e.strerror or str(e))
+            if not space.message_says_full(text) or not isinstance(e, (OSError, BadInput)):
+                raise
+            raise LatscopeError(
+                f"the suite's report did not fit ({shown(text, markup=False)}); {kept}, "
+                f"with the suite record {rec}: free some space, or write the report "
+                "elsewhere (--html FILE)",
+                1,
+            ) from None
     console.print(
         f"{ok} of {len(steps)} runs kept (suite run {sr.suite_run}); "
         f"latscope ls --suite {sr.suite_run}"

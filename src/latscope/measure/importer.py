@@ -492,7 +492,8 @@ def import_csv(
     notes = list(parsed.notes)
     del parsed  # the samples are written, then read back for the analysis: one copy at a time
     with open_store(store).transaction("imported") as t:
-        samples.write(t.samples_path, header, data)
+        with t.writing():
+            samples.write(t.samples_path, header, data)
         data.clear()
         meta: dict[str, Any] = {
             "id": t.id,

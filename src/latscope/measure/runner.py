@@ -24,8 +24,9 @@ from typing import TYPE_CHECKING, Any
 from .. import probe
 from .. import store as _store
 from .._version import __version__
-from ..errors import BadInput, Interrupted, MeasurementFailed
+from ..errors import BadInput, Interrupted, LatscopeError, MeasurementFailed
 from ..files import open_regular
+from ..store import space
 from ..store.index import summary_frame
 
 if TYPE_CHECKING:
@@ -175,7 +176,13 @@ def measure(
         probe.pause_point("probe")
         created = _now_utc()
         times = envmod.cpu_times()
-        warnings = probe.run_probe(args, progress=progress)
+        try:
+            warnings = probe.run_probe(args, progress=progress)
+        except LatscopeError as e:  # the probe's one line: a full store says so as any write
+            if "sample file" in e.message and space.message_says_full(e.message):
+                what = f"the sample file of run {t.id} did not fit"
+                raise space.full(st.root, what, None, st.free_before(t.dir)) from None
+            raise
         steal = envmod.steal_between(times, envmod.cpu_times())
         probe.pause_point("commit")
         if not os.path.lexists(t.samples_path):
@@ -241,13 +248,16 @@ def _copy_hashed(path: Path, target: Path) -> str:
     h = hashlib.sha256()
     with open_regular(path, "a sample file", FILE_LIMIT) as src:
         fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC)
-        with os.fdopen(fd, "wb") as out:
-            try:
-                while chunk := src.read(1 << 20):
-                    h.update(chunk)
-                    out.write(chunk)
-            except OSError as e:
-                raise BadInput(f"{path}: cannot read: {e.strerror or e}") from None
+        with os.fdopen(fd, "wb") as out:  # a failed write: OSError (the caller's `writing`)
+            while True:
+                try:
+                    chunk = src.read(1 << 20)
+                except OSError as e:
+                    raise BadInput(f"{path}: cannot read: {e.strerror or e}") from None
+                if not chunk:
+                    break
+                h.update(chunk)
+                out.write(chunk)
     return h.hexdigest()
 
 
@@ -291,7 +301,8 @@ def import_samples(
     bench = str(samples.load(p).header.get("benchmark"))  # checked whole before the store
     st = open_store(store)
     with new_run(st, bench, host=host) as t:
-        sha = _copy_hashed(p, t.samples_path)
+        with t.writing():
+            sha = _copy_hashed(p, t.samples_path)
         measured = Run(t.samples_path)  # the copy, checked whole (layout, CRC, header)
         if measured.benchmark != bench:
             raise BadInput(f"{p}: changed while it was being imported; nothing imported")

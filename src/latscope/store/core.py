@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from .. import samples
 from ..errors import BadInput, LatscopeError
 from ..leftovers import proc_start_ticks as _proc_start_ticks
-from . import index
+from . import index, space
 from .layout import (
     OWNER_FILE,
     PARTIAL_PREFIX,
@@ -259,6 +259,10 @@ class Store(Writer):
                 self._keep_summary(run.dir, fresh)
             except BadInput:  # a store another user could redirect: read, never written
                 return rows if rows is not None else index.normal(fresh)
+            except OSError as e:  # a full or read-only store: the rows computed, not kept
+                if e.errno not in space.CACHE_ERRORS:
+                    raise
+                return index.normal(fresh)
             return index.read(target, run.id)[0]
         except (LatscopeError, OSError, ValueError):
             if rows is not None:

@@ -126,11 +126,24 @@ def normal(df: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def parquet_bytes(df: pl.DataFrame, **options: Any) -> bytes:
+    """``df`` as the bytes of a Parquet file, made in memory: a file is then written with
+    plain writes, whose failure (a full file system) is an OSError with its errno, never one
+    of polars' errors that names none."""
+    import io
+
+    buf = io.BytesIO()
+    df.write_parquet(buf, **options)
+    return buf.getvalue()
+
+
 def write(df: pl.DataFrame, target: Path, dir_fd: int | None = None) -> None:
     """Write summary rows to ``target`` atomically (files.atomic_write); ``dir_fd``: its
-    directory, held open (the name of ``target`` is taken in it)."""
+    directory, held open (the name of ``target`` is taken in it).  OSError where it fails
+    (the temporary is removed)."""
+    data = parquet_bytes(df)
     with atomic_write(target, dir_fd=dir_fd) as f:
-        df.write_parquet(f)
+        f.write(data)
 
 
 #: The largest summary.parquet the store reads (one row per timed column: kilobytes).

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 from ..errors import BadInput
 from ..files import atomic_write, read_bytes
 from . import safe, table
-from .index import dtypes
+from .index import dtypes, parquet_bytes
 
 if TYPE_CHECKING:
     import polars as pl
@@ -120,8 +120,9 @@ def _keep(root: Path, t: table.Table, now: str) -> None:
     df = t.rows.with_columns(pl.Series(_PARTS, parts, pl.Utf8), pl.lit(now, pl.Utf8).alias(_STATE))
     try:
         with safe.held(root) as fd:
+            data = parquet_bytes(df)
             with atomic_write(CACHE_FILE, replace=True, dir_fd=fd) as f:
-                df.write_parquet(f)
+                f.write(data)
     except (OSError, BadInput):
         pass  # a cache: the next read reads the table
 

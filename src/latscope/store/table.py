@@ -43,7 +43,7 @@ from urllib.parse import quote, unquote
 from ..errors import BadInput
 from ..files import atomic_write, read_bytes
 from . import safe
-from .index import SUMMARY_COLUMNS, dtypes, fits
+from .index import SUMMARY_COLUMNS, dtypes, fits, parquet_bytes
 from .layout import Skipped
 
 if TYPE_CHECKING:
@@ -125,7 +125,8 @@ def frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
     )
 
 
-def _write(dfd: int, df: pl.DataFrame) -> None:
+def part_bytes(df: pl.DataFrame) -> bytes:
+    """Rows (`ROW_COLUMNS`) as the bytes of a part file."""
     import polars as pl
 
     cols = [
@@ -133,29 +134,103 @@ def _write(dfd: int, df: pl.DataFrame) -> None:
         for n, t in TABLE_COLUMNS
     ]
     df = df.sort(["created_utc", "run_id", "column_index"]).select(cols)
-    with atomic_write(_part_name(), replace=False, dir_fd=dfd) as f:
-        df.write_parquet(f, statistics=True)
+    return parquet_bytes(df, statistics=True)
 
 
-def append(root: Path, df: pl.DataFrame) -> list[tuple[str, str]]:
+def _write(dfd: int, df: pl.DataFrame) -> str:
+    """A new part file of ``df`` in the partition held as ``dfd``; its name.  The Parquet
+    bytes are made in memory first (`parquet_bytes`): a full file system is an OSError."""
+    data = part_bytes(df)
+    name = _part_name()
+    with atomic_write(name, replace=False, dir_fd=dfd) as f:
+        f.write(data)
+    return name
+
+
+@dataclass
+class Added:
+    """A part file `append` wrote: its partition (``names``: ``summary``'s directories below
+    the store's root), its name, and how many of those directories it made (the innermost)."""
+
+    names: tuple[str, ...]
+    part: str
+    made: int
+
+
+def append(
+    root: Path, df: pl.DataFrame, tidy: bool = True, added: list[Added] | None = None
+) -> list[tuple[str, str]]:
     """Add rows (`ROW_COLUMNS`) to the table under ``root`` (the store): one new part file in
     each partition they belong to, written atomically; a partition that has grown beyond
-    `COMPACT_AT` files is compacted.  Returns the partitions written.  OSError or BadInput
-    when the table cannot be written (a link planted in its path, a directory another user
-    could redirect: safe.py, a read-only store)."""
+    `COMPACT_AT` files is compacted (``tidy``; else left for `tidy_up`).  Returns the
+    partitions written; ``added``: each part file written is recorded there (`remove`
+    takes them back).  OSError or BadInput when the table cannot be written (a link planted
+    in its path, a directory another user could redirect: safe.py, a read-only or full
+    store): a directory made for the failed part is removed again."""
     import polars as pl
 
     done = []
     for (bench, month), part in df.group_by(["benchmark", "month"], maintain_order=True):
         names = (TABLE_DIR, f"benchmark={encode(str(bench))}", f"month={month}")
-        with safe.held(root, names, create=True) as dfd:
-            now = datetime.now(timezone.utc).replace(tzinfo=None)
-            _write(dfd, part.with_columns(pl.lit(now, pl.Datetime("us")).alias("indexed_utc")))
-            many = sum(1 for n in os.listdir(dfd) if _is_part(n)) > COMPACT_AT
+        made = _missing(root, names)
+        try:
+            with safe.held(root, names, create=True) as dfd:
+                now = datetime.now(timezone.utc).replace(tzinfo=None)
+                stamped = part.with_columns(pl.lit(now, pl.Datetime("us")).alias("indexed_utc"))
+                name = _write(dfd, stamped)
+                many = sum(1 for n in os.listdir(dfd) if _is_part(n)) > COMPACT_AT
+        except BaseException:
+            _unmake(root, names, made)
+            raise
+        if added is not None:
+            added.append(Added(names, name, made))
         done.append(names[1:])
-        if many:
+        if many and tidy:
             compact(root, names[1:])
     return done
+
+
+def tidy_up(root: Path, partitions: list[tuple[str, str]]) -> None:
+    """Compact those of ``partitions`` that have grown beyond `COMPACT_AT` files (`append`
+    with ``tidy=False`` left them); a failure leaves them as they are (still correct)."""
+    for names in partitions:
+        try:
+            with safe.held(root, (TABLE_DIR, *names)) as dfd:
+                many = sum(1 for n in os.listdir(dfd) if _is_part(n)) > COMPACT_AT
+            if many:
+                compact(root, names)
+        except (OSError, BadInput):
+            pass
+
+
+def remove(root: Path, added: list[Added]) -> None:
+    """Take back the part files `append` wrote (``added``), and the directories it made for
+    them where they are empty: a run that was not kept leaves nothing in the table."""
+    for a in reversed(added):
+        with contextlib.suppress(OSError, BadInput), safe.held(root, a.names) as dfd:
+            os.unlink(a.part, dir_fd=dfd)
+        _unmake(root, a.names, a.made)
+
+
+def _missing(root: Path, names: tuple[str, ...]) -> int:
+    """How many of the directories ``root/names...`` are missing (the innermost ones)."""
+    path = root
+    for i, name in enumerate(names):
+        path = path / name
+        if not os.path.lexists(path):
+            return len(names) - i
+    return 0
+
+
+def _unmake(root: Path, names: tuple[str, ...], made: int) -> None:
+    """Remove the innermost ``made`` directories of ``root/names...`` where they are empty
+    (innermost first, each through the directory above it held open)."""
+    for j in range(len(names) - 1, len(names) - 1 - made, -1):
+        try:
+            with safe.held(root, names[:j]) as fd:
+                os.rmdir(names[j], dir_fd=fd)
+        except (OSError, BadInput):
+            return
 
 
 def _is_part(name: str) -> bool:

@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any
 
 from .. import leftovers
 from ..errors import BadInput, LatscopeError
-from ..files import rename_noreplace, write_text
+from ..files import rename_noreplace, write_bytes, write_text
 from ..leftovers import proc_start_ticks as _proc_start_ticks
-from . import index, safe, table
+from . import index, safe, space, table
 from .layout import (
     OWNER_FILE,
     PARTIAL_PREFIX,
@@ -67,6 +67,7 @@ class Writer:
         self.root = root
         self._held: dict[Path, safe.HeldDir] = {}  # partial directories being written
         self._done: set[Path] = set()  # those committed or abandoned: never opened again
+        self._free: dict[Path, int | None] = {}  # bytes free before each run began
 
     @property
     def runs_dir(self) -> Path:
@@ -106,7 +107,7 @@ class Writer:
 
     def _writable(self, runs: int) -> None:
         if not os.access(safe.fd_path(runs), os.W_OK | os.X_OK):
-            raise BadInput(f"the store {self.root} is not writable; use --store DIR")
+            raise space.not_writable(self.root)
 
     def writable(self) -> bool:
         """Whether the store exists and latscope may write into it (safe.py: no other user
@@ -130,11 +131,17 @@ class Writer:
         being measured from one that was killed.  It is held open, with runs/, until `commit`
         or `abandon`: both work through those descriptors (a directory swapped meanwhile
         cannot redirect them).  The store is checked first (safe.py)."""
-        runs = safe.open_path(self.root, ("runs",), create=True)
+        try:
+            runs = safe.open_path(self.root, ("runs",), create=True)
+        except BadInput:
+            if space.read_only(self.root) or space.read_only(self.root.parent):
+                raise space.not_writable(self.root) from None
+            raise
         held: safe.HeldDir | None = None
         try:
             self._writable(runs)
             leftovers.sweep(runs, PARTIAL_PREFIX)  # what killed probes left (dead owners)
+            free = space.free_bytes(self.root)
             for _ in range(100):
                 run_id = self.new_run_id(bench)
                 if os.path.exists(safe.fd_path(runs) / run_id):
@@ -145,6 +152,8 @@ class Writer:
                 except FileExistsError:
                     continue
                 except OSError as e:
+                    if e.errno in space.CACHE_ERRORS:
+                        raise space.error(e, self.root, "no room for a new run") from None
                     raise BadInput(
                         f"cannot make a run directory in {self.runs_dir}: {e.strerror}"
                     ) from None
@@ -152,8 +161,12 @@ class Writer:
                 held = safe.HeldDir(
                     runs, safe.open_dir(runs, name, partial, mine=True), name, partial
                 )
-                write_text(partial / OWNER_FILE, json.dumps(_owner()), dir_fd=held.fd)
+                try:
+                    write_text(partial / OWNER_FILE, json.dumps(_owner()), dir_fd=held.fd)
+                except OSError as e:
+                    raise space.error(e, self.root, "no room for a new run") from None
                 self._held[partial] = held
+                self._free[partial] = free
                 self._done.discard(partial)
                 return run_id, partial
             raise BadInput(f"cannot allocate a run directory in {self.runs_dir}")
@@ -203,23 +216,55 @@ class Writer:
             meta = {**meta, "host": host}
         held = self._hold(partial)
         self._in_place(held, run_id)
-        if summary is not None:
-            index.write(summary, partial / SUMMARY_FILE, dir_fd=held.fd)
-        for name, text in (files or {}).items():
-            write_text(partial / name, text, dir_fd=held.fd)
-        write_text(partial / RUN_FILE, json.dumps(meta, indent=1, sort_keys=False), dir_fd=held.fd)
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(OWNER_FILE, dir_fd=held.fd)
-        self._in_place(held, run_id)
+        texts = {**(files or {}), RUN_FILE: json.dumps(meta, indent=1, sort_keys=False)}
+        data = {k: v.encode("utf-8") for k, v in texts.items()}
+        parquet = index.parquet_bytes(summary) if summary is not None else None
+        added: list[table.Added] = []
         try:
+            if parquet is not None:
+                write_bytes(partial / SUMMARY_FILE, parquet, dir_fd=held.fd)
+            for name, raw in data.items():  # run.json last
+                write_bytes(partial / name, raw, dir_fd=held.fd)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(OWNER_FILE, dir_fd=held.fd)
+            if summary is not None:  # the table's rows, before the run is visible
+                self._index(partial, meta, summary, added)
+            self._in_place(held, run_id)
             rename_noreplace(held.parent, held.name, run_id)
-        except OSError as e:
+        except BaseException as e:
+            table.remove(self.root, added)
+            if not isinstance(e, OSError):
+                raise
+            if e.errno in space.CACHE_ERRORS:
+                need = self._need(
+                    held, meta, summary, [len(parquet or b""), *map(len, data.values())]
+                )
+                what = f"run {run_id} did not fit"
+                raise space.error(e, self.root, what, need, self.free_before(partial)) from None
             raise BadInput(f"cannot commit run {run_id} in {self.runs_dir}: {e.strerror}") from None
         self._release(partial)
-        final = self.runs_dir / run_id
+        table.tidy_up(self.root, [a.names[1:] for a in added])
+        return self.runs_dir / run_id
+
+    def free_before(self, partial: Path) -> int | None:
+        """The bytes that were free on the store's file system before the run of ``partial``
+        began (`begin`)."""
+        return self._free.get(partial)
+
+    @staticmethod
+    def _need(
+        held: safe.HeldDir, meta: dict[str, Any], summary: pl.DataFrame | None, sizes: list[int]
+    ) -> int:
+        """The space a run takes when kept: its files (``sizes``, and the sample file in
+        ``held``), its owner file while it is made, and its rows in the summary table."""
+        sizes = [*sizes, 4096]
+        with contextlib.suppress(OSError):
+            sizes.append(os.stat(SAMPLES_FILE, dir_fd=held.fd).st_size)
         if summary is not None:
-            self._index(final, meta, summary)
-        return final
+            with contextlib.suppress(Exception):
+                rows = table.rows_of(meta, index.normal(summary), host_of(meta), "-/-/-")
+                sizes.append(len(table.part_bytes(rows)))
+        return space.footprint(sizes)
 
     @staticmethod
     def _in_place(held: safe.HeldDir, run_id: str) -> None:
@@ -230,13 +275,23 @@ class Writer:
                 "nothing was written there"
             )
 
-    def _index(self, final: Path, meta: dict[str, Any], summary: pl.DataFrame) -> None:
+    def _index(
+        self, d: Path, meta: dict[str, Any], summary: pl.DataFrame, added: list[table.Added]
+    ) -> None:
+        """Add a run's rows to the summary table (its files in ``d`` complete: the rows'
+        fingerprint is theirs, and a rename of the directory changes none of it).  A table
+        that cannot be written for a reason other than space (a link planted in it, a
+        directory another user could redirect) is left for the next `ls` or `history` to
+        mend; a full or read-only store is an OSError: the run is not kept."""
         try:
             rows = table.rows_of(
-                meta, index.normal(summary), host_of(meta), table.fingerprint(final, RUN_FILES)
+                meta, index.normal(summary), host_of(meta), table.fingerprint(d, RUN_FILES)
             )
-            table.append(self.root, rows)
-        except (OSError, LatscopeError, ValueError):
+            table.append(self.root, rows, tidy=False, added=added)
+        except OSError as e:
+            if e.errno in space.CACHE_ERRORS:
+                raise
+        except (LatscopeError, ValueError):
             pass  # the next `ls` or `history` finds the run without rows and adds them
 
     def abandon(self, partial: Path) -> None:
@@ -259,6 +314,7 @@ class Writer:
 
     def _release(self, partial: Path) -> None:
         held = self._held.pop(partial, None)
+        self._free.pop(partial, None)
         if held is not None:
             held.close()
         self._done.add(partial)
@@ -292,6 +348,8 @@ class Writer:
             except FileNotFoundError:
                 return
             except OSError as e:
+                if e.errno in space.DENIED:
+                    raise space.not_writable(self.root, e) from None
                 raise BadInput(f"cannot remove {d}: {e.strerror}") from None
             safe.remove_entry(runs, gone)
         finally:
@@ -381,6 +439,19 @@ class Transaction:
     @property
     def samples_path(self) -> Path:
         return self.dir / SAMPLES_FILE
+
+    @contextmanager
+    def writing(self, what: str = "the sample file") -> Iterator[None]:
+        """A write of ``what`` into the partial directory: an OSError there (a full or
+        read-only store) becomes one line (`space.error`); the transaction then removes
+        the partial directory."""
+        try:
+            yield
+        except OSError as e:
+            what = f"{what} of run {self.id} did not fit"
+            raise space.error(
+                e, self.store.root, what, None, self.store.free_before(self.dir)
+            ) from None
 
     def commit(
         self,

@@ -36,7 +36,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from .. import probe
-from ..errors import Interrupted, LatscopeError, Unsupported
+from ..errors import Interrupted, LatscopeError, StoreFull, Unsupported
 from ..scenarios import Scenario, Step, Suite
 from ..units import fmt_bare, pick_unit, shown
 
@@ -214,6 +214,11 @@ def execute(
                 except (Interrupted, KeyboardInterrupt) as e:
                     sr.interrupted = True
                     sr.signum = probe.signum_of(e)
+                    break
+                except StoreFull as e:  # the next runs would not fit either: stop here
+                    sr.results.append(StepResult(step, "failed", why=e.message))
+                    out.print(f"{head}: [red]failed[/red]: {shown(e.message)}")
+                    out.print("[red]the store is full: the suite stops here[/red]")
                     break
                 except Unsupported as e:
                     refused[sc.name] = e.message
