@@ -287,6 +287,10 @@ def test_show_prints_a_kept_explanation_and_ignores_a_damaged_one(cli, store: Pa
     assert "other" in text  # softirqs under 0.1%
     assert "call median 200.0 ns untraced, 700.0 ns traced (3.50x)" in text
     assert "the loop per iteration: 300.0 ns untraced, 900.0 ns traced" in text
+    md = cli("report", run_id, "--md", str(store.parent / "md"))
+    assert md.returncode == 0, md.stderr
+    text = (store.parent / "md" / "report.md").read_text()
+    assert "Where the time goes" in text and "syscall getppid" in text and "66.7%" in text
     for damaged in ("{", json.dumps({**rec, "schema": 99}), json.dumps({**rec, "parts": 3})):
         f.write_text(damaged)
         shown = cli("show", run_id)

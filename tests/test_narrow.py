@@ -239,7 +239,8 @@ def test_a_suite_table_that_fits_keeps_its_scenario_column(store: Path) -> None:
 # ----------------------------------------------------------------------------- help pages
 
 COMMANDS = [
-    "list", "clocks", "run", "trust", "quick", "ab", "show", "export", "ls", "store", "rm",
+    "list", "clocks", "run", "explain", "trust", "quick", "ab", "show", "export", "ls", "store",
+    "rm",
     "history",
     "suite", "env", "report", "compare", "import", "plot", "matrix", "fleet", "completion",
 ]  # fmt: skip

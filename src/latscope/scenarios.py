@@ -109,6 +109,7 @@ class Suite:
     seed: int | None = None
     interleave: str = "rounds"
     builtin: bool = False
+    claims: list[Any] = field(default_factory=list)  # [[claim]], checked by suite/claims.py
 
 
 @dataclass(frozen=True)
@@ -276,12 +277,12 @@ def parse(
     err = _Err(path)
     if doc is None:
         doc = _read(path, text)
-    unknown = set(doc) - TOP_KEYS - {"scenario"}
+    unknown = set(doc) - TOP_KEYS - {"scenario", "claim"}
     if unknown:
         raise err(
             "top level",
             f"unknown key '{sorted(unknown)[0]}' (known: {', '.join(sorted(TOP_KEYS))}, "
-            "[[scenario]])",
+            "[[scenario]], [[claim]])",
         )
     cat = probe.catalogue()
     benches = {b["name"]: b for b in cat["benchmarks"]}
@@ -503,6 +504,7 @@ def parse(
         seed=seed,
         interleave=interleave,
         builtin=builtin,
+        claims=_claims if isinstance(_claims := doc.get("claim", []), list) else [_claims],
     )
 
 

@@ -188,7 +188,9 @@ def _print_plan(console: Any, suite: Any, steps: list[Any], seed: int) -> None:
     )
 
 
-def _write_reports(sr: Any, rows: list[Any], args: argparse.Namespace, console: Any) -> None:
+def _write_reports(
+    sr: Any, rows: list[Any], args: argparse.Namespace, console: Any, claims: list[Any]
+) -> None:
     """The HTML report (with --md the Markdown one, with --latex a LaTeX fragment), rendered
     by report/full.py and report/latex.py."""
     from .. import report
@@ -198,7 +200,9 @@ def _write_reports(sr: Any, rows: list[Any], args: argparse.Namespace, console: 
     if not args.html:
         sr.store.make_dir("reports")  # checked: no other user can redirect the report
     # each scenario's full analysis: a page in the folder <report>-runs beside the report
-    doc = document(sr, rows, figures=not args.no_figures, pages_dir=f"{html.stem}-runs")
+    doc = document(
+        sr, rows, figures=not args.no_figures, pages_dir=f"{html.stem}-runs", claims=claims
+    )
     written = report.write_html(doc, html, force=args.force or not args.html)
     pages = f" (and a page per scenario in {doc.pages_dir}/ beside it)" if doc.pages else ""
     console.print(f"report: {shown(written)}{pages}")
@@ -206,7 +210,7 @@ def _write_reports(sr: Any, rows: list[Any], args: argparse.Namespace, console: 
         md = report.write_markdown(doc, args.md, force=args.force)
         console.print(f"report (Markdown): {shown(md)}")
     if args.latex:
-        brief = document(sr, rows, details=False, figures=not args.no_figures)
+        brief = document(sr, rows, details=False, figures=not args.no_figures, claims=claims)
         frags = [report.suite_fragment(brief, sr.suite_run)]
         paths = report.write_latex(frags, args.latex, doc.title, force=args.force)
         console.print(
@@ -230,7 +234,10 @@ def _suite(args: argparse.Namespace, emit: Callable[[str], None]) -> int:
             f"--paired-time {args.paired_time:g}: give seconds between 0.2 and 3600, or 0 for "
             "no paired runs"
         )
+    from ..suite import claims as _claims
+
     suite = scenarios.load(args.suite, repeat=args.repeat)
+    claims = _claims.parse(suite)  # checked before anything runs
     seed = args.seed if args.seed is not None else suite.seed
     if seed is None:
         seed = scenarios.new_seed()
@@ -269,12 +276,15 @@ def _suite(args: argparse.Namespace, emit: Callable[[str], None]) -> int:
     from ..suite import write_record
 
     rows: list[Any] = []
+    verdicts: list[Any] = []
     if any(r.status == "ok" for r in sr.results):
         from ..suite import compare_rows, print_comparison
 
         rows = compare_rows(sr)
         if rows:
             print_comparison(console, sr, rows)
+        verdicts = _claims.check(claims, rows)
+        _claims.print_claims(console, verdicts)
     for name, why in sr.skipped_scenarios().items():
         console.print(f"[yellow]skipped here:[/yellow] {shown(name)}: {shown(why)}")
     ok = sum(r.status == "ok" for r in sr.results)
@@ -284,7 +294,7 @@ def _suite(args: argparse.Namespace, emit: Callable[[str], None]) -> int:
         else "no run was kept"
     )
     try:
-        rec = write_record(sr, rows)
+        rec = write_record(sr, rows, verdicts)
     except OSError as e:
         if e.errno not in space.FULL:
             raise
@@ -302,7 +312,7 @@ def _suite(args: argparse.Namespace, emit: Callable[[str], None]) -> int:
         raise Interrupted(what, sr.signum or signal.SIGINT)
     if ok:
         try:
-            _write_reports(sr, rows, args, console)
+            _write_reports(sr, rows, args, console, verdicts)
         except (OSError, LatscopeError) as e:
             text = e.message if isinstance(e, LatscopeError) else (e.strerror or str(e))
             if not space.message_says_full(text) or not isinstance(e, (OSError, BadInput)):

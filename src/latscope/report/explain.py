@@ -83,3 +83,73 @@ def lines(rec: dict[str, Any]) -> list[str]:
         )
         out.append("  after a call's exit, in the run-queue parts after a switch")
     return out
+
+
+def stacked_bar(rec: dict[str, Any]) -> Any:
+    """The traced iteration as one horizontal bar, a segment per part (largest first), each
+    labelled with its share where it is wide enough."""
+    from ..plots import COLORS, new_figure
+    from ..plots.common import _style, legend_below, set_title
+
+    parts = [p for p in rec.get("parts") or [] if float(p.get("share") or 0) >= SMALL_SHARE]
+    fig = new_figure(size=(7.0, 1.9), extra_height=0.6)
+    ax = fig.axes[0]
+    total = float(rec.get("traced_ns_per_iteration") or 0) or 1.0
+    unit = 1e3 if total >= 1e3 else 1.0
+    left = 0.0
+    handles = []
+    for i, p in enumerate(parts):
+        w = float(p.get("ns_per_iteration") or 0) / unit
+        h = ax.barh([0], [w], left=left, color=COLORS[i % len(COLORS)], height=0.6)
+        if float(p.get("share") or 0) >= 0.08:
+            ax.text(left + w / 2, 0, f"{100 * float(p['share']):.0f}%", ha="center",
+                    va="center", fontsize=9, color="white")  # fmt: skip
+        handles.append(h)
+        left += w
+    ax.set_yticks([])
+    ax.set_xlabel(f"per traced iteration ({'µs' if unit == 1e3 else 'ns'})")
+    _style(ax)
+    set_title(ax, "where the time of the timed loop goes", f"traced with {rec.get('tracer')}")
+    legend_below(ax, handles, [str(p.get("part")) for p in parts], ncols=3)
+    return fig
+
+
+def blocks(rec: dict[str, Any], anchor: str, figures: bool = True) -> list[Any]:
+    """The explanation in a report (HTML, Markdown, LaTeX): a heading, the parts as a table,
+    the blocking stacks, the switches and the tracer's cost as text, and the stacked bar."""
+    from .document import Heading, Image, Table, Text
+
+    rows = [
+        [str(p.get("part")), fmt(p.get("ns_per_iteration")),
+         f"{100 * float(p.get('share') or 0):.1f}%", _meaning(str(p.get("part")))]
+        for p in rec.get("parts") or []
+    ]  # fmt: skip
+    out: list[Any] = [
+        Heading("Where the time goes", 3, f"{anchor}-explain", toc="explain"),
+        Table(
+            f"Parts of the traced loop ({rec.get('rounds')} rounds of {rec.get('n'):,} "
+            f"iterations, {fmt(rec.get('traced_ns_per_iteration'))} per iteration traced)",
+            ["part", "per iteration", "share", "what"],
+            rows,
+            align="lrrl",
+            note="The measuring thread's traced time, split into parts that sum to it "
+            "(docs/explain.md).",
+        ),
+    ]
+    stacks = rec.get("blocked_stacks") or []
+    if stacks:
+        out.append(
+            Text(
+                "Asleep in: "
+                + "; ".join(
+                    f"{s.get('stack')} ({fmt(s.get('ns_per_iteration'))}, "
+                    f"{100 * float(s.get('share') or 0):.1f}%)"
+                    for s in stacks
+                )
+            )
+        )
+    out += [Text(line.strip(), "dim") for line in lines(rec)[-4:] if "tracer" in line]
+    if figures:
+        out.append(Image("explain", "Where the time of the timed loop goes, traced (largest "
+                         "part first).", lambda: stacked_bar(rec)))  # fmt: skip
+    return out

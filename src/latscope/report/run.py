@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..env import emulation_caveat
+from ..measure.trace import load_explained
 from ..plots import HIST_CUT
 from .document import (
     Alert,
@@ -219,6 +220,11 @@ def run_blocks(ra: RunAnalysis, *, figures: bool = True, anchor: str | None = No
         from .ab import ab_blocks
 
         out[2:2] = ab_blocks(ab)
+    rec = load_explained(run.dir)  # latscope explain: where the time goes
+    if rec is not None:
+        from .explain import blocks as explain_blocks
+
+        out += explain_blocks(rec, anchor, figures)
     for col in run.all_columns:
         out.append(Heading(f"{col} — {ra.label}", 3, f"{anchor}-{slug(col)}", toc=col))
         if col in ra.errors:

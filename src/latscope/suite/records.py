@@ -8,13 +8,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .claims import Verdict
     from .comparison import Row  # scipy: not for the record of a suite stopped at once
     from .running import SuiteRun
 
 # ------------------------------------------------------------------------------- the record
 
 
-def record(sr: SuiteRun, rows: list[Row]) -> dict[str, Any]:
+def record(sr: SuiteRun, rows: list[Row], claims: list[Verdict] | None = None) -> dict[str, Any]:
     """The suite's record (JSON-ready): plan, seed, every step's outcome, the comparison."""
     s = sr.suite
     return {
@@ -69,9 +70,10 @@ def record(sr: SuiteRun, rows: list[Row]) -> dict[str, Any]:
             for p in sr.paired
         ],
         "comparison": [r.to_dict() for r in rows],
+        "claims": [v.to_dict() for v in claims or []],
     }
 
 
-def write_record(sr: SuiteRun, rows: list[Row]) -> Path:
-    text = json.dumps(record(sr, rows), indent=1, default=str)
+def write_record(sr: SuiteRun, rows: list[Row], claims: list[Verdict] | None = None) -> Path:
+    text = json.dumps(record(sr, rows, claims), indent=1, default=str)
     return sr.store.write_text("suites", f"{sr.suite_run}.json", text)

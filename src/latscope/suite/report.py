@@ -38,6 +38,7 @@ def document(
     details: bool = True,
     figures: bool = True,
     pages_dir: str = "runs",
+    claims: list[Any] | None = None,
 ) -> Any:
     """The suite's report as a document (report/document.py), rendered by report.write_html and
     report.write_markdown: first the comparison table and per benchmark a figure of its
@@ -178,6 +179,27 @@ def document(
             + legend[1:],
         )
     )
+    if claims:  # the suite's [[claim]]s, checked on these runs (suite/claims.py)
+        tones = {"holds": "good", "contradicted": "bad", "inconclusive": "warn"}
+        doc.add(
+            Table(
+                "What the scenarios should show, checked on these runs",
+                ["report", "claim", "figure [95% CI]", "verdict"],
+                [
+                    [
+                        v.claim.report or "",
+                        v.claim.says,
+                        v.figures(),
+                        Cell(v.verdict, tones[v.verdict]) if v.verdict in tones else v.verdict,
+                    ]
+                    for v in claims
+                ],
+                align="llrl",
+                note="Holds: the figure's whole 95% interval satisfies the claim; contradicted: "
+                "its whole interval satisfies the opposite; inconclusive: it straddles the bound. "
+                "A ratio's interval is the conservative one from the two medians' intervals.",
+            )  # fmt: skip
+        )
     if figures:
         by_bench: dict[str, list[Row]] = {}
         for r in rows:
