@@ -291,6 +291,9 @@ def test_show_prints_a_kept_explanation_and_ignores_a_damaged_one(cli, store: Pa
     assert md.returncode == 0, md.stderr
     text = (store.parent / "md" / "report.md").read_text()
     assert "Where the time goes" in text and "syscall getppid" in text and "66.7%" in text
+    # the answer first: the sentence at a glance, before the run's section
+    glance = text.index("Where the time goes (traced with perf 6.1")
+    assert glance < text.index("## Run ") and "67% syscall getppid" in text
     for damaged in ("{", json.dumps({**rec, "schema": 99}), json.dumps({**rec, "parts": 3})):
         f.write_text(damaged)
         shown = cli("show", run_id)

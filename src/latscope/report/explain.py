@@ -150,6 +150,24 @@ def blocks(rec: dict[str, Any], anchor: str, figures: bool = True) -> list[Any]:
         )
     out += [Text(line.strip(), "dim") for line in lines(rec)[-4:] if "tracer" in line]
     if figures:
-        out.append(Image("explain", "Where the time of the timed loop goes, traced (largest "
-                         "part first).", lambda: stacked_bar(rec)))  # fmt: skip
+        out.append(Image(f"{anchor}-explain", "Where the time of the timed loop goes, traced "
+                         "(largest part first).", lambda: stacked_bar(rec)))  # fmt: skip
     return out
+
+
+def sentence(rec: dict[str, Any], parts: int = 3) -> str:
+    """The explanation in one sentence: its largest parts with their shares, the largest
+    blocking stack named."""
+    said = []
+    stacks = rec.get("blocked_stacks") or []
+    for p in (rec.get("parts") or [])[:parts]:
+        name = str(p.get("part"))
+        share = f"{100 * float(p.get('share') or 0):.0f}%"
+        if name == "blocked" and stacks:
+            said.append(f"{share} asleep in {stacks[0].get('stack')}")
+        else:
+            said.append(f"{share} {name}")
+    return (
+        f"Where the time goes (traced with {rec.get('tracer')}, the tracer's cost said in the "
+        f"run's section): {'; '.join(said)}"
+    )

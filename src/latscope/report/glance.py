@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ..env import emulation_caveat
 from ..facts import disagreements, latency_of
 from ..facts.wording import injected_line
+from ..measure.trace import load_explained
 from ..summary import P50_CI_HIGH, P50_CI_LOW, stat, value, withheld_reason
 from ..units import fmt, pick_unit
 from .document import Alert, Block, Heading, Image, Text
@@ -112,6 +113,11 @@ def glance_blocks(
         for col, code, msg in top_warnings(ra):
             out.append(Alert(f"{head}{col}: {msg}", code=code))
         out.extend(Alert(f"{head}{w}", code="disagree") for w in disagreements(ra.run.facts))
+        rec = load_explained(ra.run.dir)  # latscope explain
+        if rec is not None:
+            from .explain import sentence
+
+            out.append(Text(head + sentence(rec) + "."))
         if not any(ca.warnings for ca in ra.columns.values()):
             out.append(Text(f"{head}no warnings: nothing in the analysis says to distrust it."))
     if not figures:
@@ -140,6 +146,16 @@ def glance_blocks(
                 "with the fitted shifted log-normal density — " + ra.label,
                 hist,
                 wide=False,
+            )
+        )
+    if not several and analyses and (rec := load_explained(analyses[0].run.dir)) is not None:
+        from .explain import stacked_bar
+
+        out.append(
+            Image(
+                f"{analyses[0].run.id}-explain",
+                "Where the time of the timed loop goes, traced (largest part first)",
+                lambda: stacked_bar(rec),
             )
         )
     return out
