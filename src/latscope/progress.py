@@ -68,6 +68,26 @@ def cells(console: Console, total: int, quiet: bool = False) -> Iterator[tuple[A
         yield (prog, task)
 
 
+def over_cells(
+    console: Console,
+    total: int,
+    quiet: bool,
+    describe: Callable[[Any], str],
+    run: Callable[[Callable[[int, Any], None] | None], Any],
+) -> Any:
+    """``run(on_cell)`` under a bar of ``total`` cells (`cells`; none with ``quiet``), each
+    finished cell ``i`` described by ``describe(cell)``: a matrix, a sweep, a grid."""
+    with cells(console, total, quiet) as pt:
+        on_cell: Callable[[int, Any], None] | None = None
+        if pt:
+            prog, task = pt
+
+            def on_cell(i: int, c: Any) -> None:
+                prog.update(task, completed=i + 1, description=describe(c))
+
+        return run(on_cell)
+
+
 class Steps:
     """A bar fed one step at a time, in phases (``latscope report``: analysing, then drawing
     figures); does nothing without a bar."""

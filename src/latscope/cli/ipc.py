@@ -62,25 +62,6 @@ def add_parsers(sub: Any) -> None:
     store_arg(p)
 
 
-def _with_progress(
-    total: int,
-    quiet: bool,
-    describe: Callable[[Any], str],
-    run: Callable[[Callable[[int, Any], None] | None], Any],
-) -> Any:
-    """``run(on_cell)`` under a progress bar of ``total`` cells (none with ``quiet``), each
-    finished cell described by ``describe``."""
-    with progress.cells(err_console, total, quiet) as pt:
-        on_cell: Callable[[int, Any], None] | None = None
-        if pt:
-            prog, task = pt
-
-            def on_cell(i: int, c: Any) -> None:
-                prog.update(task, completed=i + 1, description=describe(c))
-
-        return run(on_cell)
-
-
 def _print_notes(items: list[tuple[str, str, dict[str, Any]]]) -> None:
     """The notes (notes.py) that explain the cells' figures, each once with its cells."""
     # here, not at the top: notes loads the environment's package, 20 ms of every command
@@ -110,7 +91,8 @@ def cmd_runtime(args: argparse.Namespace) -> int:
         f"[bold]latscope matrix --runtime python[/bold]: {len(plan)} cells, each beside its "
         f"C counterpart, n={args.n} each (round trip), kept in {shown(st.root)}"
     )
-    pairs = _with_progress(
+    pairs = progress.over_cells(
+        err_console,
         len(plan),
         args.quiet,
         lambda c: f"{c.py.mechanism} {c.py.mode}",
@@ -149,7 +131,8 @@ def cmd_matrix(args: argparse.Namespace) -> int:
         f"[bold]latscope matrix[/bold]: {len(plan)} cells, n={args.n} each "
         f"(round trip), kept in {shown(st.root)}"
     )
-    cells = _with_progress(
+    cells = progress.over_cells(
+        err_console,
         len(plan),
         args.quiet,
         lambda c: f"{c.mechanism} {c.mode}",

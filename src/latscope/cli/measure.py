@@ -391,15 +391,10 @@ def _sweep(args: argparse.Namespace, given: dict[str, Any]) -> int:
         f"[bold]{args.bench}[/bold] between every ordered pair of {len(cpus)} CPUs "
         f"({len(pairs)} runs), kept in {shown(st.root)}"
     )
-    with progress.cells(err_console, len(pairs), getattr(args, "quiet", False)) as pt:
-        on_cell = None
-        if pt:
-            prog, task = pt
-
-            def on_cell(i: int, c: Any) -> None:
-                prog.update(task, completed=i + 1, description=f"cpus={c.cpus}")
-
-        cells = run_sweep(args.bench, given, args.n, st, pairs, on_cell=on_cell)
+    cells = progress.over_cells(
+        err_console, len(pairs), getattr(args, "quiet", False), lambda c: f"cpus={c.cpus}",
+        lambda on_cell: run_sweep(args.bench, given, args.n, st, pairs, on_cell=on_cell),
+    )  # fmt: skip
     console.print(sweep_table(args.bench, cpus, cells))
     console.print("[dim]dim: same CPU; cyan: SMT siblings (one core); plain: other cores[/dim]")
     for c in cells:
@@ -433,16 +428,11 @@ def _grid(args: argparse.Namespace, given: dict[str, Any]) -> int:
         f"[bold]{args.bench}[/bold] over {' x '.join(k for k, _ in axes)} "
         f"({len(plan)} runs), kept in {shown(st.root)}"
     )
-    with progress.cells(err_console, len(plan), getattr(args, "quiet", False)) as pt:
-        on_cell = None
-        if pt:
-            prog, task = pt
-
-            def on_cell(i: int, c: Any) -> None:
-                words = " ".join(f"{k}={v}" for k, v in c.given.items())
-                prog.update(task, completed=i + 1, description=shown(words))
-
-        cells = run_grid(args.bench, given, plan, column, args.n, st, on_cell=on_cell)
+    cells = progress.over_cells(
+        err_console, len(plan), getattr(args, "quiet", False),
+        lambda c: shown(" ".join(f"{k}={v}" for k, v in c.given.items())),
+        lambda on_cell: run_grid(args.bench, given, plan, column, args.n, st, on_cell=on_cell),
+    )  # fmt: skip
     console.print(grid_table(args.bench, axes, cells, column))
     for c in cells:
         if c.problem:
