@@ -77,7 +77,33 @@ def test_a_ratios_interval_is_the_conservative_one() -> None:
     (v,) = claims.check([c], ROWS)
     assert v.estimate == pytest.approx(3.0)
     assert (v.low, v.high) == (pytest.approx(280 / 110), pytest.approx(320 / 90))
-    assert v.figures() == "3x [2.55–3.56]"
+    assert v.figures() == "3x [2.55–3.56] †" and not v.paired
+
+
+def _reps_row(scenario: str, column: str, meds: list[float]) -> Row:
+    import numpy as np
+
+    reps = tuple(Rep(f"r{k}", m, m * 0.5, m * 2.0) for k, m in enumerate(meds))
+    g = float(np.exp(np.mean(np.log(meds))))
+    b = Between(column, reps, float(np.median(meds)), min(meds), max(meds), 0.0, None, None,
+                (min(meds) * 0.5, max(meds) * 2.0), g, "t", None)  # fmt: skip
+    return Row(scenario, "syscall", column, b)
+
+
+def test_a_ratio_of_figures_measured_side_by_side_is_paired_by_repetition() -> None:
+    """Three repetitions whose levels swing together (rounds of a busy host): each round's
+    ratio is 2.9-3.1, though each figure's own interval spans 4x; paired, the claim holds."""
+    a = _reps_row("a", "call", [100.0, 200.0, 400.0])
+    b = _reps_row("b", "call", [300.0, 620.0, 1160.0])
+    c = claims.Claim("x", ("b", "call"), "above", (2.5, 2.5), ("a", "call"))
+    (v,) = claims.check([c], [a, b])
+    assert v.paired and v.verdict == "holds"
+    assert 2.5 < v.low < v.estimate < v.high < 3.5
+    assert "†" not in v.figures()
+    # unpaired (another count of repetitions): the conservative interval, inconclusive here
+    b2 = _reps_row("b", "call", [300.0, 620.0])
+    (v2,) = claims.check([c], [a, b2])
+    assert not v2.paired and v2.verdict == "inconclusive" and v2.figures().endswith("†")
 
 
 @pytest.mark.parametrize(

@@ -11,8 +11,10 @@ they differ at all (``differs = 0.05``: by more than 5% either way). Each gets a
 * **inconclusive**: the interval straddles the bound (more repetitions, or longer runs);
 * **not measured**: a scenario it needs did not run here (skipped, failed, optional).
 
-A ratio's interval is the conservative one from the two intervals (low over the other's
-high, high over the other's low): a claim holds only where the figures leave no doubt.
+A ratio's interval comes from the repetitions paired in time (the same run for two columns of
+one scenario, the same round of the suite for two scenarios: a t interval over the paired
+ratios); with too few repetitions for that, it is the conservative one from the two intervals
+(low over the other's high, high over the other's low).
 """
 
 from __future__ import annotations
@@ -57,13 +59,15 @@ class Verdict:
     low: float | None = None
     high: float | None = None
     why: str | None = None  # not measured: what is missing
+    paired: bool = False  # a ratio from repetitions paired in time (else the conservative one)
 
     def figures(self) -> str:
         """The figure as a reader checks it: '1.875 µs [1.80–1.95]' or '0.25x [0.20–0.31]'."""
         if self.estimate is None:
             return self.why or "—"
         if self.claim.ratio:
-            return f"{self.estimate:.3g}x [{self.low:.3g}–{self.high:.3g}]"
+            dagger = "" if self.paired else " †"
+            return f"{self.estimate:.3g}x [{self.low:.3g}–{self.high:.3g}]{dagger}"
         return f"{fmt(self.estimate)} [{fmt(self.low)}–{fmt(self.high)}]"
 
     def to_dict(self) -> dict[str, Any]:
@@ -79,6 +83,7 @@ class Verdict:
             "estimate": self.estimate,
             "interval": [self.low, self.high] if self.estimate is not None else None,
             "why": self.why,
+            "paired": self.paired,
         }
 
 
@@ -193,6 +198,20 @@ def _judge(c: Claim, low: float, high: float) -> str:
     return "contradicted" if lo_same <= low and high <= hi_same else "inconclusive"
 
 
+def _paired(a: Row, b: Row) -> tuple[float, float, float] | None:
+    """The ratio of two figures measured side by side: their repetitions' medians paired by
+    repetition (the same run for two columns of one scenario; the same round of the suite
+    otherwise), a t interval over the paired ratios (on their logarithms); None with fewer
+    than the interval needs, or a repetition missing on either side."""
+    from ..stats.between import t_interval
+
+    ra, rb = a.between.reps, b.between.reps
+    if len(ra) != len(rb) or any(x.p50 <= 0 for x in (*ra, *rb)):
+        return None
+    ti = t_interval([x.p50 / y.p50 for x, y in zip(ra, rb, strict=True)])
+    return (ti.center, ti.low, ti.high) if ti is not None and ti.log else None
+
+
 def check(claims: list[Claim], rows: list[Row]) -> list[Verdict]:
     """Each claim's verdict on the suite's rows (one per scenario and column compared)."""
     by = {(r.scenario, r.column): r for r in rows}
@@ -212,8 +231,9 @@ def check(claims: list[Claim], rows: list[Row]) -> list[Verdict]:
         if b[1] <= 0:
             out.append(Verdict(c, "inconclusive", why=f"{':'.join(c.vs)} reaches 0"))
             continue
-        est, lo, hi = a[0] / b[0], a[1] / b[2], a[2] / b[1]
-        out.append(Verdict(c, _judge(c, lo, hi), est, lo, hi))
+        paired = _paired(by[c.figure], by[c.vs])
+        est, lo, hi = paired if paired else (a[0] / b[0], a[1] / b[2], a[2] / b[1])
+        out.append(Verdict(c, _judge(c, lo, hi), est, lo, hi, paired=paired is not None))
     return out
 
 
@@ -244,6 +264,6 @@ def print_claims(console: Console, verdicts: list[Verdict]) -> None:
     console.print(t)
     held = sum(v.verdict == "holds" for v in verdicts)
     console.print(
-        f"[dim]{held} of {len(verdicts)} claims hold; a ratio's interval is the conservative "
-        "one from the two medians' intervals[/dim]"
+        f"[dim]{held} of {len(verdicts)} claims hold; a ratio's interval: over the repetitions "
+        "paired in time (†: the conservative one from the two medians' intervals)[/dim]"
     )

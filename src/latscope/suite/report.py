@@ -197,7 +197,8 @@ def document(
                 align="llrl",
                 note="Holds: the figure's whole 95% interval satisfies the claim; contradicted: "
                 "its whole interval satisfies the opposite; inconclusive: it straddles the bound. "
-                "A ratio's interval is the conservative one from the two medians' intervals.",
+                "A ratio's interval: a t interval over the repetitions paired in time (†: too few "
+                "to pair, the conservative one from the two medians' intervals).",
             )  # fmt: skip
         )
     if figures:
