@@ -379,3 +379,33 @@ def test_a_run_with_an_injected_delay_says_so_in_show_and_the_report(
     assert "(`injected`): a known delay of 50 ns" in glance
     plain = make_run(store, {"call": lognormal(500, 1000.0)})
     assert "injected" not in cli("show", plain.id).stdout
+
+
+def test_a_run_too_big_for_this_machine_is_refused_before_it_runs(cli, store: Path) -> None:
+    """-n that the lab could not analyse in the memory this process may use: one line, exit 2,
+    naming the largest n that fits, and nothing made."""
+    from latscope.errors import BadInput
+    from latscope.measure.runner import ANALYSIS_BYTES, fits_in_memory
+
+    per = ANALYSIS_BYTES + 16 * 2  # syscall: one column and the start times
+    fits_in_memory("syscall", 1_000_000, available=per * 1_000_000)  # fits exactly
+    with pytest.raises(BadInput) as e:
+        fits_in_memory("syscall", 1_000_001, available=per * 1_000_000)
+    assert "use at most -n 1,000,000" in e.value.message
+    # a real refusal: RLIMIT_AS of a child process set far below what 50 million samples need
+    import resource
+    import subprocess
+    import sys
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (3 * 2**30, 3 * 2**30))
+
+    r = subprocess.run(
+        [sys.executable, "-m", "latscope.cli", "run", "syscall", "-n", "50000000",
+         "--store", str(store)],
+        capture_output=True, text=True, timeout=120, preexec_fn=limit,
+    )  # fmt: skip
+    assert r.returncode == 2, r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "needs about" in lines[0] and "RLIMIT_AS" in lines[0], r.stderr
+    assert not (store / "runs").exists() or not any((store / "runs").iterdir())

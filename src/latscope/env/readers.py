@@ -157,3 +157,27 @@ def _get(env: Env, *keys: str) -> Any:
             return None
         cur = cur.get(k)
     return cur
+
+
+def available_memory(root: str = "/") -> int | None:
+    """Bytes this process may still allocate: the least of the kernel's MemAvailable, what its
+    cgroup's memory.max leaves (cgroup v2), and what RLIMIT_AS leaves of its address space;
+    None where none of them is known."""
+    import resource
+
+    out: list[int] = []
+    m = re.search(r"^MemAvailable:\s+(\d+)\s*kB", _read(root, "proc/meminfo") or "", re.M)
+    if m:
+        out.append(int(m[1]) * 1024)
+    cg = re.search(r"^0::(/\S*)$", _read(root, "proc/self/cgroup") or "", re.M)
+    if cg:
+        base = "sys/fs/cgroup" + cg[1].rstrip("/")
+        limit = _int(_read1(root, f"{base}/memory.max"))
+        used = _int(_read1(root, f"{base}/memory.current"))
+        if limit is not None and used is not None:
+            out.append(max(0, limit - used))
+    soft, _hard = resource.getrlimit(resource.RLIMIT_AS)
+    if soft != resource.RLIM_INFINITY:
+        vm = re.search(r"^VmSize:\s+(\d+)\s*kB", _read(root, "proc/self/status") or "", re.M)
+        out.append(max(0, soft - (int(vm[1]) * 1024 if vm else 0)))
+    return min(out) if out else None

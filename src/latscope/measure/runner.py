@@ -111,6 +111,35 @@ def _now_utc() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+#: The lab's peak memory per sample while it analyses a run: each column's samples as ticks
+#: and as ns, the start times, and the analysis of one column at a time (sorted copies, ranks,
+#: normal scores, the transform of the dependence test: about 100 bytes a sample).
+ANALYSIS_BYTES = 100
+#: From this many iterations on, a run is checked to fit in memory before it is made.
+FITS_CHECK_N = 1_000_000
+
+
+def fits_in_memory(bench: str, n: int, available: int | None = None) -> None:
+    """BadInput, before anything runs, where ``n`` samples of ``bench`` would not fit in the
+    memory this process may use (`env.readers.available_memory`), with the largest n that
+    would."""
+    from ..env.readers import available_memory
+
+    e = probe.entry(bench) or {}
+    cols = len(e.get("columns") or []) + len(e.get("derived_columns") or [])
+    per = ANALYSIS_BYTES + 16 * (max(cols, 1) + 1)
+    have = available_memory() if available is None else available
+    if have is None or n * per <= have:
+        return
+    gib = 2**30
+    raise BadInput(
+        f"-n {n:,} needs about {n * per / gib:.1f} GiB of memory to keep and analyse (about "
+        f"{per} bytes a sample), more than the {have / gib:.1f} GiB this process may use here "
+        f"(MemAvailable, its cgroup's memory.max, RLIMIT_AS); use at most -n "
+        f"{max(1, have // per):,}, or several runs"
+    )
+
+
 def measure(
     bench: str,
     params: Mapping[str, Any] | None = None,
@@ -153,6 +182,8 @@ def measure(
         )
     if workers is not None and n is not None and workers > n:
         raise BadInput(f"--repeat {workers}: more worker processes than iterations (-n {n})")
+    if n is not None and n >= FITS_CHECK_N:
+        fits_in_memory(bench, n)
     w: int | str = workers if workers is not None else "auto"
     from .. import env as envmod
 
