@@ -299,3 +299,49 @@ def test_show_prints_a_kept_explanation_and_ignores_a_damaged_one(cli, store: Pa
         shown = cli("show", run_id)
         assert shown.returncode == 0 and "where the time goes" not in shown.stdout
         assert "Traceback" not in shown.stderr
+
+
+def test_what_differs_between_two_explanations() -> None:
+    """Two synthetic explanations: the parts set side by side, the largest change first, its
+    share of the whole difference; a part only one of them has counts as 0 in the other."""
+    from latscope.report.explain import difference, difference_lines
+
+    def rec(parts: dict[str, float], stack: str) -> dict:
+        total = sum(parts.values())
+        return {
+            "traced_ns_per_iteration": total,
+            "parts": [
+                {"part": k, "ns_per_iteration": v, "share": v / total} for k, v in parts.items()
+            ],
+            "blocked_stacks": [{"stack": stack, "ns_per_iteration": parts.get("blocked", 0)}],
+        }
+
+    a = rec({"blocked": 2000.0, "syscall read": 1000.0, "user": 500.0}, "anon_pipe_read")
+    b = rec({"blocked": 60000.0, "syscall read": 1000.0, "syscall write": 12000.0,
+             "user": 1500.0}, "anon_pipe_read")  # fmt: skip
+    d = difference(a, b)
+    assert [r["part"] for r in d] == ["blocked", "syscall write", "user", "syscall read"]
+    assert d[0]["change_ns"] == 58000.0
+    assert d[0]["share_of_change"] == pytest.approx(58000 / 71000)
+    assert d[1]["a_ns"] == 0.0 and d[3]["change_ns"] == 0.0
+    text = difference_lines(a, b)
+    assert text[0].startswith("what differs, B - A per traced iteration: 3.500 µs -> 74.50 µs")
+    assert "+58.00 µs" in text[2] and "82%" in text[2]
+    assert all(len(line) <= 80 for line in text)
+    assert not any("asleep in" in line for line in text)  # the same stack: nothing to say
+
+
+@needs_perf
+def test_two_scenarios_explained_side_by_side(cli, store: Path) -> None:
+    r = cli(
+        "explain", "syscall", "-n", "2000", "--rounds", "1", "--vs", "syscall op=read0", "--json"
+    )
+    assert r.returncode == 0, r.stderr
+    rec = json.loads(r.stdout)
+    assert rec["a"]["run_id"] != rec["b"]["run_id"]
+    parts = {d["part"] for d in rec["difference"]}
+    assert {"syscall getppid", "syscall read"} <= parts, parts
+    for side in ("a", "b"):
+        assert (store / "runs" / rec[side]["run_id"] / "explain.json").is_file()
+    bad = cli("explain", "syscall", "--vs", "nosuch x=1")
+    assert bad.returncode == 2 and "nosuch" in bad.stderr

@@ -2,9 +2,9 @@
 the command, turning every error a user can act on into one line and an exit code.
 
 Command modules (each `add_parsers(sub)` and `COMMANDS`), in the order `latscope --help` lists
-them: `measure` (list, clocks, run, trust, quick), `ab` (ab), `runs` (show, export), `store`
-(ls, rm, history), `suite` (suite, env), `analysis` (report, compare, import, plot), `ipc`
-(matrix), `fleet` (fleet).
+them: `measure` (list, clocks, run, quick), `explain` (explain), `ab` (ab, trust), `runs`
+(show, export), `store` (ls, rm, history), `suite` (suite, env), `analysis` (report, compare,
+import, plot), `ipc` (matrix), `fleet` (fleet), `completion`.
 They share `shared` (consoles, --store, -p parsing) and depend on no other command module.
 """
 
@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from .._version import __version__
 from ..errors import Interrupted, LatscopeError
 from ..units import shown
-from . import ab, analysis, completion, fleet, ipc, measure, runs, shared, store, suite
+from . import ab, analysis, completion, explain, fleet, ipc, measure, runs, shared, store, suite
 from .shared import Parser, console, err_console
 
 __all__ = ["build_parser", "console", "err_console", "main"]
@@ -43,7 +43,7 @@ never followed); a directory, FIFO or device there is never written to.
 """
 
 #: The command modules, in the order their commands are listed.
-MODULES = (measure, ab, runs, store, suite, analysis, ipc, fleet, completion)
+MODULES = (measure, explain, ab, runs, store, suite, analysis, ipc, fleet, completion)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -165,47 +165,6 @@ def add_parsers(sub: Any) -> None:
     )
     store_arg(r)
 
-    x = sub.add_parser(
-        "explain",
-        help="where the time of a timed region goes, from a kernel trace (perf; root)",
-        description=wrap(
-            "Measure the scenario as 'run' does (the run is kept), then in single-process "
-            "rounds, alternately untraced and under perf: the scheduler's switches with the "
-            "kernel stack where the measuring thread slept, its wake-ups, its system calls, "
-            "interrupts and softirqs, over the recorded iterations only.  Prints where the "
-            "loop's time goes (on CPU in user space and in each system call, asleep by kernel "
-            "stack, waiting in the run queue after a wake-up or a preemption, interrupts), "
-            "and what the tracer itself cost; 'latscope show' of the run prints it again.  "
-            "Needs perf (Debian: linux-perf) and root (else exit 3)."
-        ),
-        formatter_class=RAW,
-        epilog="examples:\n"
-        "  latscope explain pipe -p cpus=0,0              the round trip on one CPU\n"
-        "  latscope explain file -p open=create -p dir=/var/tmp    why an open blocks\n"
-        "  latscope explain syscall --rounds 3\n",
-    )
-    x.add_argument("bench", metavar="BENCH", help="benchmark name (see 'latscope list')")
-    params_arg(x)
-    x.add_argument(
-        "-n",
-        type=int,
-        metavar="N",
-        help="iterations of the kept run (default: per "
-        "benchmark); each traced round takes at most 20,000",
-    )
-    x.add_argument("--warmup", type=int, metavar="W", help="warm-up iterations per process")
-    x.add_argument("--clock", type=clock_arg, metavar="C", help="clock (default auto)")
-    x.add_argument(
-        "--rounds",
-        type=int,
-        default=2,
-        metavar="R",
-        help="untraced and traced rounds, alternately (default 2 of each)",
-    )
-    x.add_argument("--quiet", action="store_true", help="no progress bar, no run summary")
-    x.add_argument("--json", action="store_true", help="the explanation as JSON")
-    store_arg(x)
-
     q = sub.add_parser(
         "quick",
         help="a default set of benchmarks, summaries printed",
@@ -444,56 +403,6 @@ def _grid(args: argparse.Namespace, given: dict[str, Any]) -> int:
     return 0
 
 
-def cmd_explain(args: argparse.Namespace) -> int:
-    """`latscope explain BENCH`: the kept run, then the traced and untraced rounds."""
-    import json
-
-    from .. import probe
-    from ..measure import explain
-    from ..report.explain import lines
-
-    given = parse_params(args.params)
-    explain.check_rights()  # before anything is measured: one line, exit 3
-    explain.perf_path()
-    probe.check(args.bench, dict(given), args.n, args.warmup, args.clock)
-    from ..measure.runner import measure
-
-    quiet = bool(args.quiet or args.json)
-    st = open_store(args)
-    with progress.probe_task(err_console, shown(f"{args.bench} {_pstr(given)}"), quiet) as cb:
-        run = measure(
-            args.bench, given, n=args.n, warmup=args.warmup, clock=args.clock, store=st,
-            progress=cb,
-        )  # fmt: skip
-    if not quiet:
-        from ..report.text import print_run
-
-        print_run(console, run, kept_in=str(st.root))
-    status = err_console.status("tracing", spinner="dots") if not quiet else None
-    with status if status is not None else _nothing():
-        rec = explain.explain(
-            args.bench, given, args.n, args.warmup, args.clock, rounds=args.rounds,
-            progress=(lambda what: status.update(f"tracing: {what}")) if status else None,
-        )  # fmt: skip
-    explain.save(st, run, rec)
-    if args.json:
-        sys.stdout.write(json.dumps({"run_id": run.id, **rec}, indent=1) + "\n")
-        return 0
-    for line in lines(rec):
-        console.print(line, markup=False, highlight=False)
-    if not args.quiet:
-        console.print(f"[dim]kept with run {run.id}: latscope show {run.id}[/dim]")
-    else:
-        sys.stdout.write(run.id + "\n")
-    return 0
-
-
-def _nothing() -> Any:
-    from contextlib import nullcontext
-
-    return nullcontext()
-
-
 def cmd_quick(args: argparse.Namespace) -> int:
     """`latscope quick`: the probe's quick plan (the built-in suite "quick"), each scenario
     run once in catalogue order, then one table and what to do next."""
@@ -583,6 +492,5 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "list": cmd_list,
     "clocks": cmd_clocks,
     "run": cmd_run,
-    "explain": cmd_explain,
     "quick": cmd_quick,
 }

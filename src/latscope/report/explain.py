@@ -171,3 +171,51 @@ def sentence(rec: dict[str, Any], parts: int = 3) -> str:
         f"Where the time goes (traced with {rec.get('tracer')}, the tracer's cost said in the "
         f"run's section): {'; '.join(said)}"
     )
+
+
+def difference(a: dict[str, Any], b: dict[str, Any]) -> list[dict[str, Any]]:
+    """Which parts of the traced iteration differ between two explanations: per part, A's
+    and B's time per iteration, B - A, and its share of the whole difference (largest
+    change first)."""
+    pa = {str(p.get("part")): float(p.get("ns_per_iteration") or 0) for p in a.get("parts") or []}
+    pb = {str(p.get("part")): float(p.get("ns_per_iteration") or 0) for p in b.get("parts") or []}
+    total = float(b.get("traced_ns_per_iteration") or 0) - float(
+        a.get("traced_ns_per_iteration") or 0
+    )
+    rows = [
+        {
+            "part": k,
+            "a_ns": pa.get(k, 0.0),
+            "b_ns": pb.get(k, 0.0),
+            "change_ns": pb.get(k, 0.0) - pa.get(k, 0.0),
+            "share_of_change": (pb.get(k, 0.0) - pa.get(k, 0.0)) / total if total else None,
+        }
+        for k in {*pa, *pb}
+    ]
+    return sorted(rows, key=lambda r: -abs(r["change_ns"]))
+
+
+def difference_lines(a: dict[str, Any], b: dict[str, Any], top: int = 6) -> list[str]:
+    """The parts that differ most between A and B, as lines of at most 80 characters."""
+    ta = float(a.get("traced_ns_per_iteration") or 0)
+    tb = float(b.get("traced_ns_per_iteration") or 0)
+    out = [
+        f"what differs, B - A per traced iteration: {fmt(ta)} -> {fmt(tb)} "
+        f"({'+' if tb >= ta else '-'}{fmt(abs(tb - ta))})",
+        f"  {'part':<26} {'A':>10} {'B':>10} {'B - A':>11} {'of it':>6}",
+    ]
+    for r in difference(a, b)[:top]:
+        ch = r["change_ns"]
+        sh = r["share_of_change"]
+        out.append(
+            f"  {r['part'][:26]:<26} {fmt(r['a_ns']):>10} {fmt(r['b_ns']):>10} "
+            f"{('+' if ch >= 0 else '-') + fmt(abs(ch)):>11} "
+            f"{'' if sh is None else f'{100 * sh:5.0f}%':>6}"
+        )
+    sa = (a.get("blocked_stacks") or [{}])[0].get("stack")
+    sb = (b.get("blocked_stacks") or [{}])[0].get("stack")
+    if sa != sb:
+        out.append(f"  asleep in, A: {sa or 'nowhere'}"[:80])
+        out.append(f"             B: {sb or 'nowhere'}"[:80])
+    out.append("  (both traced: the tracer's cost is in both; each run's own line says it)")
+    return out
