@@ -196,3 +196,20 @@ def test_the_public_runs_stays_a_function_once_a_run_is_loaded(cli, store: Path)
         importlib.import_module(m)
     assert callable(latscope.runs)
     assert latscope.runs(store=store)["run_id"].to_list() == [r.stdout.strip()]
+
+
+def test_a_file_run_can_pause_before_every_iteration(probe: str, tmp_path: Path) -> None:
+    """pause=US idles before every iteration, untimed: the iterations' starts lie at least that
+    far apart, and the header says it."""
+    from latscope import samples
+
+    out = tmp_path / "p.lss"
+    r = run_probe(probe, "file", "-p", f"dir={tmp_path}", "-p", "pause=20000", "-n", "5",
+                  "--warmup", "0", "-o", str(out))  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    f = samples.load(out)
+    assert f.header["bench"]["pause_us"] == 20000
+    starts = f.ns("t_start")
+    assert float(np.diff(starts).min()) >= 20e6
+    bad = run_probe(probe, "file", "-p", "pause=-1", "--check")
+    assert bad.returncode == 2 and "pause" in bad.stderr

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bench/file.h"
@@ -31,6 +32,10 @@ static const struct pdef file_params[] = {
      open_choices, 0, 0, NULL},
     {"fsync", P_BOOL, "false", NULL, "also time fsync() after the write, as its own column",
      NULL, 0, 0, NULL},
+    {"pause", P_INT, "0", "us",
+     "idle this long (nanosleep, untimed) before every iteration, the cache left as it is: the "
+     "control that tells a pause from a sync or a drop (report 000's cold loop paused)",
+     NULL, 0, 1000000, NULL},
     {"order", P_ENUM, "wr", NULL,
      "wr: write, lseek (not timed), read - the read then hits the page cache just written; "
      "rw: read first (needs open=existing), so a cold cache reaches the read",
@@ -229,6 +234,7 @@ struct file_run {
     char path[PATH_MAX + NAME_MAX + 2];
     long long size;
     int existing, do_fsync, rw, cpu, drop, fadv, direct, flags, dropfd, file_h;
+    long long pause_us;
     struct made_entry *tf;
     void *wbuf, *rbuf;
     struct column *col[5]; /* by FC_*: NULL for fsync without fsync=true */
@@ -240,6 +246,11 @@ struct file_run {
 static inline void file_iteration(struct file_run *r, int64_t *d, uint64_t *start) {
     int dfd = r->dir.fd, fd;
     long long size = r->size;
+    if (r->pause_us > 0) { /* untimed: idle, the cache as it is */
+        struct timespec ts = {r->pause_us / 1000000, (r->pause_us % 1000000) * 1000};
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+        }
+    }
     if (r->drop) drop_caches(r->dropfd);
     if (r->fadv) {
         int f2 = openat(dfd, r->fname, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
@@ -305,6 +316,7 @@ static void *file_begin(struct runctx *ctx) {
     r->do_fsync = (int)param(ctx, "fsync")->i;
     r->rw = !strcmp(param(ctx, "order")->s, "rw");
     r->cpu = (int)param(ctx, "cpu")->i;
+    r->pause_us = param(ctx, "pause")->i;
     r->drop = !strcmp(r->cache, "drop");
     r->fadv = !strcmp(r->cache, "fadvise");
     r->direct = !strcmp(r->cache, "direct");
@@ -443,6 +455,7 @@ static void file_end(void *state) {
     jb_str(j, "path", r->path);
     jb_int(j, "size_bytes", r->size);
     jb_str(j, "cache", r->cache);
+    jb_int(j, "pause_us", r->pause_us);
     jb_int(j, "open_flags", r->flags);
     {
         /* the flags as a person writes them (the number differs between architectures) */
