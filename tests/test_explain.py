@@ -345,3 +345,44 @@ def test_two_scenarios_explained_side_by_side(cli, store: Path) -> None:
         assert (store / "runs" / rec[side]["run_id"] / "explain.json").is_file()
     bad = cli("explain", "syscall", "--vs", "nosuch x=1")
     assert bad.returncode == 2 and "nosuch" in bad.stderr
+
+
+@needs_perf
+def test_a_stop_while_tracing_keeps_the_run_and_leaves_nothing(cli, store: Path) -> None:
+    """SIGINT while perf traces: exit 130, one line saying the run was kept without its
+    explanation, no perf or probe left, no temporary directory left."""
+    import signal
+    import time
+
+    from conftest import children, procs_mentioning
+
+    before = set(Path(tempfile_dir()).glob("latscope-explain-*"))
+    p = cli.popen("explain", "pipe", "-p", "cpus=0,0", "-n", "20000", "--rounds", "3",
+                  "--quiet", stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        tracing = False
+        while not tracing and time.monotonic() < deadline and p.poll() is None:
+            kids = children(p.pid)
+            tracing = any(b"perf" in Path(f"/proc/{k}/cmdline").read_bytes()[:200]
+                          for k in kids if Path(f"/proc/{k}").exists())  # fmt: skip
+            time.sleep(0.02)
+        assert tracing, "perf never started"
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 130, err
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "was kept, without its explanation" in lines[0], err
+    time.sleep(0.3)
+    assert procs_mentioning("latscope-explain-") == []  # perf and the probe it ran
+    assert set(Path(tempfile_dir()).glob("latscope-explain-*")) == before
+
+
+def tempfile_dir() -> str:
+    import tempfile
+
+    return tempfile.gettempdir()

@@ -11,6 +11,7 @@ from contextlib import nullcontext
 from typing import Any
 
 from .. import progress
+from ..errors import Interrupted
 from ..units import shown
 from .shared import (
     RAW,
@@ -98,10 +99,14 @@ def _one(
     update: Callable[[str], None] | None = (
         (lambda what: status.update(f"tracing {label}: {what}")) if status else None
     )
-    with status if status is not None else nullcontext():
-        rec = explain.explain(
-            bench, given, args.n, args.warmup, args.clock, rounds=args.rounds, progress=update
-        )
+    try:
+        with status if status is not None else nullcontext():
+            rec = explain.explain(
+                bench, given, args.n, args.warmup, args.clock, rounds=args.rounds,
+                progress=update,
+            )  # fmt: skip
+    except Interrupted as e:  # the run stays; what the stop cut short is its explanation
+        raise e.retitle(what=f"run {run.id} was kept, without its explanation") from None
     explain.save(st, run, rec)
     return run, rec
 
