@@ -243,7 +243,8 @@ def test_cpu_count_falls_back_to_core_ids(tmp_path: Path) -> None:
 def test_filesystem_is_the_probes_record(tmp_path: Path) -> None:
     root = tree(tmp_path)
     fs = capture(path="/mnt/my disk/data/run.bin", root=root, probe_env=probe_env(filesystem=XFS))
-    assert fs["filesystem"] == {**XFS, "statfs_magic": None}
+    none = {"statfs_magic": None, "device": None, "write_cache": None, "scheduler": None}
+    assert fs["filesystem"] == {**XFS, **none, "rotational": None}
     # the lab never reads mountinfo for it: without the probe's record the filesystem is unknown
     assert capture(path="/scratch/f", root=root)["filesystem"]["fstype"] is None
     e = capture(path="/scratch/f", root=root, probe_env=probe_env(filesystem=TMPFS))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import pytest
 from rich.console import Console
@@ -182,3 +183,47 @@ def test_the_file_systems_mount_options_are_said_where_they_change_the_figure():
         },
     }
     assert [n.key for n in run_notes(meta)] == ["file-discard"]
+
+
+def test_an_fsync_on_a_device_with_a_write_back_cache_holds_its_flush() -> None:
+    from latscope.notes import notes_for
+
+    dev = {"name": "vda", "write_cache": "write back", "scheduler": "mq-deadline"}
+    keys = [n.key for n in notes_for("file", {"fsync": True}, "ext4", "rw", dev)]
+    assert "file-write-cache" in keys
+    text = next(n.text for n in notes_for("file", {"fsync": "true"}, "ext4", "rw", dev)
+                if n.key == "file-write-cache")  # fmt: skip
+    assert "(vda)" in text and "flush" in text
+    assert "file-write-cache" not in [
+        n.key for n in notes_for("file", {"fsync": False}, "ext4", "rw", dev)
+    ]
+    through = {**dev, "write_cache": "write through"}
+    assert "file-write-cache" not in [
+        n.key for n in notes_for("file", {"fsync": True}, "ext4", "rw", through)
+    ]
+    assert "file-write-cache" not in [
+        n.key for n in notes_for("file", {"fsync": True}, "ext4", "rw")
+    ]
+
+
+def test_the_probe_names_the_block_device_behind_a_directory(probe: str) -> None:
+    """--env DIR: the file system's device and its queue (a block device's name, its write
+    cache and scheduler), or null on a file system with none (tmpfs)."""
+    import json
+    import os
+
+    from conftest import run_probe
+
+    for d in ("/var/tmp", "/tmp", "/"):
+        if os.major(os.stat(d).st_dev) != 0:
+            break
+    else:
+        pytest.skip("no directory here lies on a block device")
+    fs = json.loads(run_probe(probe, "--env", d).stdout)["filesystem"]
+    assert fs["device"] and "/" not in fs["device"]
+    assert Path(f"/sys/class/block/{fs['device']}").exists()
+    assert fs["rotational"] in (True, False, None)
+    assert fs["write_cache"] in ("write back", "write through", None)
+    if Path("/dev/shm").is_dir() and os.major(os.stat("/dev/shm").st_dev) == 0:
+        shm = json.loads(run_probe(probe, "--env", "/dev/shm").stdout)["filesystem"]
+        assert shm["device"] is None and shm["write_cache"] is None

@@ -178,6 +178,14 @@ void fs_json(struct jbuf *j, const char *key, const struct fsinfo *fs) {
     char magic[32];
     snprintf(magic, sizeof magic, "0x%llx", fs->magic);
     jb_str(j, "statfs_magic", fs->magic ? magic : NULL);
+    /* the block device behind it, where there is one: what a flush or a discard reaches */
+    jb_str(j, "device", or_null(fs->device));
+    jb_str(j, "write_cache", or_null(fs->write_cache));
+    jb_str(j, "scheduler", or_null(fs->scheduler));
+    if (fs->rotational >= 0)
+        jb_bool(j, "rotational", fs->rotational);
+    else
+        jb_null(j, "rotational");
     jb_end_obj(j);
 }
 

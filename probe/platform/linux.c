@@ -14,6 +14,8 @@
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
@@ -372,14 +374,58 @@ int plat_fsinfo_mount(FILE *f, const char *real, struct fsinfo *out) {
     return found ? 0 : -1;
 }
 
+/* One line of a sysfs file under dir, newline stripped, into buf ("" where unreadable). */
+static void sys_line(const char *dir, const char *name, char *buf, size_t len) {
+    char p[PATH_MAX];
+    buf[0] = 0;
+    if ((size_t)snprintf(p, sizeof p, "%s/%s", dir, name) >= sizeof p) return;
+    FILE *f = fopen(p, "r");
+    if (!f) return;
+    if (!fgets(buf, (int)len, f)) buf[0] = 0;
+    fclose(f);
+    buf[strcspn(buf, "\n")] = 0;
+}
+
+/* The block device behind the file system of path, its queue's facts: /sys/dev/block/M:m,
+ * or its parent for a partition. */
+static void fs_device(const char *real, struct fsinfo *out) {
+    struct stat st;
+    char dir[PATH_MAX], base[PATH_MAX], line[128];
+    if (stat(real, &st) != 0 || major(st.st_dev) == 0) return; /* tmpfs, overlay, ...: none */
+    snprintf(dir, sizeof dir, "/sys/dev/block/%u:%u", major(st.st_dev), minor(st.st_dev));
+    if (!realpath(dir, base)) return;
+    sys_line(base, "partition", line, sizeof line);
+    if (line[0]) { /* a partition: the queue is its disk's */
+        char *slash = strrchr(base, '/');
+        if (slash) *slash = 0;
+    }
+    const char *name = strrchr(base, '/');
+    snprintf(out->device, sizeof out->device, "%.63s", name ? name + 1 : base);
+    char q[PATH_MAX + 8];
+    snprintf(q, sizeof q, "%s/queue", base);
+    sys_line(q, "write_cache", out->write_cache, sizeof out->write_cache);
+    sys_line(q, "scheduler", line, sizeof line); /* "none [mq-deadline] kyber": the current */
+    char *a = strchr(line, '['), *b = a ? strchr(a, ']') : NULL;
+    if (a && b) {
+        *b = 0;
+        snprintf(out->scheduler, sizeof out->scheduler, "%.31s", a + 1);
+    } else {
+        snprintf(out->scheduler, sizeof out->scheduler, "%.31s", line);
+    }
+    sys_line(q, "rotational", line, sizeof line);
+    out->rotational = line[0] == '0' ? 0 : line[0] == '1' ? 1 : -1;
+}
+
 int plat_fsinfo(const char *path, struct fsinfo *out) {
     memset(out, 0, sizeof *out);
+    out->rotational = -1;
     copy(out->path, sizeof out->path, path);
     char real[PATH_MAX];
     if (!realpath(path, real)) return -1;
     copy(out->path, sizeof out->path, real);
     struct statfs sf;
     if (statfs(real, &sf) == 0) out->magic = (unsigned long long)sf.f_type;
+    fs_device(real, out);
     FILE *f = fopen("/proc/self/mountinfo", "r");
     if (!f) return -1;
     int r = plat_fsinfo_mount(f, real, out);

@@ -113,6 +113,13 @@ struct fsinfo {
     char mount_options[512];  /* the mount's own options */
     char super_options[512];  /* the file system's (superblock) options */
     unsigned long long magic; /* statfs f_type */
+    /* the block device behind it, where there is one (Linux: /sys/dev/block): its name, its
+     * queue's write cache ("write back": a flush makes writes durable; "write through"),
+     * I/O scheduler and rotational flag (-1: unknown) */
+    char device[64];
+    char write_cache[32];
+    char scheduler[32];
+    int rotational;
 };
 /* 0 on success; fields are "" where unknown (path is always set). */
 int plat_fsinfo(const char *path, struct fsinfo *out);

@@ -119,6 +119,7 @@ int plat_rename_noreplace(int olddirfd, const char *oldname, int newdirfd, const
 
 int plat_fsinfo(const char *path, struct fsinfo *out) {  /* e.g. statfs f_fstypename */
     memset(out, 0, sizeof *out);
+    out->rotational = -1; /* unknown */
     snprintf(out->path, sizeof out->path, "%s", path);
     return -1;
 }

@@ -163,6 +163,7 @@ int plat_rename_noreplace(int olddirfd, const char *oldname, int newdirfd, const
  * its volume name as source. */
 int plat_fsinfo(const char *path, struct fsinfo *out) {
     memset(out, 0, sizeof *out);
+    out->rotational = -1; /* unknown */
     if (!GetFullPathNameA(path, sizeof out->path, out->path, NULL))
         snprintf(out->path, sizeof out->path, "%s", path);
     char root[MAX_PATH], fstype[64] = "", volname[MAX_PATH] = "";

@@ -64,10 +64,12 @@ FILE_FADVISE = (
     "cache=fadvise: before every iteration the probe runs fdatasync and "
     "posix_fadvise(DONTNEED) on the file, so its pages leave the page cache, but dentries and "
     "the inode stay cached, and the loop pauses for the flush between iterations. Open (a "
-    "path lookup in cached dentries) is therefore not cold, and can even come out faster than "
-    "warm: the pause lets the CPU and the filesystem's background work settle. That pause, not "
-    "the cache, made open look faster 'without cache' in the ORWC cache lab (suite seeds). "
-    "cache=drop empties the dentry and inode caches too (root only)."
+    "path lookup in cached dentries) is therefore not cold; where it comes out faster than "
+    "warm, it is not for want of a cache: the flush changed what the next open has to do (on "
+    "a file system mounted with discard, what O_TRUNC frees): the ORWC cache lab's open "
+    "'faster without cache'. Compare cache=warm pause=US (the same pause, no flush: suite "
+    "seeds' r000-orwc-pause) and open=existing. cache=drop empties the dentry and inode caches "
+    "too (root only)."
 )
 FILE_DROP = (
     "cache=drop: before every iteration the probe runs sync and writes 3 to "
@@ -90,6 +92,12 @@ FILE_TMPFS = (
     "cache=drop measure the pause between iterations, not a cold cache."
 )
 
+FILE_WRITE_CACHE = (
+    "The file's device ({device}) has a volatile write cache ('write back'): fsync returns "
+    "only after the device has flushed that cache, so the fsync column holds a cache flush "
+    "(on a virtual machine, the host's storage flushing), not only the write of this file's "
+    "blocks. A device whose cache says 'write through' needs no flush."
+)
 FILE_DISCARD = (
     "The file system is mounted with discard: freeing a file's blocks sends a discard (trim) "
     "to the device and waits for it. With open=create every open truncates the data the "
@@ -139,6 +147,7 @@ def notes_for(
     params: Mapping[str, Any] | None,
     fs_type: str | None = None,
     fs_options: str = "",
+    device: Mapping[str, Any] | None = None,
 ) -> list[Note]:
     """The notes that explain ``benchmark``'s figures under ``params`` (see the module
     docstring); ``fs_type`` is the file benchmark's filesystem type and ``fs_options`` its
@@ -178,15 +187,27 @@ def notes_for(
             out.append(Note("file-sync", FILE_SYNC.format(option="dirsync", what=what)))
         if "data=journal" in opts:
             out.append(Note("file-data-journal", FILE_DATA_JOURNAL))
+        dev = device or {}
+        if _true(p.get("fsync")) and dev.get("write_cache") == "write back":
+            out.append(Note("file-write-cache", FILE_WRITE_CACHE.format(device=dev.get("name"))))
     return out
 
 
-def file_system(meta: Mapping[str, Any] | None) -> tuple[str | None, str]:
+def _true(v: Any) -> bool:
+    """A boolean parameter as a header or a user gives it (true, "true", 1)."""
+    return v is True or str(v).lower() in ("true", "1", "yes")
+
+
+def file_system(
+    meta: Mapping[str, Any] | None,
+) -> tuple[str | None, str, dict[str, Any] | None]:
     """A stored run's file system (the probe's record, ``env.filesystem``; ``bench.filesystem``
-    in files of older probes): its type and its mount's and superblock's options."""
+    in files of older probes): its type, its mount's and superblock's options, and the block
+    device behind it (its name and write cache; None where not recorded)."""
     fs = (of_header(dict(meta or {})) or {}).get("filesystem") or {}
     options = ",".join(str(fs.get(k) or "") for k in ("mount_options", "super_options"))
-    return fs.get("fstype"), options
+    dev = {"name": fs.get("device"), "write_cache": fs.get("write_cache")}
+    return fs.get("fstype"), options, dev if fs.get("device") else None
 
 
 def run_notes(meta: Mapping[str, Any]) -> list[Note]:
@@ -205,7 +226,7 @@ def grouped_notes(items: Iterable[NoteItem]) -> list[tuple[str, Note]]:
     note's switch interval) reads in its general form there, never as one item's."""
     seen: dict[str, tuple[list[str], Note]] = {}
     for name, bench, params, *meta in items:
-        fs = file_system(meta[0]) if meta and meta[0] else (None, "")
+        fs = file_system(meta[0]) if meta and meta[0] else (None, "", None)
         for note in notes_for(bench, params, *fs):
             names, first = seen.setdefault(note.key, ([], note))
             if name not in names:

@@ -34,6 +34,11 @@ PROBE_FACTS: dict[str, Any] = {
         "mount_options",
         "super_options",
         "statfs_magic",
+        # the block device behind it (null where there is none: tmpfs, overlay, ...)
+        "device",
+        "write_cache",  # its queue's: "write back" (flushed to be durable), "write through"
+        "scheduler",
+        "rotational",
     ),
 }
 
