@@ -213,3 +213,19 @@ def test_a_file_run_can_pause_before_every_iteration(probe: str, tmp_path: Path)
     assert float(np.diff(starts).min()) >= 20e6
     bad = run_probe(probe, "file", "-p", "pause=-1", "--check")
     assert bad.returncode == 2 and "pause" in bad.stderr
+
+
+def test_an_injected_wait_lands_in_the_ring_not_in_the_pass(probe: str, tmp_path: Path) -> None:
+    """--inject-ns: the ring's trip holds the wait (once per trip, so the switch rises by it
+    / procs), the pass never; the header says which column is free of it."""
+    from latscope import samples
+
+    out = tmp_path / "i.lss"
+    r = run_probe(probe, "ctx", "-n", "200", "--inject-ns", "5000", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    f = samples.load(out)
+    holds = {c["name"]: c.get("holds_inject") for c in f.header["columns"] if "holds_inject" in c}
+    assert holds == {"ring": True, "pass": False}, holds
+    assert f.header["inject_ns"] == 5000
+    # a busy-wait of 5 µs is in every trip: no ring shorter than it
+    assert float(f.ns("ring").min()) >= 5000.0
