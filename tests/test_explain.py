@@ -285,8 +285,9 @@ def test_show_prints_a_kept_explanation_and_ignores_a_damaged_one(cli, store: Pa
     text = shown.stdout[shown.stdout.index("where the time goes") :]
     assert "syscall getppid" in text and "600.0 ns" in text and "66.7%" in text
     assert "other" in text  # softirqs under 0.1%
-    assert "call median 200.0 ns untraced, 700.0 ns traced (3.50x)" in text
-    assert "the loop per iteration: 300.0 ns untraced, 900.0 ns traced" in text
+    flat = " ".join(text.split())
+    assert "call median 200.0 ns untraced, 700.0 ns traced (3.50x)" in flat
+    assert "The loop per iteration: 300.0 ns untraced, 900.0 ns traced" in flat
     md = cli("report", run_id, "--md", str(store.parent / "md"))
     assert md.returncode == 0, md.stderr
     text = (store.parent / "md" / "report.md").read_text()

@@ -78,10 +78,10 @@ def add_parsers(sub: Any) -> None:
 
 
 def _one(
-    args: argparse.Namespace, bench: str, given: dict[str, Any], quiet: bool
+    args: argparse.Namespace, bench: str, given: dict[str, Any], quiet: bool, summary: bool
 ) -> tuple[Any, dict[str, Any]]:
-    """One scenario: the kept run (its summary unless quiet), then its explanation, kept with
-    it."""
+    """One scenario: the kept run (its summary unless quiet or not ``summary``), then its
+    explanation, kept with it."""
     from ..measure import explain
     from ..measure.runner import measure
 
@@ -91,7 +91,7 @@ def _one(
         run = measure(
             bench, given, n=args.n, warmup=args.warmup, clock=args.clock, store=st, progress=cb
         )
-    if not quiet:
+    if summary and not quiet:
         from ..report.text import print_run
 
         print_run(console, run, kept_in=str(st.root))
@@ -117,7 +117,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from .. import probe
     from ..measure import explain
     from ..measure.arms import parse_arm
-    from ..report.explain import difference, lines
+    from ..report.explain import cost, difference, lines
 
     given = parse_params(args.params)
     explain.check_rights()  # before anything is measured: one line, exit 3
@@ -127,9 +127,10 @@ def cmd_explain(args: argparse.Namespace) -> int:
     if other is not None:
         probe.check(other.bench, dict(other.params), args.n, args.warmup, args.clock)
     quiet = bool(args.quiet or args.json)
-    done = [_one(args, args.bench, given, quiet)]
+    # one scenario: its run's summary, then its explanation; two: one screen, what differs
+    done = [_one(args, args.bench, given, quiet, summary=other is None)]
     if other is not None:
-        done.append(_one(args, other.bench, dict(other.params), quiet))
+        done.append(_one(args, other.bench, dict(other.params), quiet, summary=False))
     if args.json:
         out: dict[str, Any] = {"run_id": done[0][0].id, **done[0][1]}
         if other is not None:
@@ -140,21 +141,23 @@ def cmd_explain(args: argparse.Namespace) -> int:
             }
         sys.stdout.write(json.dumps(out, indent=1) + "\n")
         return 0
-    for k, (run, rec) in enumerate(done):
-        if other is not None:
-            console.print(f"[bold]{'AB'[k]}: {shown(run.facts['label'])}[/bold]")
-        for line in lines(rec):
+    if other is None:
+        for line in lines(done[0][1]):
             console.print(line, markup=False, highlight=False)
-    if other is not None:
+    else:
         from ..report.explain import difference_lines
 
+        for k, (run, rec) in enumerate(done):
+            console.print(f"[bold]{'AB'[k]}[/bold]: {shown(run.facts['label'])} (run {run.id})")
+            for sentence in cost(rec)[:1]:
+                console.print(f"   {sentence}", markup=False, highlight=False)
         for line in difference_lines(done[0][1], done[1][1]):
             console.print(line, markup=False, highlight=False)
     if args.quiet:
         sys.stdout.write(" ".join(r.id for r, _ in done) + "\n")
     else:
         ids = " ".join(r.id for r, _ in done)
-        console.print(f"[dim]kept with run {ids}: latscope show RUN[/dim]")
+        console.print(f"[dim]kept with run {ids}: latscope show RUN prints it whole[/dim]")
     return 0
 
 

@@ -68,20 +68,29 @@ def lines(rec: dict[str, Any]) -> list[str]:
         f"  switches per iteration: {float(sw.get('voluntary') or 0):.2f} voluntary (asleep), "
         f"{float(sw.get('involuntary') or 0):.2f} involuntary"
     )
+    for sentence in cost(rec):
+        out += textwrap.wrap(sentence, 78, initial_indent="  ", subsequent_indent="  ")
+    return out
+
+
+def cost(rec: dict[str, Any]) -> list[str]:
+    """What the tracer cost, as sentences (the terminal wraps them, a report prints them):
+    the first column's median and the loop's time per iteration, untraced and traced."""
     ov = rec.get("overhead") or {}
     u, t = ov.get("untraced_p50_ns"), ov.get("traced_p50_ns")
     lu, lt = ov.get("untraced_loop_ns"), ov.get("traced_loop_ns")
+    out = []
     if isinstance(u, (int, float)) and isinstance(t, (int, float)) and u > 0:
         out.append(
-            f"  the tracer's cost: {ov.get('column')} median {fmt(u)} untraced, {fmt(t)} "
-            f"traced ({t / u:.2f}x)"
+            f"The tracer's cost: {ov.get('column')} median {fmt(u)} untraced, {fmt(t)} traced "
+            f"({t / u:.2f}x)."
         )
     if isinstance(lu, (int, float)) and isinstance(lt, (int, float)):
-        out.append(f"  the loop per iteration: {fmt(lu)} untraced, {fmt(lt)} traced (interleaved)")
         out.append(
-            "  the tracer's own time lies mostly right after each event it records: in 'user'"
+            f"The loop per iteration: {fmt(lu)} untraced, {fmt(lt)} traced (interleaved); the "
+            "tracer's own time lies mostly right after each event it records: in 'user' after "
+            "a call's exit, in the run-queue parts after a switch."
         )
-        out.append("  after a call's exit, in the run-queue parts after a switch")
     return out
 
 
@@ -148,7 +157,7 @@ def blocks(rec: dict[str, Any], anchor: str, figures: bool = True) -> list[Any]:
                 )
             )
         )
-    out += [Text(line.strip(), "dim") for line in lines(rec)[-4:] if "tracer" in line]
+    out += [Text(sentence, "dim") for sentence in cost(rec)]
     if figures:
         out.append(Image(f"{anchor}-explain", "Where the time of the timed loop goes, traced "
                          "(largest part first).", lambda: stacked_bar(rec)))  # fmt: skip
@@ -217,5 +226,5 @@ def difference_lines(a: dict[str, Any], b: dict[str, Any], top: int = 6) -> list
     if sa != sb:
         out.append(f"  asleep in, A: {sa or 'nowhere'}"[:80])
         out.append(f"             B: {sb or 'nowhere'}"[:80])
-    out.append("  (both traced: the tracer's cost is in both; each run's own line says it)")
+    out.append("  (both traced: the tracer's cost above is in both)")
     return out
