@@ -99,21 +99,29 @@ def kept_whole(cli, store: Path, run_id: str) -> None:
     assert r.returncode == 0 and run_id in r.stdout, r.stderr
 
 
+def whole_or_nothing(cli, store: Path, before: list[str], r) -> str | None:
+    """A command that made a run on a nearly full store: one complete run added (None), or
+    the store as it was and one line saying it is full (that line)."""
+    after = listing(store)
+    if r.returncode == 0:
+        added = new_runs(before, after)
+        assert len(added) == 1, (before, after)
+        kept_whole(cli, store, added.pop())
+        return None
+    line = full_line(r, 1, "the store's file system is full")
+    assert after == before
+    return line
+
+
 @pytest.mark.parametrize("free_kb", [0, 8, 28, 44, 52, 64, 76, 100, 300, 2000])
 def test_run_whole_or_nothing(cli, small_fs: Path, free_kb: int) -> None:
     store = seeded(cli, small_fs)
     fill(small_fs, free_kb)
     before = listing(store)
     r = cli("run", "syscall", "-n", "2000")
-    after = listing(store)
-    if r.returncode == 0:
-        added = new_runs(before, after)
-        assert len(added) == 1, (before, after)
-        kept_whole(cli, store, added.pop())
-    else:
-        line = full_line(r, 1, "the store's file system is full")
+    line = whole_or_nothing(cli, store, before, r)
+    if line is not None:
         assert "nothing was kept" in line and "--store DIR" in line
-        assert after == before
     if free_kb == 0:
         assert r.returncode == 1
     if free_kb >= 2000:
@@ -152,14 +160,7 @@ def test_import_whole_or_nothing(cli, small_fs: Path, tmp_path: Path, free_kb: i
     fill(small_fs, free_kb)
     before = listing(store)
     r = cli("import", str(src))
-    after = listing(store)
-    if r.returncode == 0:
-        added = new_runs(before, after)
-        assert len(added) == 1, (before, after)
-        kept_whole(cli, store, added.pop())
-    else:
-        full_line(r, 1, "the store's file system is full")
-        assert after == before  # a new benchmark's partition directories went too
+    whole_or_nothing(cli, store, before, r)  # a new benchmark's partition directories too
     if free_kb == 0:
         assert r.returncode == 1
     if free_kb >= 2000:
