@@ -229,3 +229,16 @@ def test_an_injected_wait_lands_in_the_ring_not_in_the_pass(probe: str, tmp_path
     assert f.header["inject_ns"] == 5000
     # a busy-wait of 5 µs is in every trip: no ring shorter than it
     assert float(f.ns("ring").min()) >= 5000.0
+
+
+def test_a_report_of_a_ctx_run_opens_with_the_switch(cli, store: Path, tmp_path: Path) -> None:
+    r = cli("run", "ctx", "-n", "300", "--repeat", "2", "--quiet")
+    assert r.returncode == 0, r.stderr
+    run = latscope.load(r.stdout.strip(), store=store)
+    assert run.headline == "switch"
+    md = cli("report", run.id, "--md", str(tmp_path / "md"))
+    assert md.returncode == 0, md.stderr
+    text = (tmp_path / "md" / "report.md").read_text()
+    glance = text[text.index("At a glance") :]
+    assert glance.index("switch (per switch)") < glance.index("ring (ring trip")
+    assert "Histogram, cut at p97 — switch" in text or "switch: histogram" in text

@@ -158,6 +158,22 @@ def test_histogram_cut_says_what_is_not_shown(analysed) -> None:
     assert f"{beyond:,} samples" in texts and "p97" in texts
 
 
+def test_a_differences_histogram_cuts_its_negative_tail_too() -> None:
+    """A difference of two timings (ctx's switch) with a few samples far below zero (an
+    interrupt in the part subtracted): cut at p3 below as at p97 above, and said; a duration
+    (nothing below zero) keeps its minimum."""
+    rng = np.random.default_rng(3)
+    x = 2400.0 + rng.normal(0.0, 100.0, 5000)
+    x[:20] = -15_000.0
+    ax = plots.histogram(x, cut=97).axes[0]
+    lo = ax.get_xlim()[0] * 1000.0  # µs on the axis
+    assert lo > 1000.0, lo  # the body, not -15 µs
+    texts = _said(ax)
+    assert "below p3" in texts and "min -15.00 µs" in texts
+    y = np.abs(x)  # a duration: its minimum is part of the picture
+    assert "below p3" not in _said(plots.histogram(y, cut=97).axes[0])
+
+
 def test_big_time_series_is_an_envelope_keeping_spikes() -> None:
     from matplotlib.collections import FillBetweenPolyCollection, PolyCollection
 

@@ -22,6 +22,15 @@ from .summary import column_summary, frame
 ARM_LETTERS = "ABCDEFGH"
 
 
+def headline(columns: list[str], derived: list[dict[str, Any]]) -> str | None:
+    """The figure a benchmark exists for: a column derived as a difference (ctx's switch =
+    (ring - pass) / procs) where it has one, else its first column; None without columns."""
+    for d in derived:
+        if d.get("minus") and d.get("name"):
+            return str(d["name"])
+    return columns[0] if columns else None
+
+
 class Run:
     """One benchmark run: its samples (polars), its summary (polars) and its metadata (dict).
 
@@ -181,6 +190,11 @@ class Run:
         """Columns computed by the lab from a recorded one, as the probe's catalogue defines
         them (``derived_columns``: rtt/2 = rtt / 2, the one-way estimate of a round trip)."""
         return list(self._derived)
+
+    @property
+    def headline(self) -> str | None:
+        """The column the run exists for (`headline`): what a report shows first."""
+        return headline(self.all_columns, list(self._derived.values()))
 
     @property
     def all_columns(self) -> list[str]:

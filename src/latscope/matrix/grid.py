@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from .. import probe
 from ..errors import BadInput, Interrupted, LatscopeError
 from ..measure.runner import measure
+from ..record import headline
 from ..store import Store
 from ..units import fmt_bare, pick_unit
 from .ipc import _stops_say_what_was_kept
@@ -88,16 +89,13 @@ def grid_plan(axes: list[tuple[str, list[str]]]) -> list[dict[str, str]]:
 
 
 def headline_column(bench: str) -> str:
-    """The column a sweep of ``bench`` draws unless told: the figure the benchmark exists
-    for, a derived difference (ctx's switch) where it has one, else its first column."""
+    """The column a sweep of ``bench`` draws unless told (`record.headline`: ctx's switch)."""
     entry = probe.benchmark(bench)
-    for d in entry.get("derived_columns") or []:
-        if d.get("minus"):
-            return str(d["name"])
-    cols = entry.get("columns") or []
-    if not cols:
+    names = [str(c["name"]) for c in entry.get("columns") or []]
+    col = headline(names, list(entry.get("derived_columns") or []))
+    if col is None:
         raise BadInput(f"{bench} records no column")
-    return str(cols[0]["name"])
+    return col
 
 
 def run_grid(

@@ -93,7 +93,13 @@ def histogram(
             raise BadInput(f"cut at p{cut:g}: the percentile must lie in (0, 100]")
         hi = float(np.percentile(v, cut))
         beyond = int(np.count_nonzero(v > hi))
-    shown = v[v <= hi]
+    below_cut = 0
+    if cut is not None and cut < 100.0 and lo < 0.0 and not log_x:
+        # below zero: a difference of two timings (ctx's switch), whose rare negative samples
+        # (an interrupt in the part subtracted) are a tail too: cut as far from the other end
+        lo = float(np.percentile(v, 100.0 - cut))
+        below_cut = int(np.count_nonzero(v < lo))
+    shown = v[(v <= hi) & (v >= lo)]
     what = "Histogram"
     notes: list[str] = []
     if log_x:
@@ -178,6 +184,12 @@ def histogram(
             f"not shown: {beyond:,} samples ({100.0 * beyond / n:.2g}%)\n"
             f"above p{cut:g} = {fmt(hi, unit)} (max {fmt(float(v.max()), unit)})",
         )
+        if below_cut:
+            notes.insert(
+                1,
+                f"not shown: {below_cut:,} samples ({100.0 * below_cut / n:.2g}%)\n"
+                f"below p{100 - cut:g} = {fmt(lo, unit)} (min {fmt(float(v.min()), unit)})",
+            )
     ax.set_xlabel(f"latency ({unit[0]})")
     set_title(ax, what, label)
     # below the axes, never over a bar: what is drawn, the fit, and what is not shown

@@ -98,7 +98,9 @@ def glance_blocks(
     for ra in analyses:
         summ = ra.run.summary()
         rows = {r["column"]: r for r in summ.iter_rows(named=True)}
-        cols = [c for c in ra.run.all_columns if c in rows][:MAX_COLUMNS]
+        # the figure the run exists for first (ctx's switch), then the others in their order
+        cols = [c for c in ra.run.all_columns if c in rows]
+        cols = sorted(cols, key=lambda c: c != ra.run.headline)[:MAX_COLUMNS]
         head = f"{ra.label}: " if several else ""
         caveat = emulation_caveat(ra.run.env)
         if caveat:  # first: every figure below is the emulator's
@@ -126,7 +128,8 @@ def glance_blocks(
         out.append(figure)
     elif not several and analyses and analyses[0].columns:
         ra = analyses[0]
-        col, ca = next(iter(ra.columns.items()))
+        col = ra.run.headline if ra.run.headline in ra.columns else next(iter(ra.columns))
+        ca = ra.columns[col]
 
         def hist() -> Figure:
             from .run import HIST_CUT
