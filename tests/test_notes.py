@@ -227,3 +227,78 @@ def test_the_probe_names_the_block_device_behind_a_directory(probe: str) -> None
     if Path("/dev/shm").is_dir() and os.major(os.stat("/dev/shm").st_dev) == 0:
         shm = json.loads(run_probe(probe, "--env", "/dev/shm").stdout)["filesystem"]
         assert shm["device"] is None and shm["write_cache"] is None
+
+
+HALTPOLL = {
+    "driver": "haltpoll",
+    "states": [
+        {"name": "POLL", "latency_us": 0, "disabled": False},
+        {"name": "haltpoll idle", "latency_us": 1, "disabled": False},
+    ],
+}
+INTEL = {
+    "driver": "intel_idle",
+    "states": [
+        {"name": "POLL", "latency_us": 0, "disabled": False},
+        {"name": "C1", "latency_us": 2, "disabled": False},
+        {"name": "C6", "latency_us": 133, "disabled": False},
+    ],
+}
+
+
+def env_keys(bench: str, params: dict, env: dict) -> list[str]:
+    from latscope.notes import env_notes
+
+    return [n.key for n in env_notes(bench, params, env)]
+
+
+def test_a_wait_across_cpus_holds_the_wake_up_from_idle_and_says_which() -> None:
+    """idle-wake: a blocking pair that may sit on two CPUs, on a VM (any idle driver: the
+    hypervisor wakes a halted vCPU) or on a machine whose idle states include a deep one;
+    never for one CPU, a busy-waiting pair, or shallow states on bare metal."""
+    from latscope.notes import env_notes
+
+    vm = {"cpuidle": HALTPOLL, "virtualization": {"vm": True}}
+    metal = {"cpuidle": INTEL, "virtualization": {"vm": False}}
+    assert env_keys("pipe", {"cpus": "0,1"}, vm) == ["idle-wake"]
+    assert env_keys("futex", {"cpus": "none"}, vm) == ["idle-wake"]  # unpinned: may be two
+    assert env_keys("pipe", {"cpus": "0,0"}, vm) == []
+    assert env_keys("spin", {"cpus": "0,1"}, vm) == []  # the waiting CPU spins: never idle
+    assert env_keys("syscall", {}, vm) == []  # one party
+    assert env_keys("pipe", {"cpus": "0,1"}, metal) == ["idle-wake"]
+    text = env_notes("pipe", {"cpus": "0,1"}, metal)[0].text
+    assert "C6" in text and "133 µs" in text and "intel_idle" in text
+    shallow = {**INTEL, "states": INTEL["states"][:2]}
+    assert env_keys("pipe", {"cpus": "0,1"}, {"cpuidle": shallow}) == []
+    off = {**INTEL, "states": [*INTEL["states"][:2], {**INTEL["states"][2], "disabled": True}]}
+    assert env_keys("pipe", {"cpus": "0,1"}, {"cpuidle": off}) == []
+    assert "polls for a moment" in env_notes("pipe", {"cpus": "0,1"}, vm)[0].text
+    assert env_keys("pipe", {"cpus": "0,1"}, {}) == []  # nothing recorded: nothing said
+
+
+def test_a_governor_that_scales_the_clock_is_said_with_every_figure() -> None:
+    def freq(*governors: str | None) -> dict:
+        per = {str(i): {"governor": g} for i, g in enumerate(governors)}
+        return {"cpufreq": {"per_cpu": per, "driver": "intel_pstate", "turbo": True}}
+
+    assert env_keys("syscall", {}, freq("powersave", "powersave")) == ["frequency"]
+    assert env_keys("syscall", {}, freq("performance", "schedutil")) == ["frequency"]
+    assert env_keys("syscall", {}, freq("performance", "performance")) == []
+    assert env_keys("syscall", {}, {"cpufreq": {"per_cpu": None}}) == []  # a VM: the host's
+    from latscope.notes import env_notes
+
+    text = env_notes("syscall", {}, freq("schedutil"))[0].text
+    assert "schedutil" in text and "intel_pstate" in text and "turbo on" in text
+
+
+def test_a_stored_run_gets_the_notes_of_the_machine_it_ran_on() -> None:
+    """run_notes reads the lab's capture in run.json (not the sample file's smaller record)."""
+    meta = {
+        "benchmark": "pipe",
+        "params": {"cpus": [0, 1]},
+        "env": {},
+        "run": {"env": {"cpuidle": HALTPOLL, "virtualization": {"vm": True}}},
+    }
+    assert [n.key for n in run_notes(meta)] == ["idle-wake"]
+    items = [("a", "pipe", {"cpus": "0,1"}, meta), ("b", "pipe", {"cpus": "0,0"}, meta)]
+    assert [(names, n.key) for names, n in grouped_notes(items)] == [("a", "idle-wake")]

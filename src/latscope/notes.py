@@ -27,6 +27,15 @@ Rules (``params`` are a run's resolved parameters; missing ones take the probe's
 - ``file-data-journal``: ``file`` on ext3/ext4 with ``data=journal`` (data is written twice);
 - ``python-gil``: a benchmark of the Python runtime engine whose parties busy-wait
   (``mechanism.blocking`` false) between two threads (``mode=threads``): they share one GIL.
+
+Notes from the machine a run was measured on (``env_notes``: its header's environment):
+
+- ``idle-wake``: a blocking mechanism whose parties may sit on two CPUs (``cpus=A,B`` or
+  unpinned): the waiting one's CPU goes idle, and the figure holds its wake-up, from a deep
+  idle state (an enabled state whose exit latency passes `DEEP_IDLE_US`) or, on a virtual
+  machine, from a halted vCPU, which the hypervisor wakes;
+- ``frequency``: a CPU whose cpufreq governor scales its clock with the load (any but
+  ``performance``/``userspace``): the clock a figure ran at followed the load.
 """
 
 from __future__ import annotations
@@ -36,7 +45,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import probe
-from .env import of_header
+from .env import of_header, of_run
+from .env.checks import frequency_control
 
 
 @dataclass(frozen=True)
@@ -138,6 +148,84 @@ def _interval(p: Mapping[str, Any]) -> str:
         return "5 ms by default"
 
 
+#: An idle state whose exit latency passes this (µs) is deep: its wake-up shows in an IPC figure.
+DEEP_IDLE_US = 10
+
+IDLE_DEEP = (
+    "The wake-up of an idle CPU is in this figure: a party that blocks on a CPU of its own "
+    "lets that CPU go idle, and the {driver} idle driver may put it in {state} (exit latency "
+    "{latency} µs). Compare cpus=A,A (one CPU never idles between the parties), or hold the "
+    "idle states shallow while measuring (cpupower idle-set -D {DEEP_IDLE_US}, or "
+    "/dev/cpu_dma_latency held at 0) and record that you did."
+)
+IDLE_VM = (
+    "The wake-up of an idle vCPU is in this figure: a party that blocks on a CPU of its own "
+    "lets that vCPU go idle; on this virtual machine ({driver}) it {how}, and a halted vCPU "
+    "is woken by the hypervisor (an interrupt the host delivers), which costs far more than "
+    "the idle states' stated exit latency ({latency} µs). Compare cpus=A,A (one CPU never "
+    "idles between the parties); 'latscope explain' shows the wait as the run queue after a "
+    "wake-up."
+)
+FREQUENCY = (
+    "The CPUs' clock follows the load (cpufreq governor {governor}{driver}{turbo}): a party "
+    "that waits more than it works may run at a lower frequency than one that spins, and the "
+    "frequency may change during the run. For figures that are compared, fix it (cpupower "
+    "frequency-set -g performance) and record that you did."
+)
+
+
+def env_notes(
+    benchmark: str, params: Mapping[str, Any] | None, env: Mapping[str, Any]
+) -> list[Note]:
+    """The notes the machine a run was measured on adds to its figures (see the module
+    docstring): ``env`` is its header's environment (`env.of_header`)."""
+    p = params or {}
+    out: list[Note] = []
+    m = (probe.entry(benchmark) or {}).get("mechanism") or {}
+    two_cpus = (
+        "different_cpus" in (m.get("placements") or [])
+        and probe.placement(p.get("cpus")) != "same_cpu"
+    )
+    idle = env.get("cpuidle") if isinstance(env.get("cpuidle"), dict) else {}
+    vm = bool((env.get("virtualization") or {}).get("vm"))
+    if m.get("blocking") is True and two_cpus and (idle or vm):
+        states = [
+            s for s in idle.get("states") or [] if isinstance(s, dict) and not s.get("disabled")
+        ]
+        lat = max((s.get("latency_us") or 0 for s in states), default=0)
+        deepest = max(states, key=lambda s: s.get("latency_us") or 0, default={})
+        driver = idle.get("driver") or "no idle driver"
+        if vm:
+            how = (
+                "polls for a moment and then halts"
+                if str(idle.get("driver")) == "haltpoll"
+                else "halts"
+            )
+            out.append(Note("idle-wake", IDLE_VM.format(driver=driver, how=how, latency=lat)))
+        elif lat > DEEP_IDLE_US:
+            text = IDLE_DEEP.format(
+                driver=driver, state=deepest.get("name"), latency=lat, DEEP_IDLE_US=DEEP_IDLE_US
+            )
+            out.append(Note("idle-wake", text))
+    if frequency_control(dict(env)):
+        freq = env.get("cpufreq") or {}
+        scaling = sorted(
+            {
+                str(e.get("governor"))
+                for e in (freq.get("per_cpu") or {}).values()
+                if e.get("governor") not in (None, "performance", "userspace")
+            }
+        )
+        if scaling:
+            text = FREQUENCY.format(
+                governor=", ".join(scaling),
+                driver=f", driver {freq['driver']}" if freq.get("driver") else "",
+                turbo=", turbo on" if freq.get("turbo") else "",
+            )
+            out.append(Note("frequency", text))
+    return out
+
+
 def _python_gil(interval: str) -> Note:
     return Note("python-gil", PYTHON_GIL.format(interval=interval))
 
@@ -211,8 +299,11 @@ def file_system(
 
 
 def run_notes(meta: Mapping[str, Any]) -> list[Note]:
-    """``notes_for`` a stored run's metadata (benchmark, resolved params, `file_system`)."""
-    return notes_for(str(meta.get("benchmark") or ""), meta.get("params") or {}, *file_system(meta))
+    """``notes_for`` a stored run's metadata (benchmark, resolved params, `file_system`), and
+    the notes of the machine it was measured on (`env_notes`)."""
+    bench, params = str(meta.get("benchmark") or ""), meta.get("params") or {}
+    env = of_run(meta.get("run"), dict(meta)) or {}
+    return notes_for(bench, params, *file_system(meta)) + env_notes(bench, params, env)
 
 
 NoteItem = tuple[str, str, Mapping[str, Any]] | tuple[str, str, Mapping[str, Any], Any]
@@ -226,8 +317,11 @@ def grouped_notes(items: Iterable[NoteItem]) -> list[tuple[str, Note]]:
     note's switch interval) reads in its general form there, never as one item's."""
     seen: dict[str, tuple[list[str], Note]] = {}
     for name, bench, params, *meta in items:
-        fs = file_system(meta[0]) if meta and meta[0] else (None, "", None)
-        for note in notes_for(bench, params, *fs):
+        if meta and meta[0]:
+            found = run_notes({**dict(meta[0]), "benchmark": bench, "params": params})
+        else:
+            found = notes_for(bench, params)
+        for note in found:
             names, first = seen.setdefault(note.key, ([], note))
             if name not in names:
                 names.append(name)

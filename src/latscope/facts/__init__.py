@@ -38,8 +38,9 @@ if TYPE_CHECKING:
 #: The file a run's facts are kept in, beside run.json and samples.lss.
 FACTS_FILE = "facts.json"
 #: The version of the facts' layout: facts of another version are built again when read.
-SCHEMA = 4  # 3: mount-option notes, at-tick and steal; 4: arms alternated as processes are
-# no "one process" run, a derived column may be a difference (ctx's switch)
+SCHEMA = 5  # 3: mount-option notes, at-tick and steal; 4: arms alternated as processes are
+# no "one process" run, a derived column may be a difference (ctx's switch); 5: the idle and
+# frequency notes of the machine a run was measured on
 #: The largest facts.json read: a run's is a few kilobytes (a hundred columns at most).
 FACTS_LIMIT = 2 * 2**20
 
