@@ -19,7 +19,8 @@ STAGE := scripts/stage $(SETUP_LOG)
 QUICK_PLAN = $(VENV)/bin/python -c 'from latscope import scenarios; \
   s = scenarios.quick().scenarios; print(f"{len(s)} runs of {len({x.benchmark for x in s})} benchmarks")'
 
-.PHONY: run test build-deps system-deps probe-test cross cross-test pytest lint clean
+.PHONY: run test build-deps system-deps probe-test cross cross-test pytest lint clean \
+    $(CROSS:%=cross-%) $(CROSS:%=cross-test-%)
 
 run: $(STAMP)
 	@echo "running the quick suite: $$($(QUICK_PLAN)), about a minute…"
@@ -35,13 +36,20 @@ $(STAMP): $(SOURCES) | build-deps
 	    $(VENV)/bin/python -m pip install --no-deps --no-build-isolation .
 	@touch $@
 
-test: system-deps probe-test cross-test cross-windows-test pytest
+# The C stages run side by side: each waits on meson's set-up, a linker, qemu-user or Wine at
+# some point, and one after another they left a CPU idle (81 s in all on a 2-CPU VM). Their
+# system packages are installed first, once (SYSTEM_DEPS=: in the stages: one apt at a time).
+test: system-deps $(STAMP)
+	@$(MAKE) --no-print-directory -j4 --output-sync=line SYSTEM_DEPS=: \
+	    probe-test cross-test cross-windows-test
+	$(PYTEST)
 
 # system packages: installed when root with apt-get, else listed (scripts/system-deps)
+SYSTEM_DEPS ?= scripts/system-deps
 build-deps:
-	@scripts/system-deps build
+	@$(SYSTEM_DEPS) build
 system-deps:
-	@scripts/system-deps test
+	@$(SYSTEM_DEPS) test
 
 # C unit tests and the probe itself ($(SAN_DIR)/latscope-probe) under AddressSanitizer +
 # UndefinedBehaviorSanitizer; ZeroMQ benchmarks when libzmq is installed (meson finds it)
@@ -71,27 +79,32 @@ CROSS_BUILD = $(STAGE) "building the probe for $$t$$what ($$d)" sh -c '\
 	    { test -f '$$d'/build.ninja || $(MESON_RUN) setup '$$d' '"$$ini"'; } && \
 	    { $(MESON_RUN) compile -C '$$d' || { $(MESON_RUN) setup --wipe '$$d' '"$$ini"' && \
 	        $(MESON_RUN) compile -C '$$d'; }; }'
-cross: $(MESON_DEP)
-	@scripts/system-deps cross
-	@for t in $(CROSS); do d=$(CROSS_DIR)/$$t what= ini="--cross-file cross/$$t.ini"; \
+# each target a make target of its own (make -j builds them side by side): its static probe,
+# then its twin with ZeroMQ
+cross: $(CROSS:%=cross-%)
+$(CROSS:%=cross-%): cross-%: $(MESON_DEP)
+	@$(SYSTEM_DEPS) cross
+	@t=$*; d=$(CROSS_DIR)/$$t what= ini="--cross-file cross/$$t.ini"; \
 	  $(CROSS_BUILD) && scripts/cross-wrapper cross/$$t.ini $$d || exit 1; \
 	  s=$(CROSS_DIR)/sysroot-$$t d=$(CROSS_DIR)/$$t-zmq what=", with ZeroMQ"; \
 	  if scripts/cross-zmq-sysroot cross/$$t.ini $$s; then \
 	    ini="$$ini --cross-file $$s/zmq.ini"; \
 	    $(CROSS_BUILD) && scripts/cross-wrapper $$s/zmq.ini $$d || exit 1; \
-	  else rm -rf $$d; fi; \
-	done
-cross-test: cross
-	@for t in $(CROSS); do for d in $$t $$t-zmq; do test -d $(CROSS_DIR)/$$d || continue; \
+	  else rm -rf $$d; fi
+cross-test: $(CROSS:%=cross-test-%)
+$(CROSS:%=cross-test-%): cross-test-%: cross-%
+	@for d in $* $*-zmq; do test -d $(CROSS_DIR)/$$d || continue; \
 	  $(STAGE) "the $$d probe's C unit tests under qemu-user" \
-	  sh -c '$(MESON_RUN) test -C $(CROSS_DIR)/'$$d' --print-errorlogs' || exit 1; done; done
+	  sh -c '$(MESON_RUN) test -C $(CROSS_DIR)/'$$d' --print-errorlogs' || exit 1; done
 
 # Four workers on two CPUs: many tests wait on a probe, a server or a signal, and two workers
 # left the CPUs idle meanwhile (1,540 tests: 304 s with two, 257 s with four, on a 2-CPU VM).
 # The 15 slowest tests are named at the end.
+PYTEST = LATSCOPE_SAN_PROBE=$(CURDIR)/$(SAN_DIR)/latscope-probe \
+    LATSCOPE_CROSS=$(CURDIR)/$(CROSS_DIR) \
+    $(VENV)/bin/python -m pytest -q -rs -n 4 --dist loadfile --durations=15 tests
 pytest: $(STAMP) probe-test
-	LATSCOPE_SAN_PROBE=$(CURDIR)/$(SAN_DIR)/latscope-probe LATSCOPE_CROSS=$(CURDIR)/$(CROSS_DIR) \
-	    $(VENV)/bin/python -m pytest -q -rs -n 4 --dist loadfile --durations=15 tests
+	$(PYTEST)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests bench

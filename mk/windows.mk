@@ -10,7 +10,7 @@ WIN_SETUP = $(MESON_RUN) setup --cross-file cross/$(WIN_TRIPLET).ini $(WIN_DIR)
 .PHONY: cross cross-windows cross-windows-test
 cross: cross-windows
 cross-windows: $(MESON_DEP)
-	@scripts/system-deps cross
+	@$(SYSTEM_DEPS) cross
 	@if ! $(WIN_HAVE); then echo "note: no $(WIN_TRIPLET)-gcc: the Windows probe is not built"; \
 	else $(STAGE) "building the Windows probe ($(WIN_DIR))" sh -c '\
 	  { test -f $(WIN_DIR)/build.ninja || $(WIN_SETUP); } && \
