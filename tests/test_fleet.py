@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -325,3 +326,44 @@ def test_template_syntax_cannot_reach_ansible(tmp_path: Path) -> None:
 
 
 # ------------------------------------------------------------------------------ --pairs
+
+
+@pytest.mark.parametrize("failure", ["stop", "damage"])
+def test_a_stop_while_a_fetched_run_is_kept_stops_the_fleet(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, failure: str
+) -> None:
+    """A signal that reaches the fleet while it keeps a fetched sample file (the keep turns it
+    into Interrupted) stops the fleet: raised on as the fleet's own stop, so that `execute`
+    cleans up and ends with 130, never a failed run and exit 1 (it did, under load). A damaged
+    file is that one run failed, and the fleet goes on."""
+    from types import SimpleNamespace
+
+    from latscope import probe
+    from latscope.errors import BadInput, Interrupted
+    from latscope.fleet import running
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        if failure == "stop":
+            raise Interrupted("interrupted by SIGTERM; nothing was kept", signal.SIGTERM)
+        raise BadInput("x.lss: not a sample file")
+
+    monkeypatch.setattr(running, "import_fetched", refuse)
+    monkeypatch.setattr(running, "probe_options", lambda scenario: ["syscall"])
+    ev = object.__new__(running._Events)
+    said: list[str] = []
+    ev.say, ev.paired_by_index, ev.warnings = said.append, {}, {}
+    ev.round_steps, ev.done_rounds = {"h1": {1: {0, 1}}}, {"h1": set()}
+    ev.by_index = {0: SimpleNamespace(scenario=None)}
+    ev.fr = SimpleNamespace(store=tmp_path)
+    monkeypatch.setattr(ev, "_tags", lambda s: {})
+    h = running.HostResult("h1")
+    fetched = tmp_path / "x.lss"
+    fetched.write_bytes(b"")
+    if failure == "stop":
+        with pytest.raises(probe.Stopped) as got:
+            ev._keep(h, 0, str(fetched), "h1: sys (round 1)")
+        assert got.value.signum == signal.SIGTERM
+    else:
+        ev._keep(h, 0, str(fetched), "h1: sys (round 1)")
+    assert h.outcome == {0: "failed"} and not fetched.exists()
+    assert len(said) == 1 and "cannot be kept" in said[0]

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import probe
 from ..children import error_line
-from ..errors import LatscopeError
+from ..errors import Interrupted, LatscopeError
 from ..files import write_text
 from ..scenarios import Step, Suite
 from ..units import fmt, shown
@@ -359,6 +359,12 @@ class _Events:
                 warnings=self.warnings.pop((h.name, i), []),
                 probe_command=command,
             )
+        except Interrupted as e:
+            # the fleet's own stop (its signal arrived while the run was being kept): said,
+            # then the stop goes on (`execute` cleans up and ends with Interrupted)
+            self.say(f"{where}: its sample file cannot be kept: {shown(e.message)}")
+            self._set(h, i, "failed")
+            raise probe.Stopped(e.signum) from None
         except LatscopeError as e:
             self.say(f"{where}: its sample file cannot be kept: {shown(e.message)}")
             self._set(h, i, "failed")
