@@ -278,14 +278,15 @@ def _refine(x: FloatArray, bounds: list[int], w: int) -> list[int]:
     for i in range(1, len(out) - 1):
         a, b = out[i - 1], bounds[i + 1]
         seg = x[a:b]
-        y = np.log(seg) if float(seg.min()) > 0.0 else seg
+        y = np.log(seg) if float(seg.min()) > 0.0 else seg.copy()  # one array, worked in place
         sd = robust_sd(y)
         if sd > 0.0:
             mid = float(np.median(y))
-            y = np.clip(y, mid - 3.0 * sd, mid + 3.0 * sd)
-        y = y - float(np.mean(y))
-        c1 = np.cumsum(y)
-        m = y.size
+            np.clip(y, mid - 3.0 * sd, mid + 3.0 * sd, out=y)
+        y -= float(np.mean(y))
+        c1 = np.cumsum(y, out=y)
+        del y
+        m = c1.size
         lo = max(keep, out[i] - a - REFINE_WINDOWS * w)
         hi = min(m - keep, out[i] - a + REFINE_WINDOWS * w)
         if hi <= lo:

@@ -88,14 +88,20 @@ def window_medians(x: FloatArray, w: int) -> tuple[IntArray, FloatArray]:
     nw = max(1, n // w)
     starts = np.arange(nw, dtype=np.int64) * w
     med = np.empty(nw)
-    if nw > 1:
-        med[:-1] = np.median(x[: (nw - 1) * w].reshape(nw - 1, w), axis=1)
+    if nw > 1:  # partitioned in a copy of their own (np.median would copy it again)
+        med[:-1] = np.median(
+            x[: (nw - 1) * w].reshape(nw - 1, w).copy(), axis=1, overwrite_input=True
+        )
     med[-1] = np.median(x[(nw - 1) * w :])
     return starts, med
 
 
 def robust_sd(r: FloatArray) -> float:
-    return MAD_SCALE * float(np.median(np.abs(r - np.median(r))))
+    """The median absolute deviation of ``r`` scaled to a normal SD (in one array of its own:
+    this runs on a whole column)."""
+    d = np.subtract(r, np.median(r))
+    np.abs(d, out=d)
+    return MAD_SCALE * float(np.median(d, overwrite_input=True))
 
 
 def levels(
