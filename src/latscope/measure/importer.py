@@ -485,10 +485,10 @@ def import_csv(
     data: dict[str, np.ndarray] = {
         "t_start": parsed.times.ticks
         if parsed.times is not None
-        else np.zeros(parsed.rows, dtype=np.int64)
+        else np.zeros(parsed.rows, dtype=np.int64),
+        # (a comprehension: no loop variable outlives it holding the last column's ticks)
+        **{c.name: c.ticks for c in parsed.columns},
     }
-    for c in parsed.columns:
-        data[c.name] = c.ticks
     notes = list(parsed.notes)
     del parsed  # the samples are written, then read back for the analysis: one copy at a time
     with open_store(store).transaction("imported") as t:
