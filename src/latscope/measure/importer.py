@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import probe, samples
+from .. import heap, probe, samples
 from .._version import __version__
 from ..errors import BadInput
 from ..files import open_regular
@@ -495,6 +495,7 @@ def import_csv(
         with t.writing():
             samples.write(t.samples_path, header, data)
         data.clear()
+        heap.give_back()  # what the blocks of the CSV left free in the heap, before the analysis
         meta: dict[str, Any] = {
             "id": t.id,
             "created_utc": _now_utc(),
