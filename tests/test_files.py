@@ -255,3 +255,17 @@ def test_without_renameat2_a_hard_link_refuses_too(
     with pytest.raises(BadInput, match="exists"):
         write_text(target, "two", replace=False)
     assert target.read_text() == "one" and os.listdir(tmp_path) == ["a.csv"]
+
+
+def test_the_heap_is_given_back_or_nothing_is_done(monkeypatch: pytest.MonkeyPatch) -> None:
+    """heap.give_back: glibc's malloc_trim where the C library has it, else nothing."""
+    from latscope import heap
+
+    heap.give_back()  # here (glibc), or a C library without malloc_trim: no error either way
+    calls: list[int] = []
+    monkeypatch.setattr(heap, "_malloc_trim", lambda: calls.append)
+    heap.give_back()
+    assert calls == [0]
+    monkeypatch.setattr(heap, "_malloc_trim", lambda: None)
+    heap.give_back()
+    assert calls == [0]

@@ -19,7 +19,7 @@ MAX_LINES = 600
 #: without a cycle).
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("_version", "errors", "pyprobe"),  # pyprobe: an engine run by path, imports nothing
-    ("units", "files", "progress", "tables", "children"),
+    ("units", "files", "progress", "tables", "children", "heap"),
     ("stats", "probe", "samples", "leftovers"),
     ("summary", "env", "scenarios", "plots"),
     ("notes",),  # reads the environment in its one schema (env.of_header)

@@ -12,7 +12,7 @@ import numpy as np
 import polars as pl
 
 from . import facts as _facts
-from . import probe, samples
+from . import heap, probe, samples
 from .errors import BadInput
 from .store.layout import RUN_FILE, SAMPLES_FILE
 from .store.meta import read_run
@@ -368,17 +368,15 @@ class Run:
         if confidence == 0.95 and confidence not in self._summaries and kept is not None:
             self._summaries[confidence] = frame(kept["summary"])  # computed when kept
         if confidence not in self._summaries:
-            rows = [
-                {
-                    "column": c,
-                    **column_summary(
-                        self.values(c),
-                        confidence=confidence,
-                        step_ns=self.column_step_ns(c),
-                        segments=self.column_segments(c),
-                    ),
-                }
-                for c in self.all_columns
-            ]
+            rows = []
+            for c in self.all_columns:
+                figures = column_summary(
+                    self.values(c),
+                    confidence=confidence,
+                    step_ns=self.column_step_ns(c),
+                    segments=self.column_segments(c),
+                )
+                rows.append({"column": c, **figures})
+                heap.give_back()  # what the column's analysis left free, before the next one
             self._summaries[confidence] = frame(rows)
         return self._summaries[confidence]

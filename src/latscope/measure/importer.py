@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import probe, samples
+from .. import heap, probe, samples
 from .._version import __version__
 from ..errors import BadInput
 from ..files import open_regular
@@ -485,16 +485,17 @@ def import_csv(
     data: dict[str, np.ndarray] = {
         "t_start": parsed.times.ticks
         if parsed.times is not None
-        else np.zeros(parsed.rows, dtype=np.int64)
+        else np.zeros(parsed.rows, dtype=np.int64),
+        # (a comprehension: no loop variable outlives it holding the last column's ticks)
+        **{c.name: c.ticks for c in parsed.columns},
     }
-    for c in parsed.columns:
-        data[c.name] = c.ticks
     notes = list(parsed.notes)
     del parsed  # the samples are written, then read back for the analysis: one copy at a time
     with open_store(store).transaction("imported") as t:
         with t.writing():
             samples.write(t.samples_path, header, data)
         data.clear()
+        heap.give_back()  # what the blocks of the CSV left free in the heap, before the analysis
         meta: dict[str, Any] = {
             "id": t.id,
             "created_utc": _now_utc(),

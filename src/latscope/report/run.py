@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .. import heap
 from ..env import emulation_caveat
 from ..measure.trace import load_explained
 from ..plots import HIST_CUT
@@ -76,6 +77,7 @@ def analyse(
             )
         except ValueError as e:
             ra.errors[col] = str(e)
+        heap.give_back()  # what the column's analysis left free, before the next one
     return ra
 
 

@@ -28,7 +28,7 @@ import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from ..errors import BadInput
 from ..files import atomic_write, open_regular
@@ -268,71 +268,91 @@ def check(path: str | os.PathLike[str]) -> str | None:
 # ---------------------------------------------------------------------------- reading
 
 
-def _read(p: Path) -> bytearray:
-    """The whole file, through the guarded open (`files.open_regular`), into one buffer."""
+def _fill(p: Path, f: BinaryIO, buf: memoryview) -> int:
+    """``buf`` filled from ``f``'s position on; how many bytes it got (fewer at the end)."""
+    got = 0
+    try:
+        while got < len(buf):
+            k = f.readinto(buf[got:])
+            if not k:
+                break
+            got += k
+    except OSError as e:
+        raise _fail(p, f"cannot read: {e.strerror or e}") from None
+    return got
+
+
+def _part(p: Path, f: BinaryIO, n: int) -> bytes:
+    """At most ``n`` bytes of ``f`` from its position on (fewer at its end)."""
+    buf = bytearray(n)
+    with memoryview(buf) as view:
+        got = _fill(p, f, view)
+    del buf[got:]
+    return bytes(buf)
+
+
+def _columns(p: Path, f: BinaryIO, lay: _Layout, head: bytes) -> tuple[list[np.ndarray], int]:
+    """The samples of ``f`` (its first bytes ``head``), a column at a time, each into an array
+    of its own (8 bytes a row, no buffer of the whole file), with the CRC-32 the format
+    computes over them. A column of zeros (an import without times) is kept as the zero pages
+    the system maps, which take no memory until written."""
+    import numpy as np
+
+    f.seek(lay.start)
+    crc = zlib.crc32(head[: lay.start] if lay.version >= 2 else b"")
+    out = []
+    for _ in range(lay.ncols):
+        col = np.empty(lay.nrows, dtype=np.int64)
+        with memoryview(col).cast("B") as view:
+            if _fill(p, f, view) < len(view):
+                raise _fail(p, "the file shrank while being read")
+            crc = zlib.crc32(view, crc)
+        out.append(col if col.any() else np.zeros(lay.nrows, dtype=np.int64))
+    return out, crc & 0xFFFFFFFF
+
+
+def load(path: str | os.PathLike[str]) -> SampleFile:
+    """A sample file, checked whole (module docs); SampleFormatError (one line) otherwise.
+    Its lines before the samples are read first, then its END line, then its samples
+    (`_columns`), through the one guarded open (`files.open_regular`)."""
+    p = Path(path)
     try:
         f = open_regular(p, "a sample file", FILE_LIMIT)
     except BadInput as e:
         raise SampleFormatError(e.message) from None
     with f:
         size = os.fstat(f.fileno()).st_size
-        buf = bytearray(size + 1)
-        view = memoryview(buf)
-        got = 0
-        try:
-            while got <= size:
-                k = f.readinto(view[got:])
-                if not k:
-                    break
-                got += k
-        except OSError as e:
-            raise _fail(p, f"cannot read: {e.strerror or e}") from None
-        finally:
-            view.release()
-        if got > size:
-            raise _fail(p, "the file grew while being read")
-        del buf[got:]
-        return buf
-
-
-def load(path: str | os.PathLike[str]) -> SampleFile:
-    """A sample file, checked whole (module docs); SampleFormatError (one line) otherwise."""
-    p = Path(path)
-    raw = _read(p)
-    lay = _layout(bytes(raw[: MAX_HEADER_BYTES + 64]), len(raw))
-    if isinstance(lay, str):
-        raise _fail(p, lay)
-    why = _size_problem(lay, len(raw))
-    if why:
-        raise _fail(p, why)
-    end = _END.fullmatch(raw, lay.end)
-    if end is None:
-        raise _fail(p, "damaged END line")
-    if int(end.group(1)) != lay.nrows:
-        raise _fail(p, f"damaged: the END line says {int(end.group(1))} rows, DATA {lay.nrows}")
-    covered = (
-        memoryview(raw)[: lay.end] if lay.version >= 2 else memoryview(raw)[lay.start : lay.end]
-    )
-    crc = zlib.crc32(covered) & 0xFFFFFFFF
-    covered.release()
+        head = _part(p, f, min(size, MAX_HEADER_BYTES + 64))
+        lay = _layout(head, size)
+        if isinstance(lay, str):
+            raise _fail(p, lay)
+        why = _size_problem(lay, size)
+        if why:
+            raise _fail(p, why)
+        f.seek(lay.end)
+        tail = _part(p, f, lay.size - lay.end + 1)
+        if len(tail) != lay.size - lay.end:
+            changed = "grew" if len(tail) > lay.size - lay.end else "shrank"
+            raise _fail(p, f"the file {changed} while being read")
+        end = _END.fullmatch(tail)
+        if end is None:
+            raise _fail(p, "damaged END line")
+        if int(end.group(1)) != lay.nrows:
+            raise _fail(p, f"damaged: the END line says {int(end.group(1))} rows, DATA {lay.nrows}")
+        columns, crc = _columns(p, f, lay, head)
     if f"{crc:08x}".encode() != end.group(2):
         what = "the header or the samples were" if lay.version >= 2 else "the samples were"
         raise _fail(p, f"checksum mismatch: {what} altered or damaged")
     try:
-        header = parse_header(bytes(raw[lay.header[0] : lay.header[1]]), lay.version)
+        header = parse_header(head[lay.header[0] : lay.header[1]], lay.version)
     except ValueError as e:
         raise _fail(p, str(e)) from None
     why = header_problem(header, lay.ncols, lay.nrows, lay.version)
     if why:
         raise _fail(p, f"bad header: {why}")
-    import numpy as np
-
+    # the samples as the header's byte order reads them (views: no copy)
     order = "<" if header.get("byte_order", "little") == "little" else ">"
-    data = np.frombuffer(
-        raw, dtype=np.dtype(f"{order}i8"), count=lay.ncols * lay.nrows, offset=lay.start
-    )
-    data = data.reshape(lay.ncols, lay.nrows)
-    named = {c["name"]: data[i] for i, c in enumerate(header["columns"])}
+    named = {c["name"]: columns[i].view(f"{order}i8") for i, c in enumerate(header["columns"])}
     index = {name: named.pop(name) for name in index_columns(header)}
     why = index_problem(header, index)
     if why:

@@ -121,13 +121,17 @@ class Prepared:
     @cached_property
     def normal_scores(self) -> FloatArray:
         n = self.n
+        # the sorted values serve to find the ties and are not kept: the scores are made for
+        # the dependence test, which frees what it made before its transform needs the room
         xs = self.sorted if "sorted" in self.__dict__ else self.x[self.order]
-        self.__dict__.setdefault("sorted", xs)
         new = np.empty(n, dtype=bool)
         new[0] = True
         np.not_equal(xs[1:], xs[:-1], out=new[1:])
+        del xs
         starts = np.flatnonzero(new)
+        del new
         if starts.size == n:  # no ties: the scores only depend on n, and are antisymmetric
+            del starts
             half = (n + 1) // 2
             scores_sorted = np.empty(n)
             scores_sorted[:half] = special.ndtri((np.arange(half, dtype=np.float64) + 0.5) / n)
@@ -136,6 +140,7 @@ class Prepared:
             ends = np.append(starts[1:], n)
             midrank = (starts + 1 + ends) / 2.0  # 1-based mean rank of each tie group
             scores_sorted = np.repeat(special.ndtri((midrank - 0.5) / n), ends - starts)
+            del starts, ends, midrank
         scores = np.empty(n, dtype=np.float64)
         scores[self.order] = scores_sorted
         return scores

@@ -152,8 +152,7 @@ def analyze_column(
     """Analyse one column of latencies ``x`` (ns, iteration order) with optional iteration start
     times ``t`` (s) and clock step (granularity) ``step_ns``. Deterministic for a given ``seed``."""
     prep = Prepared(x, t, step=step_ns)
-    dep = dependence(prep)
-    prep.release("normal_scores")
+    dep = dependence(prep)  # frees the ranks and scores it makes (none is needed again)
     summ = summarize(prep)
     dr = drift(prep, segments=segments)
     shifts = dr.shifts

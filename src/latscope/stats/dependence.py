@@ -92,22 +92,36 @@ def autocorrelation(z: npt.ArrayLike, max_lag: int) -> FloatArray:
     """ACF of ``z`` at lags ``0..max_lag`` by FFT (biased divisor ``n``, mean removed).
 
     A constant series returns 1 at lag 0 and 0 elsewhere."""
-    a = np.asarray(z, dtype=np.float64)
+    return _autocorrelation([np.asarray(z, dtype=np.float64)], max_lag)
+
+
+def _autocorrelation(held: list[np.ndarray], max_lag: int) -> FloatArray:
+    """`autocorrelation` of the one array in ``held``, taken out of it: where the caller
+    keeps no other reference, the series is freed once it is copied into the transform's
+    input, before the transform's own arrays are made (the largest of a column's analysis)."""
+    a = held.pop()
     n = a.size
     max_lag = int(max(0, min(max_lag, n - 1)))
     nfft = sfft.next_fast_len(n + max_lag, real=True)
     padded = np.zeros(nfft)  # the series less its mean, zero-padded in place (no copy of it)
     np.subtract(a, a.mean(), out=padded[:n])
+    del a
     f = sfft.rfft(padded, nfft, workers=-1)
-    del a, padded
-    power = f.real**2
-    power += f.imag**2
+    del padded
+    # the power spectrum in f's own memory, as complex numbers with no imaginary part: the
+    # inverse transform takes them as they are (a real array would be copied to complex)
+    re, im = f.real, f.imag
+    np.square(re, out=re)
+    np.square(im, out=im)
+    re += im
+    im[...] = 0.0
+    del re, im
+    acov = sfft.irfft(f, nfft, workers=-1)
     del f
-    acov = sfft.irfft(power, nfft, workers=-1)[: max_lag + 1]
     out = np.zeros(max_lag + 1)
     out[0] = 1.0
     if acov[0] > 0.0:
-        out[:] = acov / acov[0]
+        out[:] = acov[: max_lag + 1] / acov[0]
     return out
 
 
@@ -169,6 +183,12 @@ def ljung_box(acf: FloatArray, n: int, h: int) -> tuple[float, float]:
     return q, chi2_sf(q, h)
 
 
+def _constant(prep: Prepared) -> bool:
+    """Whether all samples are equal (from the sorted ones where they are made: no sort)."""
+    xs = prep.__dict__.get("sorted")
+    return bool(xs[0] == xs[-1]) if xs is not None else bool(prep.x.min() == prep.x.max())
+
+
 def dependence(x: npt.ArrayLike | Prepared, *, max_lag: int | None = None) -> Dependence:
     """Measure serial dependence of latencies ``x`` (ns, iteration order) on normal scores."""
     prep = as_prepared(x)
@@ -177,7 +197,10 @@ def dependence(x: npt.ArrayLike | Prepared, *, max_lag: int | None = None) -> De
         max_lag = min(DEFAULT_MAX_LAG, n // 4)
     max_lag = max(0, min(int(max_lag), n - 1))
     rule = f"independent if Ljung-Box p >= {INDEPENDENCE_P} and ESS/n >= {INDEPENDENCE_ESS_RATIO}"
-    if n < 3 or prep.sorted[0] == prep.sorted[-1]:
+    # The ranks and scores the caller had not made are freed before the transform (whose
+    # arrays are the largest of a column's analysis), the scores once copied into it.
+    had = {k: k in prep.__dict__ for k in ("order", "normal_scores")}
+    if n < 3 or _constant(prep):
         acf = np.zeros(max_lag + 1)
         acf[0] = 1.0
         return Dependence(
@@ -197,13 +220,13 @@ def dependence(x: npt.ArrayLike | Prepared, *, max_lag: int | None = None) -> De
             rule=rule + " (too few distinct samples to test: treated as independent)",
         )
 
-    had_order = "order" in prep.__dict__
-    z = prep.normal_scores
-    if not had_order:  # the ranks made for the scores only: freed before the transform
-        prep.release("order")
+    held = [prep.normal_scores]
+    for k in had:
+        if not had[k]:
+            prep.release(k)
     pw_lags = int(math.ceil(math.sqrt(n))) + max(5, int(math.ceil(math.log10(n)))) + 1
     long_lags = min(n - 1, max(max_lag, pw_lags, LJUNG_BOX_LAG, n // 4))
-    acf_long = autocorrelation(z, long_lags)
+    acf_long = _autocorrelation(held, long_lags)
     tau, tau_lags, done = geyer_tau(acf_long)
     # Anti-correlation (tau < 1) would give ESS > n: capped at n (see the module docstring).
     tau = max(tau, 1.0)

@@ -67,7 +67,7 @@ import math
 
 import numpy as np
 import numpy.typing as npt
-from scipy import optimize, special
+from scipy import special
 
 from ._common import FloatArray, Prepared, Result, as_prepared, quantile_sorted, subsample
 from .dist import (
@@ -215,6 +215,8 @@ def fit_shifted_lognormal(
     if interior:
         best = max(interior, key=lambda i: ll[i])
         hi = log_d[best + 1] if best < last else log_d[best]
+        from scipy import optimize  # here: importing it costs more memory than a big run's column
+
         res = optimize.minimize_scalar(
             lambda t: -_profile_loglik(v, xmin - math.exp(t)),
             bounds=(log_d[best - 1], hi),
