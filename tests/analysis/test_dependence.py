@@ -83,3 +83,104 @@ def test_anticorrelated_series_ess_is_capped_at_n(kind):
     assert not d.independent
     iid = dependence(rng.lognormal(7.0, 0.5, n))
     assert iid.ess <= iid.n
+
+
+@pytest.mark.parametrize(("n", "block", "max_lag"), [(10_000, 1_000, 300), (9_999, 700, 1_500)])
+def test_the_blockwise_acf_sums_what_one_transform_gives(n: int, block: int, max_lag: int) -> None:
+    """A long column's ACF summed block by block (a last block shorter, lags longer than a
+    block) is the one-transform ACF to rounding."""
+    from latscope.stats.dependence import _blockwise
+
+    rng = np.random.default_rng(5)
+    z = np.empty(n)
+    z[0] = rng.standard_normal()
+    for i in range(1, n):
+        z[i] = 0.9 * z[i - 1] + rng.standard_normal()
+    z += 3.0  # the mean is removed by both
+    got = _blockwise(z, max_lag, block=block)
+    assert got.shape == (max_lag + 1,) and got[0] == 1.0
+    np.testing.assert_allclose(got, autocorrelation(z, max_lag), rtol=0, atol=1e-12)
+
+
+def test_a_long_column_sums_its_acf_in_blocks_over_bounded_lags(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Above BLOCKWISE_MIN samples Geyer's sequence runs over at most LONG_MAX_LAG lags: an
+    AR(1) whose sequence ends well inside them gets the tau of one transform; one that does
+    not end there says its tau is truncated (a lower bound)."""
+    import importlib
+
+    dep = importlib.import_module("latscope.stats.dependence")
+
+    rng = np.random.default_rng(6)
+    n = 40_000
+
+    def ar1(phi: float) -> np.ndarray:
+        x = np.empty(n)
+        x[0] = rng.standard_normal()
+        e = rng.standard_normal(n)
+        for i in range(1, n):
+            x[i] = phi * x[i - 1] + e[i]
+        return np.exp(x)
+
+    short, long_ = ar1(0.5), ar1(0.9995)
+    whole = [dep.dependence(short), dep.dependence(long_)]
+    monkeypatch.setattr(dep, "BLOCKWISE_MIN", 10_000)
+    monkeypatch.setattr(dep, "LONG_MAX_LAG", 1_000)
+    monkeypatch.setattr(dep, "BLOCK", 4_096)
+    blocked = [dep.dependence(short), dep.dependence(long_)]
+    assert blocked[0].tau == pytest.approx(whole[0].tau, rel=1e-9)
+    assert not blocked[0].tau_truncated and not whole[0].tau_truncated
+    assert blocked[1].tau_truncated and blocked[1].tau_lags <= 1_000
+    assert blocked[1].tau <= whole[1].tau
+
+
+@pytest.mark.parametrize(
+    "x",
+    [
+        np.random.default_rng(7).standard_normal(50_000),
+        np.round(np.random.default_rng(8).standard_normal(50_000) * 5),  # ties
+        np.array([0.0, -0.0, -1.5, 2.0, -np.inf, np.inf, 1e-300, -1e-300, 7.0, 7.0]),
+    ],
+    ids=["continuous", "ties", "signs and extremes"],
+)
+def test_packed_keys_sort_values_that_are_apart(x: np.ndarray) -> None:
+    from latscope.stats._common import packed_order
+
+    order = packed_order(x)
+    assert order.dtype == np.int64 and np.array_equal(np.sort(order), np.arange(x.size))
+    xs = x[order]
+    assert np.all(xs[1:] >= xs[:-1])
+
+
+def test_packed_keys_keep_the_run_order_of_values_closer_than_their_resolution() -> None:
+    """Values within 2^-(52 - b) of each other (b: the bits of an index) rank in their order
+    in the run: the documented approximation, and only that."""
+    from latscope.stats._common import packed_order
+
+    n = 1_000  # b = 10 bits: values fewer than 2^10 steps of the float apart
+    x = np.full(n, 2000.0)  # whose 10 lowest bits are 0
+    up = np.arange(n // 2, dtype=np.uint64)[::-1]  # decreasing by one step: too close
+    x[: n // 2] = (np.full(n // 2, 2000.0).view(np.uint64) + up).view(np.float64)
+    x[n // 2 :] = 3000.0 + np.arange(n // 2)  # far apart: sorted
+    order = packed_order(x)
+    assert np.array_equal(order[: n // 2], np.arange(n // 2))  # run order, not value order
+    assert np.array_equal(order[n // 2 :], np.arange(n // 2, n))
+
+
+@pytest.mark.parametrize("ties", [False, True])
+def test_a_long_columns_normal_scores_are_the_exact_ones_when_values_are_apart(
+    monkeypatch: pytest.MonkeyPatch, ties: bool
+) -> None:
+    import importlib
+
+    common = importlib.import_module("latscope.stats._common")
+    rng = np.random.default_rng(9)
+    x = rng.lognormal(7.0, 0.5, 30_000)
+    if ties:
+        x = np.round(x / 10.0) * 10.0
+    exact = common.Prepared(x).normal_scores
+    monkeypatch.setattr(common, "PACKED_MIN", 1_000)
+    packed = common.Prepared(x)
+    assert np.array_equal(packed.normal_scores, exact)
+    assert "order" not in packed.__dict__  # the exact argsort was not made

@@ -123,7 +123,14 @@ class Prepared:
         n = self.n
         # the sorted values serve to find the ties and are not kept: the scores are made for
         # the dependence test, which frees what it made before its transform needs the room
-        xs = self.sorted if "sorted" in self.__dict__ else self.x[self.order]
+        if "sorted" in self.__dict__:
+            order, xs = self.order, self.sorted
+        elif "order" in self.__dict__ or n <= PACKED_MIN:
+            order = self.order
+            xs = self.x[order]
+        else:  # a long column: ranked by one sort of packed keys (`packed_order`)
+            order = packed_order(self.x)
+            xs = self.x[order]
         new = np.empty(n, dtype=bool)
         new[0] = True
         np.not_equal(xs[1:], xs[:-1], out=new[1:])
@@ -142,7 +149,7 @@ class Prepared:
             scores_sorted = np.repeat(special.ndtri((midrank - 0.5) / n), ends - starts)
             del starts, ends, midrank
         scores = np.empty(n, dtype=np.float64)
-        scores[self.order] = scores_sorted
+        scores[order] = scores_sorted
         return scores
 
     def quantile(self, p: float) -> float:
@@ -153,6 +160,39 @@ class Prepared:
     def release(self, name: str) -> None:
         """Forget a cached derived array (``"normal_scores"``, ...) to free its memory."""
         self.__dict__.pop(name, None)
+
+
+#: Columns of more samples than this are ranked for their normal scores by `packed_order`.
+PACKED_MIN = 2**23
+PACK_CHUNK = 2**20
+
+
+def packed_order(x: FloatArray) -> IntArray:
+    """An order that sorts ``x`` but for values within a relative 2^-(52 - b) of each other
+    (``b`` the bits of an index, 27 at 10^8 samples: 3e-8), which keep their order in ``x``:
+    each value's bit pattern, made to sort as the value, has its lowest ``b`` bits replaced by
+    its index, and the keys are sorted in place (a vectorised sort: ten times faster than
+    argsort at 10^8 samples, and no more memory than the keys). The normal scores of a long
+    column rank by it: two values that close are one clock tick apart at 30 ms and more, and
+    swapping their ranks moves each score by one rank in ``n``. Values must not be NaN."""
+    n = x.size
+    bits = max(1, int(n - 1).bit_length())
+    low = np.uint64((1 << bits) - 1)
+    sign = np.uint64(1 << 63)
+    keys = np.empty(n, dtype=np.uint64)
+    for a in range(0, n, PACK_CHUNK):  # in chunks: no temporary of the column's size
+        b = min(n, a + PACK_CHUNK)
+        k = x[a:b].view(np.uint64)
+        flip = k >> np.uint64(63)  # 1 for a negative value
+        np.negative(flip, out=flip)  # ... all ones: every bit flipped (reversed order)
+        flip |= sign  # a positive value only gains the sign bit: above every negative
+        out = keys[a:b]
+        np.bitwise_xor(k, flip, out=out)
+        out &= ~low
+        out |= np.arange(a, b, dtype=np.uint64)
+    keys.sort()
+    keys &= low
+    return keys.view(np.int64)
 
 
 def as_prepared(

@@ -31,9 +31,12 @@ of two levels) that formula exceeds ``n``; latscope caps the ESS at ``n`` (``tau
 above ``n`` would promise more precision than independent samples give, which holds only for the
 mean of a perfectly anti-correlated series and not for quantiles; and "ESS 665 of 500" reads as a
 mistake. So ``ESS <= n`` always, and ``tau = n / ESS >= 1``.
-The sequence may run over the first ``n // 4`` lags (one FFT gives them all); if it has not
-ended there (non-stationary data: a level shift keeps the ACF positive at all lags),
-``tau_truncated`` is set and the ESS is an upper bound. Either way a small ESS says the same
+The sequence may run over the first ``n // 4`` lags (one FFT gives them all), at most
+``LONG_MAX_LAG`` (about four million) in a column of more than ``BLOCKWISE_MIN`` samples, whose ACF
+is summed block by block (``BLOCK`` samples against the next ``BLOCK + lags``: one transform of
+the whole column would need four times the column's memory); if it has not ended there
+(non-stationary data: a level shift keeps the ACF positive at all lags), ``tau_truncated`` is set
+and the ESS is an upper bound. Either way a small ESS says the same
 thing: the run does not average out its own variation.
 
 Independence rule. The column is treated as independent when the Ljung–Box p-value is at least
@@ -68,6 +71,12 @@ LJUNG_BOX_LAG = 20
 INDEPENDENCE_P = 0.01
 #: ... and ESS / n at least this large.
 INDEPENDENCE_ESS_RATIO = 0.5
+#: Columns of more samples than this have their ACF summed block by block (`_blockwise`).
+BLOCKWISE_MIN = 2**24
+#: ... over at most this many lags (Geyer's sequence: a longer one is truncated, and said so).
+LONG_MAX_LAG = 2**22
+#: ... in blocks of this many samples.
+BLOCK = 2**23
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -102,6 +111,8 @@ def _autocorrelation(held: list[np.ndarray], max_lag: int) -> FloatArray:
     a = held.pop()
     n = a.size
     max_lag = int(max(0, min(max_lag, n - 1)))
+    if n > BLOCKWISE_MIN and max_lag <= LONG_MAX_LAG:
+        return _blockwise(a, max_lag)
     nfft = sfft.next_fast_len(n + max_lag, real=True)
     padded = np.zeros(nfft)  # the series less its mean, zero-padded in place (no copy of it)
     np.subtract(a, a.mean(), out=padded[:n])
@@ -122,6 +133,39 @@ def _autocorrelation(held: list[np.ndarray], max_lag: int) -> FloatArray:
     out[0] = 1.0
     if acov[0] > 0.0:
         out[:] = acov[: max_lag + 1] / acov[0]
+    return out
+
+
+def _blockwise(a: np.ndarray, max_lag: int, block: int = BLOCK) -> FloatArray:
+    """The ACF of ``a`` at lags ``0..max_lag`` (mean removed, divisor ``n``) summed over blocks:
+    each block of ``block`` samples correlated with itself and the ``max_lag`` samples after
+    it, by transforms of ``block + max_lag`` points. The same sums as one transform of the whole
+    series (to rounding), in the memory of a few blocks instead of four columns."""
+    n = a.size
+    mean = float(a.mean())
+    nfft = sfft.next_fast_len(block + max_lag, real=True)
+    acov = np.zeros(max_lag + 1)
+    head = np.zeros(nfft)
+    tail = np.zeros(nfft)
+    for start in range(0, n, block):
+        stop = min(n, start + block)
+        reach = min(n, stop + max_lag)
+        head[:] = 0.0
+        np.subtract(a[start:stop], mean, out=head[: stop - start])
+        tail[:] = 0.0
+        np.subtract(a[start:reach], mean, out=tail[: reach - start])
+        fh = sfft.rfft(head, workers=-1)
+        ft = sfft.rfft(tail, workers=-1)
+        np.conjugate(fh, out=fh)
+        fh *= ft
+        del ft
+        # sum_i head[i] tail[i + k]: no wrap-around, as head ends before nfft - max_lag
+        acov += sfft.irfft(fh, nfft, workers=-1)[: max_lag + 1]
+        del fh
+    out = np.zeros(max_lag + 1)
+    out[0] = 1.0
+    if acov[0] > 0.0:
+        out[:] = acov / acov[0]
     return out
 
 
@@ -226,6 +270,8 @@ def dependence(x: npt.ArrayLike | Prepared, *, max_lag: int | None = None) -> De
             prep.release(k)
     pw_lags = int(math.ceil(math.sqrt(n))) + max(5, int(math.ceil(math.log10(n)))) + 1
     long_lags = min(n - 1, max(max_lag, pw_lags, LJUNG_BOX_LAG, n // 4))
+    if n > BLOCKWISE_MIN:  # summed block by block (module docstring)
+        long_lags = min(long_lags, max(max_lag, pw_lags, LONG_MAX_LAG))
     acf_long = _autocorrelation(held, long_lags)
     tau, tau_lags, done = geyer_tau(acf_long)
     # Anti-correlation (tau < 1) would give ESS > n: capped at n (see the module docstring).
