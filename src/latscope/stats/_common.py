@@ -123,14 +123,12 @@ class Prepared:
         n = self.n
         # the sorted values serve to find the ties and are not kept: the scores are made for
         # the dependence test, which frees what it made before its transform needs the room
-        if "sorted" in self.__dict__:
-            order, xs = self.order, self.sorted
-        elif "order" in self.__dict__ or n <= PACKED_MIN:
-            order = self.order
-            xs = self.x[order]
-        else:  # a long column: ranked by one sort of packed keys (`packed_order`)
-            order = packed_order(self.x)
-            xs = self.x[order]
+        if n > PACKED_MIN and "order" not in self.__dict__:
+            # a long column: ranked by one sort of packed keys (`packed_order`) and its sorted
+            # copy (the dependence test frees it before its transform if it made it)
+            return _scores_in_chunks(self.sorted, packed_order(self.x))
+        order = self.order
+        xs = self.sorted if "sorted" in self.__dict__ else self.x[order]
         new = np.empty(n, dtype=bool)
         new[0] = True
         np.not_equal(xs[1:], xs[:-1], out=new[1:])
@@ -162,9 +160,36 @@ class Prepared:
         self.__dict__.pop(name, None)
 
 
+def _scores_in_chunks(xs: FloatArray, order: IntArray) -> FloatArray:
+    """The normal scores of the values whose sorted copy is ``xs`` and which ``order`` ranks
+    (mid-ranks for ties), made a chunk of ``SCORE_CHUNK`` ranks at a time: no array of the
+    column's size but the scores themselves. A tie group cut by a chunk's edge is found whole
+    in ``xs`` (two binary searches per chunk)."""
+    n = xs.size
+    scores = np.empty(n, dtype=np.float64)
+    for a in range(0, n, SCORE_CHUNK):
+        b = min(n, a + SCORE_CHUNK)
+        seg = xs[a:b]
+        new = np.empty(b - a, dtype=bool)
+        new[0] = True
+        np.not_equal(seg[1:], seg[:-1], out=new[1:])
+        first = np.flatnonzero(new)  # each tie group's first rank in the chunk
+        del new
+        last = np.append(first[1:], b - a)
+        sizes = last - first
+        starts, ends = first + a, last + a
+        starts[0] = np.searchsorted(xs, seg[0], side="left")  # the group begun before a
+        ends[-1] = np.searchsorted(xs, seg[-1], side="right")  # ... and ended after b
+        midrank = (starts + 1 + ends) / 2.0  # 1-based mean rank of each tie group
+        score = special.ndtri((midrank - 0.5) / n)
+        scores[order[a:b]] = np.repeat(score, sizes)
+    return scores
+
+
 #: Columns of more samples than this are ranked for their normal scores by `packed_order`.
 PACKED_MIN = 2**23
 PACK_CHUNK = 2**20
+SCORE_CHUNK = 2**18
 
 
 def packed_order(x: FloatArray) -> IntArray:

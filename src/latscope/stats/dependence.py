@@ -33,8 +33,9 @@ mean of a perfectly anti-correlated series and not for quantiles; and "ESS 665 o
 mistake. So ``ESS <= n`` always, and ``tau = n / ESS >= 1``.
 The sequence may run over the first ``n // 4`` lags (one FFT gives them all), at most
 ``LONG_MAX_LAG`` (about four million) in a column of more than ``BLOCKWISE_MIN`` samples, whose ACF
-is summed block by block (``BLOCK`` samples against the next ``BLOCK + lags``: one transform of
-the whole column would need four times the column's memory); if it has not ended there
+is summed block by block (each ``BLOCK`` samples' spectrum once, its cross-spectrum with
+itself and the next block accumulated: one transform of the whole column would need four
+times the column's memory); if it has not ended there
 (non-stationary data: a level shift keeps the ACF positive at all lags), ``tau_truncated`` is set
 and the ESS is an upper bound. Either way a small ESS says the same
 thing: the run does not average out its own variation.
@@ -76,7 +77,7 @@ BLOCKWISE_MIN = 2**24
 #: ... over at most this many lags (Geyer's sequence: a longer one is truncated, and said so).
 LONG_MAX_LAG = 2**22
 #: ... in blocks of this many samples.
-BLOCK = 2**23
+BLOCK = 2**22
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -137,31 +138,42 @@ def _autocorrelation(held: list[np.ndarray], max_lag: int) -> FloatArray:
 
 
 def _blockwise(a: np.ndarray, max_lag: int, block: int = BLOCK) -> FloatArray:
-    """The ACF of ``a`` at lags ``0..max_lag`` (mean removed, divisor ``n``) summed over blocks:
-    each block of ``block`` samples correlated with itself and the ``max_lag`` samples after
-    it, by transforms of ``block + max_lag`` points. The same sums as one transform of the whole
-    series (to rounding), in the memory of a few blocks instead of four columns."""
+    """The ACF of ``a`` at lags ``0..max_lag`` (mean removed, divisor ``n``) summed over blocks
+    of ``B = max(block, max_lag)`` samples: each block's spectrum ``F_j`` (``2 B`` points, the
+    block zero-padded) once, and the cross-spectrum of a block with itself and the next one
+    (shifted by ``B``: a sign ``(-1)^f``) accumulated, ``S = sum_j conj(F_j) (F_j + (-1)^f
+    F_{j+1})``; one inverse transform of ``S`` gives every sum ``z_i z_{i+k}`` with ``k <=
+    B``, as one transform of the whole series would (to rounding), in the memory of a few
+    blocks instead of four columns."""
     n = a.size
     mean = float(a.mean())
-    nfft = sfft.next_fast_len(block + max_lag, real=True)
-    acov = np.zeros(max_lag + 1)
-    head = np.zeros(nfft)
-    tail = np.zeros(nfft)
-    for start in range(0, n, block):
-        stop = min(n, start + block)
-        reach = min(n, stop + max_lag)
-        head[:] = 0.0
-        np.subtract(a[start:stop], mean, out=head[: stop - start])
-        tail[:] = 0.0
-        np.subtract(a[start:reach], mean, out=tail[: reach - start])
-        fh = sfft.rfft(head, workers=-1)
-        ft = sfft.rfft(tail, workers=-1)
-        np.conjugate(fh, out=fh)
-        fh *= ft
-        del ft
-        # sum_i head[i] tail[i + k]: no wrap-around, as head ends before nfft - max_lag
-        acov += sfft.irfft(fh, nfft, workers=-1)[: max_lag + 1]
-        del fh
+    b = max(block, max_lag, 1)
+    nfft = 2 * b
+    buf = np.zeros(nfft)
+
+    def spectrum(start: int) -> np.ndarray:
+        stop = min(n, start + b)
+        buf[stop - start :] = 0.0
+        np.subtract(a[start:stop], mean, out=buf[: stop - start])
+        return sfft.rfft(buf, workers=-1)
+
+    sign = np.ones(b + 1)
+    sign[1::2] = -1.0
+    total = np.zeros(b + 1, dtype=np.complex128)
+    cur = spectrum(0)
+    for start in range(0, n, b):
+        both = cur.copy()
+        if start + b < n:
+            nxt = spectrum(start + b)
+            both += sign * nxt
+        else:
+            nxt = None
+        np.conjugate(cur, out=cur)
+        both *= cur
+        total += both
+        del both
+        cur = nxt  # type: ignore[assignment]
+    acov = sfft.irfft(total, nfft, workers=-1)[: max_lag + 1]
     out = np.zeros(max_lag + 1)
     out[0] = 1.0
     if acov[0] > 0.0:
@@ -243,7 +255,7 @@ def dependence(x: npt.ArrayLike | Prepared, *, max_lag: int | None = None) -> De
     rule = f"independent if Ljung-Box p >= {INDEPENDENCE_P} and ESS/n >= {INDEPENDENCE_ESS_RATIO}"
     # The ranks and scores the caller had not made are freed before the transform (whose
     # arrays are the largest of a column's analysis), the scores once copied into it.
-    had = {k: k in prep.__dict__ for k in ("order", "normal_scores")}
+    had = {k: k in prep.__dict__ for k in ("order", "sorted", "normal_scores")}
     if n < 3 or _constant(prep):
         acf = np.zeros(max_lag + 1)
         acf[0] = 1.0
