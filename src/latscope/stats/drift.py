@@ -114,6 +114,7 @@ from .levels import (
     lasting,
     levels,
     levels_warning,
+    median_and_robust_sd,
     robust_sd,
     warmup_by_worker,
     warmup_windows,
@@ -279,9 +280,8 @@ def _refine(x: FloatArray, bounds: list[int], w: int) -> list[int]:
         a, b = out[i - 1], bounds[i + 1]
         seg = x[a:b]
         y = np.log(seg) if float(seg.min()) > 0.0 else seg.copy()  # one array, worked in place
-        sd = robust_sd(y)
+        mid, sd = median_and_robust_sd(y)
         if sd > 0.0:
-            mid = float(np.median(y))
             np.clip(y, mid - 3.0 * sd, mid + 3.0 * sd, out=y)
         y -= float(np.mean(y))
         c1 = np.cumsum(y, out=y)

@@ -295,7 +295,10 @@ def grouped_cdf_share(x: FloatArray, q: float, step: float | None) -> FloatArray
     (the grouped CDF of ``_common.quantile_sorted``)."""
     if step is None:
         return (x <= q).astype(np.float64)
-    return np.clip((q - x) / step + 0.5, 0.0, 1.0)
+    share = np.subtract(q, x)  # one array, worked in place: this runs on a whole column
+    share /= step
+    share += 0.5
+    return np.clip(share, 0.0, 1.0, out=share)
 
 
 def batch_quantile_interval(

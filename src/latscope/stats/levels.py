@@ -97,11 +97,17 @@ def window_medians(x: FloatArray, w: int) -> tuple[IntArray, FloatArray]:
 
 
 def robust_sd(r: FloatArray) -> float:
-    """The median absolute deviation of ``r`` scaled to a normal SD (in one array of its own:
-    this runs on a whole column)."""
-    d = np.subtract(r, np.median(r))
+    """The median absolute deviation of ``r`` scaled to a normal SD."""
+    return median_and_robust_sd(r)[1]
+
+
+def median_and_robust_sd(r: FloatArray) -> tuple[float, float]:
+    """The median of ``r`` and `robust_sd` of it (in one array of its own: this runs on a
+    whole column)."""
+    mid = float(np.median(r))
+    d = np.subtract(r, mid)
     np.abs(d, out=d)
-    return MAD_SCALE * float(np.median(d, overwrite_input=True))
+    return mid, MAD_SCALE * float(np.median(d, overwrite_input=True))
 
 
 def levels(

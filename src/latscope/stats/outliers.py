@@ -149,7 +149,9 @@ def _local_thresholds(prep: Prepared, k: float, iqr: float) -> _Thresholds:
     for j in range(nwin):
         seg = prep.x[edges[j] : edges[j + 1]]
         meds[j] = np.median(seg)
-        scales[j] = MAD_SCALE * float(np.median(np.abs(seg - meds[j])))
+        dev = np.subtract(seg, meds[j])  # one array of the window's own, worked in place
+        np.abs(dev, out=dev)
+        scales[j] = MAD_SCALE * float(np.median(dev, overwrite_input=True))
     what = f"{MAD_SCALE:g} MAD" + ("" if nwin == 1 else f" in windows of {w:,} samples (median)")
     zero = scales <= 0.0
     if zero.any():

@@ -126,7 +126,10 @@ def summarize(x: npt.ArrayLike | Prepared, step: float | None = None) -> Summary
     std = float(np.std(prep.x, ddof=1)) if n > 1 else None
     step = prep.step
     median = quantile_sorted(xs, 0.5, step)
-    mad = float(np.median(np.abs(prep.x - median)))
+    dev = np.subtract(prep.x, median)  # one array, worked in place
+    np.abs(dev, out=dev)
+    mad = float(np.median(dev, overwrite_input=True))
+    del dev
     q1 = quantile_sorted(xs, 0.25, step)
     q3 = quantile_sorted(xs, 0.75, step)
     cv = std / mean if (std is not None and mean != 0.0) else None
