@@ -472,10 +472,14 @@ def _periodogram_period(
     s -= np.float32(ms / n)
     spec = sfft.rfft(s, workers=-1)
     del s
-    power = (spec.real.astype(np.float64) ** 2 + spec.imag.astype(np.float64) ** 2) / (
-        ms * (1.0 - ms / n)
-    )
+    power = spec.real.astype(np.float64)  # the power in arrays of its own, worked in place
+    np.square(power, out=power)
+    im = spec.imag.astype(np.float64)
     del spec
+    np.square(im, out=im)
+    power += im
+    del im
+    power /= ms * (1.0 - ms / n)
     bg = _Background(power, n)
 
     ks = np.arange(k_min, k_max + 1)
