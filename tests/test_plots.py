@@ -588,3 +588,23 @@ def test_dollar_signs_are_text_not_mathtext(tmp_path: Path) -> None:
         shown = [t.get_text() for t in fig.findobj(Text)]
         assert any(nasty in s for s in shown)
         assert all(not t.get_parse_math() for t in fig.findobj(Text))
+
+
+def test_a_poor_fit_is_drawn_dashed_and_said_to_be_poor() -> None:
+    """Three modes, one shifted log-normal: the fit is poor (KS D above 0.05), so its curve is
+    dashed and its label says it describes nothing; a log-normal sample's fit stays solid."""
+    from latscope.stats import fit_shifted_lognormal
+
+    rng = np.random.default_rng(3)
+    modes = np.concatenate(
+        [rng.normal(2850, 40, 7100), rng.normal(3230, 40, 900), rng.normal(4270, 120, 2000)]
+    )
+    one = 2600 + rng.lognormal(np.log(400), 0.4, 10_000)
+    for x, poor in ((modes, True), (one, False)):
+        fit = fit_shifted_lognormal(x)
+        assert fit is not None and (fit.fit_quality == "poor") is poor, fit.ks_statistic
+        for log_x in (False, True):
+            fig = plots.histogram(x, fit=fit, cut=97, log_x=log_x)
+            (line,) = [ln for ln in fig.axes[0].get_lines() if "log-normal" in ln.get_label()]
+            assert (line.get_linestyle() == "--") is poor
+            assert ("a poor fit" in line.get_label()) is poor

@@ -144,7 +144,7 @@ def histogram(
             if log_count:  # the samples a bin of the typical width would hold
                 dens = dens * n * float(np.median(widths_dec))
                 grid, dens = grid[dens > 0.1], dens[dens > 0.1]
-            ax.plot(grid / unit[1], dens, color=COLORS[1], lw=1.5, label=_fit_label(fit, unit))
+            _fit_line(ax, grid / unit[1], dens, fit, unit)
         if below:
             notes.append(
                 f"not shown: {below:,} samples ({_share(below, n)})\n"
@@ -176,7 +176,7 @@ def histogram(
         if fit is not None:
             grid = np.linspace(max(float(edges[0]), fit.loc), edges[-1], 400)
             dens = _lognormal_pdf(grid, fit) * unit[1]
-            ax.plot(grid / unit[1], dens, color=COLORS[1], lw=1.5, label=_fit_label(fit, unit))
+            _fit_line(ax, grid / unit[1], dens, fit, unit)
     if cut is not None and cut < 100.0:
         what += f", cut at p{cut:g}"
         notes.insert(
@@ -241,7 +241,15 @@ def _fit_label(fit: LogNormalFit, unit: Unit) -> str:
     return (
         f"shifted log-normal fit\nloc {fmt(fit.loc, unit)}, median {fmt(fit.median, unit)}"
         f"\nσ {fit.sigma:.2f}, KS D {fit.ks_statistic:.3f}"
+        + ("\na poor fit: no model of these samples" if fit.fit_quality == "poor" else "")
     )
+
+
+def _fit_line(ax: Axes, xs: np.ndarray, ys: np.ndarray, fit: LogNormalFit, unit: Unit) -> None:
+    """The fitted density over the bars: dashed where the fit is poor (``fit_quality``: KS D
+    above ``POOR_FIT_KS``), whose curve would otherwise read as the samples' shape."""
+    style = "--" if fit.fit_quality == "poor" else "-"
+    ax.plot(xs, ys, color=COLORS[1], lw=1.5, ls=style, label=_fit_label(fit, unit))
 
 
 # ------------------------------------------------------------------------------- box, violin
