@@ -130,11 +130,7 @@ def _autocorrelation(held: list[np.ndarray], max_lag: int) -> FloatArray:
     del re, im
     acov = sfft.irfft(f, nfft, workers=-1)
     del f
-    out = np.zeros(max_lag + 1)
-    out[0] = 1.0
-    if acov[0] > 0.0:
-        out[:] = acov[: max_lag + 1] / acov[0]
-    return out
+    return _acf(acov[: max_lag + 1])
 
 
 def _blockwise(a: np.ndarray, max_lag: int, block: int = BLOCK) -> FloatArray:
@@ -173,8 +169,13 @@ def _blockwise(a: np.ndarray, max_lag: int, block: int = BLOCK) -> FloatArray:
         total += both
         del both
         cur = nxt  # type: ignore[assignment]
-    acov = sfft.irfft(total, nfft, workers=-1)[: max_lag + 1]
-    out = np.zeros(max_lag + 1)
+    return _acf(sfft.irfft(total, nfft, workers=-1)[: max_lag + 1])
+
+
+def _acf(acov: np.ndarray) -> FloatArray:
+    """Autocovariances as autocorrelations; a constant series (no variance): 1 at lag 0, 0
+    elsewhere."""
+    out = np.zeros(acov.size)
     out[0] = 1.0
     if acov[0] > 0.0:
         out[:] = acov / acov[0]

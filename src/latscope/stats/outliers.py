@@ -62,6 +62,7 @@ from ._common import (
     as_prepared,
     quantile_sorted,
 )
+from .levels import median_and_robust_sd
 from .periodicity import Periodicity, best_period
 
 TUKEY_MILD = 1.5
@@ -147,11 +148,7 @@ def _local_thresholds(prep: Prepared, k: float, iqr: float) -> _Thresholds:
     meds = np.empty(nwin)
     scales = np.empty(nwin)
     for j in range(nwin):
-        seg = prep.x[edges[j] : edges[j + 1]]
-        meds[j] = np.median(seg)
-        dev = np.subtract(seg, meds[j])  # one array of the window's own, worked in place
-        np.abs(dev, out=dev)
-        scales[j] = MAD_SCALE * float(np.median(dev, overwrite_input=True))
+        meds[j], scales[j] = median_and_robust_sd(prep.x[edges[j] : edges[j + 1]])
     what = f"{MAD_SCALE:g} MAD" + ("" if nwin == 1 else f" in windows of {w:,} samples (median)")
     zero = scales <= 0.0
     if zero.any():
