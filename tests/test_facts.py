@@ -201,9 +201,41 @@ def test_negative_values_are_worded_once_for_show_and_the_report(store: Path) ->
     alerts = [
         b.message
         for b in run_blocks(analyse(run, "r"), figures=False)
-        if isinstance(b, Alert) and b.code == "negative"
+        if isinstance(b, Alert) and b.code == "negative-values"
     ]
     assert alerts == [said[0]["text"]]
+
+
+def test_a_report_says_the_runs_warnings_in_shows_words_and_each_once(store: Path) -> None:
+    """The report's glance opens with the warnings `latscope show` opens with (the facts'
+    short words: one process, a clock too coarse), and the run's section says them in full
+    (show --full's words); a warning the facts say is not said again by the analysis."""
+    from latscope.report import analyse, run_blocks
+    from latscope.report.document import Alert
+    from latscope.report.glance import glance_blocks
+
+    clock = {
+        "name": "mono_raw",
+        "ns_per_tick": 1.0,
+        "overhead_ns": 20.0,
+        "resolution_ns": 100.0,
+        "step_ns": 100.0,
+        "getres_ns": 1,
+    }
+    x = np.round(lognormal(3000, 300.0, seed=8) / 100.0) * 100.0  # 3 steps of a 100 ns clock
+    run = Run(make_run(store, {"call": x}, ns_per_tick=1.0, header={"clock": clock}).dir)
+    said = [w for w in run.facts["findings"] if w["level"] == "warning"]
+    assert {w["key"] for w in said} >= {"single-process", "timer-coarse"}
+    ra = analyse(run, "r")
+    assert any(w.code == "timer_too_coarse" for w in ra.columns["call"].warnings)
+    glance = [b for b in glance_blocks([ra], figures=False) if isinstance(b, Alert)]
+    for w in said:
+        assert [b.code for b in glance if b.message == (w["short"] or w["text"])] == [w["key"]]
+    assert not [b for b in glance if b.code == "timer_too_coarse"]
+    blocks = [b for b in run_blocks(ra, figures=False) if isinstance(b, Alert)]
+    for w in said:
+        assert [b.code for b in blocks if b.message == w["text"]] == [w["key"]]
+    assert not [b for b in blocks if b.code == "timer_too_coarse"]
 
 
 def test_the_interval_line_names_what_each_interval_was_made_of(store: Path) -> None:

@@ -143,6 +143,34 @@ def latency_of(facts: dict[str, Any], column: str) -> str:
     return ""
 
 
+#: The findings the reports say where they belong (with how the run was measured), not with
+#: the run's other warnings: the timed loop's usage and the probe's own warnings.
+PLACED = frozenset({"timed-loop", "probe"})
+#: The analysis's warning code (`stats`) of each finding the facts make from the same
+#: function: where the facts say it for a column, a report does not say it again.
+ANALYSIS_CODE = {"timer-coarse": "timer_too_coarse", "levels": "levels"}
+
+
+def warnings_of(facts: dict[str, Any], *, placed: bool = False) -> list[dict[str, Any]]:
+    """The run's warnings (findings of level "warning"), in the order `latscope show` says
+    them; without those `PLACED` elsewhere unless ``placed``."""
+    return [
+        w
+        for w in facts["findings"]
+        if w["level"] == "warning" and (placed or w["key"] not in PLACED)
+    ]
+
+
+def said_codes(facts: dict[str, Any], column: str | None = None) -> set[str]:
+    """The analysis's warning codes a finding of the facts already says (of ``column``, or
+    of any column when None)."""
+    return {
+        ANALYSIS_CODE[w["key"]]
+        for w in facts["findings"]
+        if w["key"] in ANALYSIS_CODE and (column is None or w["column"] == column)
+    }
+
+
 def disagreements(facts: dict[str, Any]) -> list[str]:
     """Every check between two figures of the run that found them apart: the batch figure
     against the per-call median (when it disagrees) and each one-way time against rtt/2. The

@@ -1,9 +1,11 @@
 """The answer first: what a report opens with, before any table of how it was measured.
 
 For each run, one sentence per timed column: its latency with the median's 95% interval,
-p99 (or why it is withheld), max and the number of samples; then the two things a reader must
-know before quoting it (the run's most serious warnings, in the order `PRIORITY` gives); then
-one figure (one run: the first column's histogram; several: the runs side by side). With
+p99 (or why it is withheld), max and the number of samples; then what a reader must know
+before quoting it: the warnings `latscope show` opens with, in its words (the run's facts),
+the analysis's two most serious others (in the order `PRIORITY` gives), and the first
+sentence of each note on what the figure holds (the machine's, the parameters'); then one
+figure (one run: the first column's histogram; several: the runs side by side). With
 several runs, the comparison's verdicts come right after the sentences. Everything else (the
 environment, the clock, the full tables) follows in the report.
 """
@@ -14,7 +16,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..env import emulation_caveat
-from ..facts import disagreements, latency_of
+from ..facts import latency_of, said_codes, warnings_of
 from ..facts.wording import injected_line
 from ..measure.trace import load_explained
 from ..summary import P50_CI_HIGH, P50_CI_LOW, stat, value, withheld_reason
@@ -28,7 +30,6 @@ if TYPE_CHECKING:
 
 #: The warnings a reader must see first, most serious first; others follow in this order.
 PRIORITY = (
-    "negative",
     "timer_too_coarse",
     "levels",
     "oscillation",
@@ -69,10 +70,10 @@ def column_sentence(ra: RunAnalysis, col: str, row: dict[str, Any]) -> str:
 
 
 def top_warnings(ra: RunAnalysis) -> list[tuple[str, str, str]]:
-    """The run's most serious warnings (column, code, message), one per code,
-    `MAX_WARNINGS` of them."""
+    """The analysis's most serious warnings (column, code, message), one per code,
+    `MAX_WARNINGS` of them, but those the run's facts say already (`said_codes`)."""
     found: list[tuple[int, int, str, str, str]] = []
-    seen: set[str] = set()
+    seen: set[str] = said_codes(ra.run.facts)
     for ci, (col, ca) in enumerate(ra.columns.items()):
         for w in ca.warnings:
             if w.code not in seen:
@@ -112,15 +113,27 @@ def glance_blocks(
         more = len(ra.run.all_columns) - len(cols)
         if more > 0:
             out.append(Text(f"… and {more} more columns in the run's section.", "dim"))
-        for col, code, msg in top_warnings(ra):
+        facts = ra.run.facts
+        check = facts["check"]
+        if check and check.get("disagree"):  # the batch figure against the per-call median
+            out.append(Alert(f"{head}{check.get('short') or check['text']}", code="disagree"))
+        # the warnings and notes `latscope show` opens with, in its words (the facts'), then
+        # the analysis's most serious ones
+        said = warnings_of(facts)
+        out.extend(Alert(head + (w["short"] or w["text"]), code=w["key"]) for w in said)
+        top = top_warnings(ra)
+        for col, code, msg in top:
             out.append(Alert(f"{head}{col}: {msg}", code=code))
-        out.extend(Alert(f"{head}{w}", code="disagree") for w in disagreements(ra.run.facts))
+        out.extend(
+            Alert(head + n["text"].split(". ", 1)[0] + ".", code=n["key"], severity="info")
+            for n in facts["notes"]
+        )
         rec = load_explained(ra.run.dir)  # latscope explain
         if rec is not None:
             from .explain import sentence
 
             out.append(Text(head + sentence(rec) + "."))
-        if not any(ca.warnings for ca in ra.columns.values()):
+        if not (said or top or (check and check.get("disagree"))):
             out.append(Text(f"{head}no warnings: nothing in the analysis says to distrust it."))
     if not figures:
         return out

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import heap
 from ..env import emulation_caveat
+from ..facts import said_codes, warnings_of
 from ..measure.trace import load_explained
 from ..plots import HIST_CUT
 from .document import (
@@ -222,6 +223,8 @@ def run_blocks(ra: RunAnalysis, *, figures: bool = True, anchor: str | None = No
         from .ab import ab_blocks
 
         out[2:2] = ab_blocks(ab)
+    # the run's warnings of no one column, in full (`latscope show --full`'s words)
+    out += [Alert(w["text"], code=w["key"]) for w in warnings_of(run.facts) if w["column"] is None]
     rec = load_explained(run.dir)  # latscope explain: where the time goes
     if rec is not None:
         from .explain import blocks as explain_blocks
@@ -233,15 +236,14 @@ def run_blocks(ra: RunAnalysis, *, figures: bool = True, anchor: str | None = No
             out.append(Alert(f"not analysed: {ra.errors[col]}", code="error"))
             continue
         ca = ra.columns[col]
-        if ca.warnings:
-            out.extend(Alert(w.message, code=w.code) for w in ca.warnings)
-        else:
+        # the column's warnings: the run's facts' (worded once, facts/build.py), then the
+        # analysis's that they do not say already
+        said = [w for w in warnings_of(run.facts) if w["column"] == col]
+        out.extend(Alert(w["text"], code=w["key"]) for w in said)
+        skip = said_codes(run.facts, col)
+        out.extend(Alert(w.message, code=w.code) for w in ca.warnings if w.code not in skip)
+        if not said and not ca.warnings:
             out.append(Text("No warnings: nothing in the analysis says to distrust the figures."))
-        out.extend(  # worded once, in the run's facts (facts/build.py)
-            Alert(w["text"], code="negative")
-            for w in run.facts["findings"]
-            if w["key"] == "negative-values" and w["column"] == col
-        )
         out.append(_summary_table(ca, col, summary_rows(run, ca.level)[col]))
         out.append(_dependence(ca))
         out.append(_distribution(ca))
