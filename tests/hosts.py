@@ -257,7 +257,12 @@ AllowTcpForwarding no
 MaxStartups 100
 MaxSessions 100
 Subsystem sftp internal-sftp
+SetEnv SHLVL=1
 """
+# SHLVL=1: bash started by sshd then reads no ~/.bashrc (it does so only at level 1, which it
+# would count up to from nothing): the test hosts are namespaces of this machine, and the
+# start-up files of its root (a pyenv set up there costs 0.1-0.3 s a command) are none of
+# theirs; a fleet's commands need none.
 
 
 def _start_sshd(h: Host) -> None:
