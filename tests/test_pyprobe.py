@@ -211,7 +211,7 @@ def _alive(pid: int) -> bool:
 def _start(bench: str, mode: str, out: Path) -> tuple[subprocess.Popen[str], int]:
     rfd, wfd = os.pipe()
     p = subprocess.Popen(
-        [sys.executable, ENGINE, bench, "-p", f"mode={mode}", "-n", "100000000",
+        [sys.executable, ENGINE, bench, "-p", f"mode={mode}", "-n", "10000000",
          "--warmup", "0", "--progress-fd", str(wfd), "-o", str(out)],
         stderr=subprocess.PIPE, text=True, pass_fds=(wfd,),
     )  # fmt: skip
