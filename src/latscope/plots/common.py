@@ -7,7 +7,7 @@ import contextlib
 import contextvars
 import math
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +19,7 @@ from matplotlib.figure import Figure
 from ..errors import BadInput
 from ..files import atomic_write
 from ..units import pick_unit
+from .sorted import percentile
 from .ticks import log_ticks
 
 if TYPE_CHECKING:
@@ -238,11 +239,19 @@ def _lognormal_pdf(grid_ns: np.ndarray, fit: LogNormalFit) -> np.ndarray:
     return lognorm_pdf(grid_ns, fit.sigma, fit.loc, fit.scale)
 
 
-def _bins(v: np.ndarray, lo: float, hi: float, max_bins: int = 200) -> int:
-    """Freedman–Diaconis bin count, 10..max_bins."""
+def _bins(
+    v: np.ndarray,
+    lo: float,
+    hi: float,
+    srt: bool = False,
+    f: Callable[[np.ndarray], np.ndarray] | None = None,
+    max_bins: int = 200,
+) -> int:
+    """Freedman–Diaconis bin count of ``f(v)`` (f: none, or a non-decreasing transform such
+    as log10), 10..max_bins; ``srt``: ``v`` is sorted (plots.sorted)."""
     if hi <= lo:
         return 10
-    q1, q3 = np.percentile(v, [25, 75])
+    q1, q3 = percentile(v, [25, 75], srt, f)
     iqr = q3 - q1
     if iqr <= 0:
         return 50
@@ -251,13 +260,13 @@ def _bins(v: np.ndarray, lo: float, hi: float, max_bins: int = 200) -> int:
 
 
 def _grid_edges(
-    v: np.ndarray, lo: float, hi: float, step: float, max_bins: int = 200
+    v: np.ndarray, lo: float, hi: float, step: float, srt: bool = False, max_bins: int = 200
 ) -> np.ndarray:
     """Bin edges for samples quantised to ``step``: every bin is a whole number of steps wide
     (the Freedman–Diaconis width rounded to whole steps, at least one step, and wide enough that
     there are at most ``max_bins`` bins), and every edge lies halfway between two grid values,
     so each bin holds whole grid values and none is an empty tooth of a comb."""
-    q1, q3 = np.percentile(v, [25, 75])
+    q1, q3 = percentile(v, [25, 75], srt)
     fd = 2.0 * (q3 - q1) / v.size ** (1.0 / 3.0)
     k = max(1, round(fd / step), math.ceil((hi - lo) / (max_bins * step)))
     width = k * step
@@ -273,14 +282,19 @@ def _snap_to_grid(edges: np.ndarray, origin: float, step: float) -> np.ndarray:
     return np.unique(origin + (k + 0.5) * step)
 
 
-def _box_stats(v: np.ndarray, label: str, rng: np.random.Generator) -> dict[str, Any]:
-    q1, med, q3 = (float(q) for q in np.percentile(v, [25, 50, 75]))
+def _box_stats(
+    v: np.ndarray, label: str, rng: np.random.Generator, srt: bool = False
+) -> dict[str, Any]:
+    """A box's figures (`Axes.bxp`); ``srt``: ``v`` is sorted (plots.sorted)."""
+    from . import sorted as srt_
+
+    q1, med, q3 = (float(q) for q in percentile(v, [25, 50, 75], srt))
     iqr = q3 - q1
     lo_f, hi_f = q1 - 1.5 * iqr, q3 + 1.5 * iqr
-    inside = v[(v >= lo_f) & (v <= hi_f)]
-    whislo = float(inside.min()) if inside.size else q1
-    whishi = float(inside.max()) if inside.size else q3
-    fl = v[(v < lo_f) | (v > hi_f)]
+    inside = srt_.within(v, lo_f, hi_f, srt)
+    whislo = srt_.lowest(inside, srt) if inside.size else q1
+    whishi = srt_.highest(inside, srt) if inside.size else q3
+    fl = srt_.outside(v, lo_f, hi_f, srt)
     if fl.size > MAX_FLIERS:
         srt = np.sort(fl)
         top = srt[-MAX_FLIERS // 4 :]

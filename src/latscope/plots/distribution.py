@@ -18,7 +18,8 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
     from ..stats import LogNormalFit
-from ..units import fmt
+from ..units import fmt, pick_unit
+from . import sorted as srt_
 from .common import (
     COLORS,
     CURVE_POINTS,
@@ -41,6 +42,7 @@ from .common import (
     set_title,
     unit_for,
 )
+from .sorted import SortedSamples, samples
 
 # ------------------------------------------------------------------------------- histograms
 
@@ -52,7 +54,7 @@ HIST_CUT = 97.0
 
 
 def histogram(
-    x: npt.ArrayLike,
+    x: npt.ArrayLike | SortedSamples,
     *,
     label: str = "",
     fit: LogNormalFit | None = None,
@@ -82,50 +84,52 @@ def histogram(
         the histogram is cut."""
     if log_count and not log_x:
         raise BadInput("a log-count histogram has a logarithmic latency axis (log_x)")
-    v = _ns(x)
+    v, srt = samples(x)  # `x` sorted once for several figures (plots.sorted): no whole pass
     n = v.size
     ax = _axes(ax)
-    unit = unit_for(v)
-    lo, hi = float(v.min()), float(v.max())
+    unit = pick_unit([srt_.median(v, srt)])
+    lo, hi = srt_.lowest(v, srt), srt_.highest(v, srt)
     beyond = 0
     if cut is not None:
         if not 0.0 < cut <= 100.0:
             raise BadInput(f"cut at p{cut:g}: the percentile must lie in (0, 100]")
-        hi = float(np.percentile(v, cut))
-        beyond = int(np.count_nonzero(v > hi))
+        hi = float(srt_.percentile(v, cut, srt))
+        beyond = srt_.above(v, hi, srt)
     below_cut = 0
     if cut is not None and cut < 100.0 and lo < 0.0 and not log_x:
         # below zero: a difference of two timings (ctx's switch), whose rare negative samples
         # (an interrupt in the part subtracted) are a tail too: cut as far from the other end
-        lo = float(np.percentile(v, 100.0 - cut))
-        below_cut = int(np.count_nonzero(v < lo))
-    shown = v[(v <= hi) & (v >= lo)]
+        lo = float(srt_.percentile(v, 100.0 - cut, srt))
+        below_cut = srt_.below(v, lo, srt)
+    shown = srt_.within(v, lo, hi, srt)
     what = "Histogram"
     notes: list[str] = []
     if log_x:
-        pos = shown[shown > 0]
+        pos = shown[np.searchsorted(shown, 0.0, side="right") :] if srt else shown[shown > 0]
         dropped = shown.size - pos.size
         if pos.size == 0:
             raise BadInput("a logarithmic histogram needs positive samples")
         # cut at p100: every sample, the tail being the point; else the body first
-        r_lo, r_hi = (float(pos.min()), float(pos.max())) if cut == 100.0 else log_range(pos)
-        inside = pos[(pos >= r_lo) & (pos <= r_hi)]
-        below, above = int(np.count_nonzero(pos < r_lo)), int(np.count_nonzero(pos > r_hi))
-        lo_l, hi_l = math.log10(float(inside.min())), math.log10(float(inside.max()))
+        p_lo, p_hi = srt_.lowest(pos, srt), srt_.highest(pos, srt)
+        r_lo, r_hi = (p_lo, p_hi) if cut == 100.0 else log_range(pos, srt)
+        inside = srt_.within(pos, r_lo, r_hi, srt)
+        below, above = srt_.below(pos, r_lo, srt), srt_.above(pos, r_hi, srt)
+        i_lo, i_hi = srt_.lowest(inside, srt), srt_.highest(inside, srt)
+        lo_l, hi_l = math.log10(i_lo), math.log10(i_hi)
         if hi_l <= lo_l:
             hi_l = lo_l + 0.01
-        nb = bins or _bins(np.log10(inside), lo_l, hi_l)
+        nb = bins or _bins(inside, lo_l, hi_l, srt, np.log10)
         edges = np.logspace(lo_l, hi_l, nb + 1)
-        edges[0], edges[-1] = float(inside.min()), max(float(inside.max()), edges[-1])
+        edges[0], edges[-1] = i_lo, max(i_hi, edges[-1])
         if step:
-            origin = float(inside.min())
+            origin = i_lo
             edges = _snap_to_grid(edges, origin, step)
             edges[0] = origin - 0.5 * step
-            edges[-1] = max(edges[-1], float(inside.max()) + 0.5 * step)
+            edges[-1] = max(edges[-1], i_hi + 0.5 * step)
             edges = edges[edges > 0.0]
             if edges.size < 2 or edges[0] > origin:
                 edges = np.append(origin * (1.0 - 1e-9), edges[edges > origin])
-        counts, _ = np.histogram(inside, bins=edges)
+        counts = srt_.counts(inside, edges, srt)
         widths_dec = np.diff(np.log10(edges))
         # a share of the samples per decade, or (log_count) the samples in each bin on a log
         # axis, where a bin of one sample in the tail shows as plainly as the body
@@ -148,12 +152,12 @@ def histogram(
         if below:
             notes.append(
                 f"not shown: {below:,} samples ({_share(below, n)})\n"
-                f"below {fmt(r_lo, unit)} (min {fmt(float(pos.min()), unit)})"
+                f"below {fmt(r_lo, unit)} (min {fmt(p_lo, unit)})"
             )
         if above:
             notes.append(
                 f"not shown: {above:,} samples ({_share(above, n)})\n"
-                f"above {fmt(r_hi, unit)} (max {fmt(float(pos.max()), unit)})"
+                f"above {fmt(r_hi, unit)} (max {fmt(p_hi, unit)})"
             )
         if dropped:
             notes.append(f"{dropped:,} samples ≤ 0 not shown (log axis)")
@@ -162,13 +166,18 @@ def histogram(
         if step:
             # edges of whole steps; one that repeats (a step below the float's resolution at
             # these values) would make a bar of no width and infinite height
-            grid = np.unique(_grid_edges(shown, lo, hi, step))
+            grid = np.unique(_grid_edges(shown, lo, hi, step, srt))
             if grid.size < 2:
                 grid = np.array([lo, hi if hi > lo else lo + 1.0])
-            counts, edges = np.histogram(shown, bins=grid)
+            counts, edges = srt_.counts(shown, grid, srt), grid
         else:
-            nb = bins or _bins(shown, lo, hi)
-            counts, edges = np.histogram(shown, bins=nb, range=(lo, hi if hi > lo else lo + 1.0))
+            nb = bins or _bins(shown, lo, hi, srt)
+            top = hi if hi > lo else lo + 1.0
+            if srt:
+                edges = srt_.uniform_edges(lo, top, nb)
+                counts = srt_.counts(shown, edges, srt)
+            else:
+                counts, edges = np.histogram(shown, bins=nb, range=(lo, top))
         width = np.diff(edges)
         heights = counts / (n * width / unit[1])
         _bars(ax, heights, edges / unit[1], n)
@@ -182,13 +191,13 @@ def histogram(
         notes.insert(
             0,
             f"not shown: {beyond:,} samples ({100.0 * beyond / n:.2g}%)\n"
-            f"above p{cut:g} = {fmt(hi, unit)} (max {fmt(float(v.max()), unit)})",
+            f"above p{cut:g} = {fmt(hi, unit)} (max {fmt(srt_.highest(v, srt), unit)})",
         )
         if below_cut:
             notes.insert(
                 1,
                 f"not shown: {below_cut:,} samples ({100.0 * below_cut / n:.2g}%)\n"
-                f"below p{100 - cut:g} = {fmt(lo, unit)} (min {fmt(float(v.min()), unit)})",
+                f"below p{100 - cut:g} = {fmt(lo, unit)} (min {fmt(srt_.lowest(v, srt), unit)})",
             )
     ax.set_xlabel(f"latency ({unit[0]})")
     set_title(ax, what, label)
@@ -203,28 +212,29 @@ def histogram(
     return _fig(ax)
 
 
-def log_range(v: np.ndarray) -> tuple[float, float]:
+def log_range(v: np.ndarray, srt: bool = False) -> tuple[float, float]:
     """The range a logarithmic histogram of the positive samples ``v`` draws, so that the body
     of the distribution fills the axis even under a tail several decades long: the central
     90% (p5 to p95, on the log axis) takes at least a third of the width. The upper end is the
     highest of max, p99.9, p99.5, p99, p98, p97, p96 that allows it (else p95), the lower end
-    at most one body width below p5. The figure counts the samples beyond either end."""
-    lv = np.log10(v)
-    p5, p95 = (float(q) for q in np.percentile(lv, [5, 95]))
+    at most one body width below p5. The figure counts the samples beyond either end.
+    ``srt``: ``v`` is sorted (plots.sorted: percentiles from two elements each)."""
+    lv = v if srt else np.log10(v)
+    log = np.log10 if srt else None
+    p5, p95 = (float(q) for q in srt_.percentile(lv, [5, 95], srt, log))
+    v_lo, v_hi = srt_.lowest(v, srt), srt_.highest(v, srt)
+    l_lo, l_hi = (math.log10(v_lo), math.log10(v_hi)) if srt else (lv.min(), lv.max())
     body = p95 - p5
     if body <= 0.0:
-        return float(v.min()), float(v.max())
-    lo = max(float(lv.min()), p5 - body)
+        return v_lo, v_hi
+    lo = max(float(l_lo), p5 - body)
     hi = p95
     for c in (100.0, 99.9, 99.5, 99.0, 98.0, 97.0, 96.0):
-        q = float(np.percentile(lv, c))
+        q = float(srt_.percentile(lv, c, srt, log))
         if 3.0 * body >= q - lo:
             hi = q
             break
-    return (
-        float(v.min()) if lo <= lv.min() else 10.0**lo,
-        float(v.max()) if hi >= lv.max() else 10.0**hi,
-    )
+    return (v_lo if lo <= l_lo else 10.0**lo, v_hi if hi >= l_hi else 10.0**hi)
 
 
 def _share(k: int, n: int) -> str:
@@ -256,7 +266,7 @@ def _fit_line(ax: Axes, xs: np.ndarray, ys: np.ndarray, fit: LogNormalFit, unit:
 
 
 def box(
-    groups: Mapping[str, npt.ArrayLike],
+    groups: Mapping[str, npt.ArrayLike | SortedSamples],
     *,
     title: str = "",
     violin: bool = False,
@@ -272,21 +282,27 @@ def box(
     ``VIOLIN_POINTS``), with the median and quartiles marked."""
     if not groups:
         raise BadInput("nothing to plot: no columns or runs")
-    data = {k: _ns(v) for k, v in groups.items()}
+    got = {k: samples(v) for k, v in groups.items()}
+    data = {k: v for k, (v, _) in got.items()}
     ax = _axes(ax, size=(max(4.0, 1.2 * len(data) + 2.0), 3.6))
-    unit = unit_for(*data.values())
-    positive = all(float(v.min()) > 0 for v in data.values())
+    unit = pick_unit([srt_.median(v, srt) for v, srt in got.values()])
+    positive = all(srt_.lowest(v, srt) > 0 for v, srt in got.values())
     use_log = log and positive
     rng = np.random.default_rng(0)
     labels = list(data)
     if violin:
         from ..stats.dist import gaussian_kde
 
-        for i, v in enumerate(data.values()):
-            vv = v if v.size <= VIOLIN_POINTS else rng.choice(v, VIOLIN_POINTS, replace=False)
+        for i, (v, srt) in enumerate(got.values()):
+            if v.size <= VIOLIN_POINTS:
+                vv = v
+            elif srt:  # evenly spaced order statistics: the distribution, without a draw
+                vv = v[np.linspace(0, v.size - 1, VIOLIN_POINTS).astype(np.intp)]
+            else:
+                vv = rng.choice(v, VIOLIN_POINTS, replace=False)
             tv = np.log10(vv) if use_log else vv
             lo, hi = float(np.min(tv)), float(np.max(tv))
-            q1, med, q3 = np.percentile(v, [25, 50, 75])
+            q1, med, q3 = srt_.percentile(v, [25, 50, 75], srt)
             color = COLORS[i % len(COLORS)]
             if hi > lo and np.unique(tv).size > 2:
                 kde = gaussian_kde(tv)
@@ -300,7 +316,7 @@ def box(
         ax.set_xticks(range(len(labels)), labels)
         ax.set_xlim(-0.6, len(labels) - 0.4)
     else:
-        st = [_box_stats(v / unit[1], k, rng) for k, v in data.items()]
+        st = [_box_stats(v / unit[1], k, rng, srt) for k, (v, srt) in got.items()]
         ax.bxp(
             st,
             showmeans=True,
@@ -332,18 +348,22 @@ def box(
 
 
 def _curves(
-    groups: Mapping[str, npt.ArrayLike], ax: Axes | None
+    groups: Mapping[str, npt.ArrayLike | SortedSamples], ax: Axes | None
 ) -> tuple[dict[str, np.ndarray], Axes, Unit, bool]:
     """What an ECDF or a tail plot starts from: each group's samples sorted, the axes, the
     display unit, and whether every sample is positive (a log latency axis)."""
-    data = {k: np.sort(_ns(v)) for k, v in groups.items()}
+    data = {
+        k: v if srt else np.sort(v) for k, (v, srt) in ((k, samples(x)) for k, x in groups.items())
+    }
     if not data:
         raise BadInput("nothing to plot")
-    unit = unit_for(*data.values())
+    unit = pick_unit([srt_.median(v, True) for v in data.values()])  # (sorted: no pass)
     return data, _axes(ax), unit, all(float(v[0]) > 0 for v in data.values())
 
 
-def ecdf(groups: Mapping[str, npt.ArrayLike], *, title: str = "", ax: Axes | None = None) -> Figure:
+def ecdf(
+    groups: Mapping[str, npt.ArrayLike | SortedSamples], *, title: str = "", ax: Axes | None = None
+) -> Figure:
     """Empirical CDFs of several columns or runs (log latency axis when all are positive)."""
     data, ax, unit, positive = _curves(groups, ax)
     for i, (k, xs) in enumerate(data.items()):
@@ -363,7 +383,9 @@ def ecdf(groups: Mapping[str, npt.ArrayLike], *, title: str = "", ax: Axes | Non
     return _fig(ax)
 
 
-def tail(groups: Mapping[str, npt.ArrayLike], *, title: str = "", ax: Axes | None = None) -> Figure:
+def tail(
+    groups: Mapping[str, npt.ArrayLike | SortedSamples], *, title: str = "", ax: Axes | None = None
+) -> Figure:
     """Tail plot: the share of samples above each latency, 1 − p, on a log scale, so that
     p99, p99.9 and p99.99 are evenly spaced and the tails of several runs can be compared."""
     data, ax, unit, positive = _curves(groups, ax)

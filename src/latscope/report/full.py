@@ -124,9 +124,10 @@ def comparison_section(
             )
         )
     for c in common[:4]:
-        groups = {a.label: a.run.values(c) for a in analyses}
 
-        def dist(groups: dict[str, Any] = groups, c: str = c) -> Figure:
+        def dist(c: str = c) -> Figure:
+            # each run's column read and sorted when drawn (plots.sorted), not held meanwhile
+            groups = {a.label: plots.sorted_samples(a.run.values(c)) for a in analyses}
             return _two(
                 lambda ax: plots.ecdf(groups, ax=ax),
                 lambda ax: plots.tail(groups, ax=ax),

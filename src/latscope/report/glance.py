@@ -148,7 +148,7 @@ def glance_blocks(
             from .run import HIST_CUT
 
             return plots.histogram(
-                ra.run.values(col),
+                plots.sorted_samples(ra.run.values(col)),
                 label=f"{col} — {ra.label}",
                 fit=ca.distribution.lognormal,
                 cut=HIST_CUT,

@@ -115,7 +115,7 @@ def _column_figures(ra: RunAnalysis, col: str, ca: ColumnAnalysis) -> list[Block
         return run.values(col)
 
     def hist() -> Figure:
-        x = values()
+        x = plots.sorted_samples(values())  # once for both panels (plots.sorted)
         step = run.column_step_ns(col)
         return _two(
             lambda ax: plots.histogram(x, fit=fit, cut=HIST_CUT, step=step, ax=ax),
@@ -133,7 +133,7 @@ def _column_figures(ra: RunAnalysis, col: str, ca: ColumnAnalysis) -> list[Block
         )
 
     def dist() -> Figure:
-        x = {col: values()}
+        x = {col: plots.sorted_samples(values())}
         return _two(
             lambda ax: plots.ecdf(x, ax=ax),
             lambda ax: plots.tail(x, ax=ax),
@@ -182,8 +182,11 @@ def tail_histogram(ra: RunAnalysis, col: str) -> Image:
     run, ca = ra.run, ra.columns[col]
 
     def draw() -> Figure:
+        from .. import plots
+
         fit, step = ca.distribution.lognormal, run.column_step_ns(col)
-        return _every_sample(run.values(col), fit, step, label=f"{col} — {ra.label}")
+        x = plots.sorted_samples(run.values(col))
+        return _every_sample(x, fit, step, label=f"{col} — {ra.label}")
 
     return Image(
         f"{run.id}-{slug(col)}-tail",
@@ -262,9 +265,9 @@ def run_blocks(ra: RunAnalysis, *, figures: bool = True, anchor: str | None = No
             else:
                 out += _column_figures(ra, col, ca)
     if figures and len(run.columns) > 0:
-        groups = {c: run.values(c) for c in run.columns}
 
         def boxes() -> Figure:
+            groups = {c: plots.sorted_samples(run.values(c)) for c in run.columns}
             return _two(
                 lambda ax: plots.box(groups, ax=ax),
                 lambda ax: plots.box(groups, violin=True, ax=ax),
