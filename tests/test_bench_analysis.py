@@ -25,3 +25,18 @@ def test_the_analysis_benchmark_runs_its_smallest_size_and_finds_its_truths() ->
     assert "slowdown" in r["warnings"] and "periodic_spikes" in r["warnings"]
     low, high = r["median_ci"]
     assert low <= r["median"] <= high
+
+
+def test_the_figures_benchmark_draws_each_figure_of_a_column() -> None:
+    """bench/bench_figures.py at 10^5 samples: each figure drawn, its time given."""
+    got = subprocess.run(
+        [sys.executable, str(BENCH.with_name("bench_figures.py")), "--one", "100000"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert got.returncode == 0, got.stderr
+    r = json.loads(got.stdout)
+    assert r["n"] == 100_000 and r["peak_mib"] > 0
+    for k in ("sort_s", "histograms", "ecdf, tail", "box, violin", "time series"):
+        assert r[k] > 0, k

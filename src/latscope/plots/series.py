@@ -11,6 +11,7 @@ import numpy.typing as npt
 from matplotlib.figure import Figure
 
 from ..errors import BadInput
+from ..units import pick_unit
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -30,7 +31,6 @@ from .common import (
     _style,
     legend_below,
     set_title,
-    unit_for,
 )
 
 # ------------------------------------------------------------------------------- time series
@@ -56,7 +56,9 @@ def time_series(
     v = _ns(x)
     n = v.size
     ax = _axes(ax, size=WIDE)
-    unit = unit_for(v)
+    med = float(np.median(v))  # one pass each for the median and the extremes, at 10^8 too
+    v_min, v_max = float(v.min()), float(v.max())
+    unit = pick_unit([med])
     if t is not None:
         xs = np.asarray(t, dtype=np.float64)
         if xs.size != n:
@@ -67,10 +69,9 @@ def time_series(
         xs = np.arange(n, dtype=np.float64)
         xlabel = "iteration"
     y = v / unit[1]
-    med = float(np.median(v))
     if log_y is None:
-        log_y = bool(float(v.min()) > 0 and med > 0 and float(v.max()) > 5 * med)
-    log_y = log_y and float(v.min()) > 0
+        log_y = bool(v_min > 0 and med > 0 and v_max > 5 * med)
+    log_y = log_y and v_min > 0
     if n <= max_points:
         ax.plot(
             xs,
