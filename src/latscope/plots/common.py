@@ -130,15 +130,6 @@ def _fig(ax: Axes) -> Figure:
     return fig
 
 
-def _ns(x: npt.ArrayLike) -> np.ndarray:
-    a = np.asarray(x, dtype=np.float64).ravel()
-    if a.size == 0:
-        raise BadInput("nothing to plot: no samples")
-    if not np.isfinite(a).all():
-        raise BadInput("cannot plot non-finite samples (NaN or inf)")
-    return a
-
-
 def unit_for(*arrays: npt.ArrayLike) -> Unit:
     """The display unit for latencies: the one in which the median of the medians reads
     between 1 and 1000."""

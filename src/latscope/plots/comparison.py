@@ -27,12 +27,12 @@ from .common import (
     SMALL,
     Unit,
     _box_stats,
-    _ns,
     _style,
     new_figure,
     printing,
     unit_for,
 )
+from .sorted import _ns
 
 # ------------------------------------------------------------------------------- comparisons
 

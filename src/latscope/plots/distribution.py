@@ -35,14 +35,13 @@ from .common import (
     _level,
     _lognormal_pdf,
     _note,
-    _ns,
     _snap_to_grid,
     _style,
     legend_below,
     set_title,
     unit_for,
 )
-from .sorted import SortedSamples, samples
+from .sorted import SortedSamples, _ns, samples
 
 # ------------------------------------------------------------------------------- histograms
 

@@ -27,11 +27,11 @@ from .common import (
     _axes,
     _fig,
     _note,
-    _ns,
     _style,
     legend_below,
     set_title,
 )
+from .sorted import _ns
 
 # ------------------------------------------------------------------------------- time series
 

@@ -37,17 +37,23 @@ class SortedSamples:
         return int(self.values.size)
 
 
+def _ns(x: npt.ArrayLike) -> np.ndarray:
+    """Samples as a flat float64 array; BadInput (one line) for none, NaN or inf."""
+    a = np.asarray(x, dtype=np.float64).ravel()
+    if a.size == 0:
+        raise BadInput("nothing to plot: no samples")
+    if not np.isfinite(a).all():
+        raise BadInput("cannot plot non-finite samples (NaN or inf)")
+    return a
+
+
 def sorted_samples(x: npt.ArrayLike) -> SortedSamples:
     """``x`` (ns) sorted once, for the figures of its distribution (module docs)."""
-    from .common import _ns
-
     return SortedSamples(np.sort(_ns(x)))
 
 
 def samples(x: npt.ArrayLike | SortedSamples) -> tuple[np.ndarray, bool]:
     """The samples as float64 ns, and whether they are sorted (a `SortedSamples`)."""
-    from .common import _ns
-
     if isinstance(x, SortedSamples):
         if x.values.size == 0:
             raise BadInput("nothing to plot: no samples")
