@@ -313,6 +313,31 @@ def test_a_within_run_interval_that_bounds_nothing_never_widens_the_headline() -
     assert row[P50_CI_HIGH] < 6000.0
 
 
+def test_a_column_given_up_to_the_summary_gives_the_same_figures() -> None:
+    """`column_summary(..., overwrite=True)` (a run's summary: the column read for it alone)
+    aligns the workers in the column's own memory: the same figures, bit for bit, as the
+    samples aligned in a new array; the column then holds the aligned samples."""
+    import numpy as np
+
+    from latscope.stats.between import aligned, segment_medians
+    from latscope.summary import column_summary
+
+    rng = np.random.default_rng(5)
+    x = np.concatenate([lv * np.exp(rng.normal(0, 0.2, 700)) for lv in (900.0, 1100.0, 950.0)])
+    x[rng.integers(0, x.size, 9)] *= 40.0
+    for segments in ([700] * 3, [1000, 1100], None, [5, 5]):  # the last adds up to nothing
+        kept = x.copy()
+        want = column_summary(kept, step_ns=0.5, segments=segments)
+        assert np.array_equal(kept, x)  # not asked to: x left as it was
+        given = x.copy()
+        assert column_summary(given, step_ns=0.5, segments=segments, overwrite=True) == want
+        assert np.array_equal(given, aligned(x, segments, 0.5))
+    meds = segment_medians(x, [700] * 3, 0.5).medians
+    a = x.copy()
+    assert aligned(a, [700] * 3, 0.5, medians=meds, in_place=True) is a
+    assert np.array_equal(a, aligned(x, [700] * 3, 0.5))
+
+
 @pytest.mark.parametrize(
     ("ns", "text"),
     [

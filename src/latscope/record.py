@@ -374,10 +374,11 @@ class Run:
             rows = []
             for c in self.all_columns:
                 figures = column_summary(
-                    self.values(c),
+                    self.values(c),  # read for this call alone: its memory serves the analysis
                     confidence=confidence,
                     step_ns=self.column_step_ns(c),
                     segments=self.column_segments(c),
+                    overwrite=True,
                 )
                 rows.append({"column": c, **figures})
                 heap.give_back()  # what the column's analysis left free, before the next one
