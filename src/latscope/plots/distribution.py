@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
     from ..stats import LogNormalFit
-from ..units import fmt
+from ..units import fmt, pick_unit
 from .common import (
     COLORS,
     CURVE_POINTS,
@@ -99,17 +99,17 @@ def histogram(
         # (an interrupt in the part subtracted) are a tail too: cut as far from the other end
         lo = float(np.percentile(v, 100.0 - cut))
         below_cut = int(np.count_nonzero(v < lo))
-    shown = v[(v <= hi) & (v >= lo)]
+    shown = _where(v, (v <= hi) & (v >= lo))
     what = "Histogram"
     notes: list[str] = []
     if log_x:
-        pos = shown[shown > 0]
+        pos = _where(shown, shown > 0)
         dropped = shown.size - pos.size
         if pos.size == 0:
             raise BadInput("a logarithmic histogram needs positive samples")
         # cut at p100: every sample, the tail being the point; else the body first
         r_lo, r_hi = (float(pos.min()), float(pos.max())) if cut == 100.0 else log_range(pos)
-        inside = pos[(pos >= r_lo) & (pos <= r_hi)]
+        inside = _where(pos, (pos >= r_lo) & (pos <= r_hi))
         below, above = int(np.count_nonzero(pos < r_lo)), int(np.count_nonzero(pos > r_hi))
         lo_l, hi_l = math.log10(float(inside.min())), math.log10(float(inside.max()))
         if hi_l <= lo_l:
@@ -203,6 +203,12 @@ def histogram(
     return _fig(ax)
 
 
+def _where(v: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """The samples of ``v`` that ``keep`` marks: ``v`` itself when it marks every one (a
+    histogram of every sample makes no copy of a column of 10^8)."""
+    return v if keep.all() else v[keep]
+
+
 def log_range(v: np.ndarray) -> tuple[float, float]:
     """The range a logarithmic histogram of the positive samples ``v`` draws, so that the body
     of the distribution fills the axis even under a tail several decades long: the central
@@ -272,17 +278,24 @@ def box(
     ``VIOLIN_POINTS``), with the median and quartiles marked."""
     if not groups:
         raise BadInput("nothing to plot: no columns or runs")
-    data = {k: _ns(v) for k, v in groups.items()}
-    ax = _axes(ax, size=(max(4.0, 1.2 * len(data) + 2.0), 3.6))
-    unit = unit_for(*data.values())
-    positive = all(float(v.min()) > 0 for v in data.values())
+    # one group at a time, twice (``groups`` may read each when asked: a run's columns):
+    # first the medians the unit comes from (as `unit_for`) and the signs, then the figure
+    labels = list(groups)
+    meds, positive = [], True
+    for k in labels:
+        v = _ns(groups[k])
+        meds.append(float(np.median(v)))
+        positive = positive and float(v.min()) > 0
+        del v
+    ax = _axes(ax, size=(max(4.0, 1.2 * len(labels) + 2.0), 3.6))
+    unit = pick_unit(meds)
     use_log = log and positive
     rng = np.random.default_rng(0)
-    labels = list(data)
     if violin:
         from ..stats.dist import gaussian_kde
 
-        for i, v in enumerate(data.values()):
+        for i, k in enumerate(labels):
+            v = _ns(groups[k])
             vv = v if v.size <= VIOLIN_POINTS else rng.choice(v, VIOLIN_POINTS, replace=False)
             tv = np.log10(vv) if use_log else vv
             lo, hi = float(np.min(tv)), float(np.max(tv))
@@ -297,10 +310,11 @@ def box(
                 ax.fill_betweenx(yy, i - d, i + d, color=color, alpha=0.45, linewidth=0)
             ax.vlines(i, q1 / unit[1], q3 / unit[1], color="black", lw=3)
             ax.scatter([i], [med / unit[1]], color="white", edgecolor="black", zorder=3, s=18)
+            del v, vv, tv  # before the next group is read
         ax.set_xticks(range(len(labels)), labels)
         ax.set_xlim(-0.6, len(labels) - 0.4)
     else:
-        st = [_box_stats(v / unit[1], k, rng) for k, v in data.items()]
+        st = [_box_stats(_ns(groups[k]) / unit[1], k, rng) for k in labels]
         ax.bxp(
             st,
             showmeans=True,

@@ -3,7 +3,7 @@ present it (``run_blocks``): the parts (parts.py), then per column the figures."
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -79,6 +79,25 @@ def analyse(
             ra.errors[col] = str(e)
         heap.give_back()  # what the column's analysis left free, before the next one
     return ra
+
+
+class _Columns(Mapping[str, Any]):
+    """A run's timed columns, each read when asked for (`Run.values`): a figure of every
+    column (`plots.box`) holds one of them at a time, not all."""
+
+    def __init__(self, run: Run) -> None:
+        self.run = run
+
+    def __getitem__(self, column: str) -> Any:
+        if column not in self.run.columns:
+            raise KeyError(column)
+        return self.run.values(column)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.run.columns)
+
+    def __len__(self) -> int:
+        return len(self.run.columns)
 
 
 def _two(
@@ -260,9 +279,9 @@ def run_blocks(ra: RunAnalysis, *, figures: bool = True, anchor: str | None = No
             else:
                 out += _column_figures(ra, col, ca)
     if figures and len(run.columns) > 0:
-        groups = {c: run.values(c) for c in run.columns}
 
-        def boxes() -> Figure:
+        def boxes() -> Figure:  # each column read when the box needs it (one at a time)
+            groups = _Columns(run)
             return _two(
                 lambda ax: plots.box(groups, ax=ax),
                 lambda ax: plots.box(groups, violin=True, ax=ax),
