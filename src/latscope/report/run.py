@@ -3,6 +3,7 @@ present it (``run_blocks``): the parts (parts.py), then per column the figures."
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -65,11 +66,11 @@ def analyse(
     for col in run.all_columns:
         if progress:
             progress(f"analysing {label}: {col}")
-        t = run.column_times_s(col) if run.has_times else None
         try:
             ra.columns[col] = analyze_column(
                 run.values(col),
-                t,
+                # the start times read when the analysis needs them (its drift), not before
+                functools.partial(run.column_times_s, col) if run.has_times else None,
                 step_ns=run.column_step_ns(col),
                 seed=seed,
                 level=level,
