@@ -313,6 +313,31 @@ def test_a_within_run_interval_that_bounds_nothing_never_widens_the_headline() -
     assert row[P50_CI_HIGH] < 6000.0
 
 
+def test_a_column_given_up_to_the_summary_gives_the_same_figures() -> None:
+    """`column_summary(..., overwrite=True)` (a run's summary: the column read for it alone)
+    aligns the workers in the column's own memory: the same figures, bit for bit, as the
+    samples aligned in a new array; the column then holds the aligned samples."""
+    import numpy as np
+
+    from latscope.stats.between import aligned, segment_medians
+    from latscope.summary import column_summary
+
+    rng = np.random.default_rng(5)
+    x = np.concatenate([lv * np.exp(rng.normal(0, 0.2, 700)) for lv in (900.0, 1100.0, 950.0)])
+    x[rng.integers(0, x.size, 9)] *= 40.0
+    for segments in ([700] * 3, [1000, 1100], None, [5, 5]):  # the last adds up to nothing
+        kept = x.copy()
+        want = column_summary(kept, step_ns=0.5, segments=segments)
+        assert np.array_equal(kept, x)  # not asked to: x left as it was
+        given = x.copy()
+        assert column_summary(given, step_ns=0.5, segments=segments, overwrite=True) == want
+        assert np.array_equal(given, aligned(x, segments, 0.5))
+    meds = segment_medians(x, [700] * 3, 0.5).medians
+    a = x.copy()
+    assert aligned(a, [700] * 3, 0.5, medians=meds, in_place=True) is a
+    assert np.array_equal(a, aligned(x, [700] * 3, 0.5))
+
+
 @pytest.mark.parametrize(
     ("ns", "text"),
     [
@@ -387,10 +412,10 @@ def test_a_run_too_big_for_this_machine_is_refused_before_it_runs(cli, store: Pa
     from latscope.errors import BadInput
     from latscope.measure.runner import ANALYSIS_BYTES, fits_in_memory
 
-    per = ANALYSIS_BYTES + 16 * 2  # syscall: one column and the start times
-    fits_in_memory("syscall", 1_000_000, available=per * 1_000_000)  # fits exactly
+    per = ANALYSIS_BYTES + 16  # the column analysed and the start times, whatever the columns
+    fits_in_memory(1_000_000, available=per * 1_000_000)  # fits exactly
     with pytest.raises(BadInput) as e:
-        fits_in_memory("syscall", 1_000_001, available=per * 1_000_000)
+        fits_in_memory(1_000_001, available=per * 1_000_000)
     assert "use at most -n 1,000,000" in e.value.message
     # a real refusal: RLIMIT_AS of a child process set far below what 50 million samples need
     import resource

@@ -273,11 +273,12 @@ class Run:
                 raise BadInput(f"run {self.id} has no column '{column}'")
             return self._file.ns(a[1])[self._arm_mask(a[0])]
         d = self._derived.get(column)
-        if d is not None:
+        if d is not None:  # made in place: one array of the column's size, and the one read
             v = self._file.ns(str(d["from"]))
             if d.get("minus") is not None:
-                v = v - self._file.ns(str(d["minus"]))
-            return v / (self._divisor(d) or 1.0)
+                v -= self._file.ns(str(d["minus"]))
+            v /= self._divisor(d) or 1.0
+            return v
         if column not in self.columns:
             raise BadInput(
                 f"run {self.id} has no column '{column}' (it has: {', '.join(self.columns)})"
@@ -324,7 +325,9 @@ class Run:
     def times_s(self) -> np.ndarray:
         """Start of each iteration, seconds since the first recorded one (all zero when
         `has_times` is False)."""
-        return self._file.ns("t_start") / 1e9
+        t = self._file.ns("t_start")
+        t /= 1e9  # in place: one array of the column's size
+        return t
 
     @cached_property
     def samples(self) -> pl.DataFrame:
@@ -371,10 +374,11 @@ class Run:
             rows = []
             for c in self.all_columns:
                 figures = column_summary(
-                    self.values(c),
+                    self.values(c),  # read for this call alone: its memory serves the analysis
                     confidence=confidence,
                     step_ns=self.column_step_ns(c),
                     segments=self.column_segments(c),
+                    overwrite=True,
                 )
                 rows.append({"column": c, **figures})
                 heap.give_back()  # what the column's analysis left free, before the next one

@@ -208,28 +208,33 @@ def column_summary(
     *,
     step_ns: float | None = None,
     segments: list[int] | None = None,
+    overwrite: bool = False,
 ) -> dict[str, Any]:
     """The figures of STATS for one column (keys: `summary_columns()`).
 
     `step_ns`: the clock's granularity (quantisation-aware estimates); `segments`: samples
-    per worker process (the headline interval then includes between-run variation)."""
+    per worker process (the headline interval then includes between-run variation);
+    `overwrite`: ``x`` (float64) is the caller's to give up: the samples aligned across the
+    workers are made in its memory, not in a second array of its size (the same figures)."""
     from .stats import confidence_intervals, summarize
-    from .stats.between import aligned, median_over_runs
+    from .stats.between import aligned, median_over_runs, segment_medians
 
     summ = summarize(x, step=step_ns)
     iv = confidence_intervals(x, level=confidence, step=step_ns)
     floor = (iv.median.low, iv.median.high)
+    meds = None
     if segments and len(segments) >= 2:
         # the within-run part of the interval: the workers' level differences are the
         # between-run part, which the t interval over their medians carries
-        al = aligned(x, segments, step_ns)
+        meds = segment_medians(x, segments, step_ns).medians  # before x is aligned
+        al = aligned(x, segments, step_ns, medians=meds, in_place=overwrite)
         within = confidence_intervals(al, level=confidence, step=step_ns, percentiles=()).median
         # ... unless it reaches the samples' extremes: too few stretches between level
         # shifts within the workers (t with 1 or 2 df) bound nothing, and a floor of the
         # smallest to the largest sample would hide what the workers' medians do say
         bounded = within.low > float(al.min()) and within.high < float(al.max())
         floor = (within.low, within.high) if bounded else None
-    over = median_over_runs(x, segments, confidence, floor=floor, step=step_ns)
+    over = median_over_runs(x, segments, confidence, floor=floor, step=step_ns, medians=meds)
     plain = {"n": summ.n, "min": summ.min, "mean": summ.mean, "std": summ.std, "max": summ.max}
     out: dict[str, Any] = {}
     for s in STATS:

@@ -39,6 +39,31 @@ def test_analyze_column_is_deterministic_for_a_seed():
     assert one == two
 
 
+def test_start_times_made_when_the_drift_needs_them_give_the_same_analysis(monkeypatch):
+    """``t`` given as a function (the report's: a run's times read from its file) is called
+    once, after the dependence test, and the analysis is the one of the times given."""
+    import latscope.stats.analyze as analyze
+
+    x, t = synthetic(20_000, seed=64)
+    calls: list[bool] = []
+    dep = analyze.dependence
+
+    def spied(prep, *a, **k):
+        calls.append(False)  # the dependence test: no times made yet
+        assert prep._make_t is not None
+        return dep(prep, *a, **k)
+
+    def times():
+        calls.append(True)
+        return t.copy()
+
+    monkeypatch.setattr(analyze, "dependence", spied)
+    lazy = analyze_column(x, times, step_ns=1.0, seed=5, segments=[10_000] * 2).to_dict()
+    assert calls == [False, True]
+    monkeypatch.undo()
+    assert lazy == analyze_column(x, t, step_ns=1.0, seed=5, segments=[10_000] * 2).to_dict()
+
+
 def test_coarse_timer_and_tail_warnings():
     rng = np.random.default_rng(63)
     x = np.round(rng.lognormal(np.log(40.0), 0.2, 5000) / 25.0) * 25.0  # 25 ns ticks

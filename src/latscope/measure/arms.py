@@ -143,7 +143,7 @@ def _one(
     t0 = time.monotonic()
     probe.run_probe(args)
     wall = time.monotonic() - t0
-    f = samples.load(out)
+    f = samples.load(out).in_memory()  # its columns are used once the file is gone
     out.unlink()
     return f, wall
 

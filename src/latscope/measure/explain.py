@@ -105,7 +105,7 @@ def _round(
     args = probe.probe_args(bench, dict(params), out, n, warmup, clock, workers=1)
     if not traced:
         probe.run_probe(args)
-        return samples.load(out), None
+        return samples.load(out).in_memory(), None  # used once its directory is gone
     ctl_r, ctl_w = os.pipe()
     ack_r, ack_w = os.pipe()
     data = d / f"perf-{k}.data"
@@ -142,7 +142,7 @@ def _round(
     data.unlink(missing_ok=True)
     if r.returncode != 0:
         raise Unsupported(f"perf script failed: {(r.stderr.strip().splitlines() or ['?'])[-1]}")
-    return samples.load(out), str(text)
+    return samples.load(out).in_memory(), str(text)
 
 
 def explain(

@@ -111,23 +111,23 @@ def _now_utc() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-#: The lab's peak memory per sample while it analyses a run: each column's samples as ticks
-#: and as ns, the start times, and the analysis of one column at a time (sorted copies, ranks,
-#: normal scores, the transform of the dependence test: about 100 bytes a sample).
+#: The lab's peak memory per sample while it analyses a run, besides the column analysed and
+#: its start times (8 bytes each: the sample file's columns are read one at a time, whatever
+#: their number): the analysis of that column (sorted copies, ranks, normal scores, the
+#: transform of the dependence test: about 100 bytes a sample, with room to spare; keeping a
+#: run of 10^8 pipe samples peaks at 34 bytes a sample all told).
 ANALYSIS_BYTES = 100
 #: From this many iterations on, a run is checked to fit in memory before it is made.
 FITS_CHECK_N = 1_000_000
 
 
-def fits_in_memory(bench: str, n: int, available: int | None = None) -> None:
-    """BadInput, before anything runs, where ``n`` samples of ``bench`` would not fit in the
-    memory this process may use (`env.readers.available_memory`), with the largest n that
-    would."""
+def fits_in_memory(n: int, available: int | None = None) -> None:
+    """BadInput, before anything runs, where ``n`` samples would not fit in the memory this
+    process may use (`env.readers.available_memory`), with the largest n that would. Any
+    benchmark: its columns are analysed one at a time."""
     from ..env.readers import available_memory
 
-    e = probe.entry(bench) or {}
-    cols = len(e.get("columns") or []) + len(e.get("derived_columns") or [])
-    per = ANALYSIS_BYTES + 16 * (max(cols, 1) + 1)
+    per = ANALYSIS_BYTES + 16
     have = available_memory() if available is None else available
     if have is None or n * per <= have:
         return
@@ -183,7 +183,7 @@ def measure(
     if workers is not None and n is not None and workers > n:
         raise BadInput(f"--repeat {workers}: more worker processes than iterations (-n {n})")
     if n is not None and n >= FITS_CHECK_N:
-        fits_in_memory(bench, n)
+        fits_in_memory(n)
     w: int | str = workers if workers is not None else "auto"
     from .. import env as envmod
 

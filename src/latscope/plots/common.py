@@ -303,6 +303,12 @@ def _box_stats(
     }
 
 
+def _scaled(box: dict[str, Any], by: float) -> dict[str, Any]:
+    """A box's figures (`_box_stats`, ns) in the display unit (ns / ``by``)."""
+    keys = ("med", "q1", "q3", "whislo", "whishi", "fliers", "mean")
+    return {k: (v / by if k in keys else v) for k, v in box.items()}
+
+
 # ------------------------------------------------------------------------------- output
 
 

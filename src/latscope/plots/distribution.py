@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -35,6 +35,7 @@ from .common import (
     _level,
     _lognormal_pdf,
     _note,
+    _scaled,
     _snap_to_grid,
     _style,
     legend_below,
@@ -104,7 +105,7 @@ def histogram(
     what = "Histogram"
     notes: list[str] = []
     if log_x:
-        pos = shown[np.searchsorted(shown, 0.0, side="right") :] if srt else shown[shown > 0]
+        pos = srt_.positive(shown, srt)
         dropped = shown.size - pos.size
         if pos.size == 0:
             raise BadInput("a logarithmic histogram needs positive samples")
@@ -281,27 +282,34 @@ def box(
     ``VIOLIN_POINTS``), with the median and quartiles marked."""
     if not groups:
         raise BadInput("nothing to plot: no columns or runs")
-    got = {k: samples(v) for k, v in groups.items()}
-    data = {k: v for k, (v, _) in got.items()}
-    ax = _axes(ax, size=(max(4.0, 1.2 * len(data) + 2.0), 3.6))
-    unit = pick_unit([srt_.median(v, srt) for v, srt in got.values()])
-    positive = all(srt_.lowest(v, srt) > 0 for v, srt in got.values())
-    use_log = log and positive
+    # each group read once (``groups`` may read each when asked: a run's columns, one at a
+    # time), for what its box or violin needs, in ns; the unit (from the medians) after
+    labels = list(groups)
     rng = np.random.default_rng(0)
-    labels = list(data)
+    parts: list[Any] = []
+    meds, positive = [], True
+    for k in labels:
+        v, srt = samples(groups[k])
+        meds.append(srt_.median(v, srt))
+        positive = positive and srt_.lowest(v, srt) > 0
+        if not violin:
+            parts.append(_box_stats(v, k, rng, srt))
+        elif v.size <= VIOLIN_POINTS:
+            parts.append((v, srt_.percentile(v, [25, 50, 75], srt)))
+        else:  # sorted: evenly spaced order statistics, the distribution without a draw
+            idx = np.linspace(0, v.size - 1, VIOLIN_POINTS).astype(np.intp)
+            vv = v[idx] if srt else rng.choice(v, VIOLIN_POINTS, replace=False)
+            parts.append((vv, srt_.percentile(v, [25, 50, 75], srt)))
+        del v  # before the next group is read
+    ax = _axes(ax, size=(max(4.0, 1.2 * len(labels) + 2.0), 3.6))
+    unit = pick_unit(meds)
+    use_log = log and positive
     if violin:
         from ..stats.dist import gaussian_kde
 
-        for i, (v, srt) in enumerate(got.values()):
-            if v.size <= VIOLIN_POINTS:
-                vv = v
-            elif srt:  # evenly spaced order statistics: the distribution, without a draw
-                vv = v[np.linspace(0, v.size - 1, VIOLIN_POINTS).astype(np.intp)]
-            else:
-                vv = rng.choice(v, VIOLIN_POINTS, replace=False)
+        for i, (vv, (q1, med, q3)) in enumerate(parts):
             tv = np.log10(vv) if use_log else vv
             lo, hi = float(np.min(tv)), float(np.max(tv))
-            q1, med, q3 = srt_.percentile(v, [25, 50, 75], srt)
             color = COLORS[i % len(COLORS)]
             if hi > lo and np.unique(tv).size > 2:
                 kde = gaussian_kde(tv)
@@ -315,7 +323,7 @@ def box(
         ax.set_xticks(range(len(labels)), labels)
         ax.set_xlim(-0.6, len(labels) - 0.4)
     else:
-        st = [_box_stats(v / unit[1], k, rng, srt) for k, (v, srt) in got.items()]
+        st = [_scaled(b, unit[1]) for b in parts]
         ax.bxp(
             st,
             showmeans=True,

@@ -4,7 +4,7 @@ change points and spikes, and the autocorrelation function."""
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -59,23 +59,33 @@ def time_series(
     med = float(np.median(v))  # one pass each for the median and the extremes, at 10^8 too
     v_min, v_max = float(v.min()), float(v.max())
     unit = pick_unit([med])
+    # the x and y of the samples drawn, taken where they are drawn: no array of every
+    # sample's (a column of 10^8 is 0.8 GB), each value as the whole array would hold it
     if t is not None:
-        xs = np.asarray(t, dtype=np.float64)
-        if xs.size != n:
-            raise BadInput(f"{xs.size} start times for {n} samples")
-        xs = xs - xs[0]
+        tt = np.asarray(t, dtype=np.float64)
+        if tt.size != n:
+            raise BadInput(f"{tt.size} start times for {n} samples")
+        t0 = tt[0]
+
+        def xs(i: Any) -> Any:  # time since the first iteration
+            return tt[i] - t0
+
         xlabel = "time since the first iteration (s)"
     else:
-        xs = np.arange(n, dtype=np.float64)
+
+        def xs(i: Any) -> Any:  # the iteration number (-1: the last)
+            if isinstance(i, slice):
+                return np.arange(n, dtype=np.float64)[i]
+            return (np.asarray(i, dtype=np.int64) % n).astype(np.float64)[()]
+
         xlabel = "iteration"
-    y = v / unit[1]
     if log_y is None:
         log_y = bool(v_min > 0 and med > 0 and v_max > 5 * med)
     log_y = log_y and v_min > 0
     if n <= max_points:
         ax.plot(
-            xs,
-            y,
+            xs(slice(None)),
+            v / unit[1],
             linestyle="",
             marker=".",
             markersize=1.5,
@@ -88,9 +98,10 @@ def time_series(
         nb = min(ENVELOPE_BINS, n)
         edges = np.linspace(0, n, nb + 1).astype(np.int64)
         starts = edges[:-1]
-        lo = np.minimum.reduceat(y, starts)
-        hi = np.maximum.reduceat(y, starts)
-        mid = xs[np.minimum((edges[:-1] + edges[1:]) // 2, n - 1)]
+        # (a division by the unit keeps the order: the extremes of the column divided)
+        lo = np.minimum.reduceat(v, starts) / unit[1]
+        hi = np.maximum.reduceat(v, starts) / unit[1]
+        mid = xs(np.minimum((edges[:-1] + edges[1:]) // 2, n - 1))
         ax.fill_between(
             mid,
             lo,
@@ -108,8 +119,8 @@ def time_series(
             si = np.sort(si[np.argsort(v[si])[-MAX_SPIKES:]])
         if si.size:
             ax.plot(
-                xs[si],
-                y[si],
+                xs(si),
+                v[si] / unit[1],
                 linestyle="",
                 marker="o",
                 markersize=2.2,
@@ -127,7 +138,7 @@ def time_series(
         wstarts, wmed = window_medians(v, w)
     wmid = np.minimum(wstarts + w // 2, n - 1)
     ax.plot(
-        xs[wmid],
+        xs(wmid),
         wmed / unit[1],
         color="black",
         lw=1.2,
@@ -135,9 +146,9 @@ def time_series(
     )
     if drift is not None:
         last_note = -math.inf
-        span = float(xs[-1] - xs[0]) or 1.0
+        span = float(xs(-1) - xs(0)) or 1.0
         for i, cp in enumerate(drift.change_points):
-            xc = xs[min(cp.index, n - 1)]
+            xc = xs(min(cp.index, n - 1))
             ax.axvline(
                 xc,
                 color=COLORS[3],
@@ -164,7 +175,8 @@ def time_series(
         ax.set_yscale("log")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(f"latency ({unit[0]}{', log scale' if log_y else ''})")
-    ax.set_xlim(float(xs[0]), float(xs[-1]) if xs[-1] > xs[0] else float(xs[0]) + 1.0)
+    first, last = xs(0), xs(-1)
+    ax.set_xlim(float(first), float(last) if last > first else float(first) + 1.0)
     set_title(ax, "Every sample over the run", label)
     legend_below(ax, *ax.get_legend_handles_labels(), ncols=4)
     _style(ax)

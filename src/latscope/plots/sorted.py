@@ -127,8 +127,17 @@ def below(v: np.ndarray, x: float, srt: bool) -> int:
 def within(v: np.ndarray, lo: float, hi: float, srt: bool) -> np.ndarray:
     """The samples in [lo, hi], in their order (sorted: a view, no copy)."""
     if not srt:
-        return v[(v >= lo) & (v <= hi)]
+        keep = (v >= lo) & (v <= hi)
+        return v if keep.all() else v[keep]  # every sample: no copy of a column of 10^8
     return v[np.searchsorted(v, lo, side="left") : np.searchsorted(v, hi, side="right")]
+
+
+def positive(v: np.ndarray, srt: bool) -> np.ndarray:
+    """The samples above 0, in their order (sorted, or all of them: no copy)."""
+    if srt:
+        return v[np.searchsorted(v, 0.0, side="right") :]
+    keep = v > 0
+    return v if keep.all() else v[keep]
 
 
 def outside(v: np.ndarray, lo: float, hi: float, srt: bool) -> np.ndarray:

@@ -3,7 +3,8 @@ present it (``run_blocks``): the parts (parts.py), then per column the figures."
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -66,11 +67,11 @@ def analyse(
     for col in run.all_columns:
         if progress:
             progress(f"analysing {label}: {col}")
-        t = run.column_times_s(col) if run.has_times else None
         try:
             ra.columns[col] = analyze_column(
                 run.values(col),
-                t,
+                # the start times read when the analysis needs them (its drift), not before
+                functools.partial(run.column_times_s, col) if run.has_times else None,
                 step_ns=run.column_step_ns(col),
                 seed=seed,
                 level=level,
@@ -80,6 +81,25 @@ def analyse(
             ra.errors[col] = str(e)
         heap.give_back()  # what the column's analysis left free, before the next one
     return ra
+
+
+class _Columns(Mapping[str, Any]):
+    """A run's timed columns, each read when asked for (`Run.values`): a figure of every
+    column (`plots.box`) holds one of them at a time, not all."""
+
+    def __init__(self, run: Run) -> None:
+        self.run = run
+
+    def __getitem__(self, column: str) -> Any:
+        if column not in self.run.columns:
+            raise KeyError(column)
+        return self.run.values(column)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.run.columns)
+
+    def __len__(self) -> int:
+        return len(self.run.columns)
 
 
 def _two(
@@ -266,8 +286,8 @@ def run_blocks(ra: RunAnalysis, *, figures: bool = True, anchor: str | None = No
                 out += _column_figures(ra, col, ca)
     if figures and len(run.columns) > 0:
 
-        def boxes() -> Figure:
-            groups = {c: plots.sorted_samples(run.values(c)) for c in run.columns}
+        def boxes() -> Figure:  # each column read when the box needs it (one at a time)
+            groups = _Columns(run)
             return _two(
                 lambda ax: plots.box(groups, ax=ax),
                 lambda ax: plots.box(groups, violin=True, ax=ax),

@@ -15,8 +15,10 @@ file above `FILE_LIMIT`), checks its layout against its DATA line, its checksum,
 header against the format's schema (`schema.header_problem`: types, ranges, ``n`` and the
 columns against the data, bounded strings and nesting) before any figure can be computed. Every way
 a file can be wrong ends in `SampleFormatError` (BadInput, exit 2): one line naming the file
-and what is wrong. The probe writes the files; `write` writes the same format for samples
-imported from elsewhere, checked against the same schema.
+and what is wrong. The samples are read once for the check and not kept: a column is read
+again when asked for (`Columns`: one column in memory at a time, refused in one line when
+the file changed since). The probe writes the files; `write` writes the same format for
+samples imported from elsewhere, checked against the same schema.
 """
 
 from __future__ import annotations
@@ -25,8 +27,8 @@ import json
 import os
 import re
 import zlib
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -65,6 +67,7 @@ __all__ = [
     "NAME_FORBIDDEN",
     "NS_PER_TICK_RANGE",
     "SUPPORTED_VERSIONS",
+    "Columns",
     "SampleFile",
     "SampleFormatError",
     "check",
@@ -109,7 +112,9 @@ class SampleFormatError(BadInput):
 class SampleFile:
     path: Path
     header: dict[str, Any]
-    ticks: dict[str, np.ndarray]  # column name -> int64 ticks (t_start and the durations)
+    #: column name -> int64 ticks (t_start and the durations): a `Columns` of a file read by
+    #: `load`, which reads a column from the file when it is asked for (one at a time)
+    ticks: Mapping[str, np.ndarray]
     version: int = FORMAT_VERSION
     #: An arms run's index columns (arm, block, round) -> int64 whole numbers, never ticks;
     #: empty for a run of one benchmark (`index`, `index_columns`).
@@ -156,13 +161,22 @@ class SampleFile:
     def duration_columns(self) -> list[str]:
         return [c["name"] for c in self.header["columns"] if c.get("kind") == "duration"]
 
+    def in_memory(self) -> SampleFile:
+        """This file with every column read into memory (a dict of arrays, as `ticks` was
+        before it read a column when asked for): for a small file about to go (a probe
+        process's block, read and removed), whose columns are used after it is gone."""
+        return replace(self, ticks={name: self.ticks[name] for name in self.ticks})
+
     def ns(self, name: str) -> np.ndarray:
         """A column converted to nanoseconds (float64); ValueError for an index column,
-        which holds no time."""
-        import numpy as np
-
+        which holds no time. A column of a file read by `load` is converted as it is read,
+        a block of rows at a time (no whole column of ticks besides it)."""
         if name in self.index_data:
             raise ValueError(f"{name} is an index column (whole numbers), not a time")
+        if isinstance(self.ticks, Columns):
+            return self.ticks.ns(name, self.ns_per_tick)
+        import numpy as np
+
         out = self.ticks[name].astype(np.float64)
         out *= self.ns_per_tick  # in place: one array of the column's size, not two
         return out
@@ -291,37 +305,146 @@ def _part(p: Path, f: BinaryIO, n: int) -> bytes:
     return bytes(buf)
 
 
-def _columns(p: Path, f: BinaryIO, lay: _Layout, head: bytes) -> tuple[list[np.ndarray], int]:
-    """The samples of ``f`` (its first bytes ``head``), a column at a time, each into an array
-    of its own (8 bytes a row, no buffer of the whole file), with the CRC-32 the format
-    computes over them. A column of zeros (an import without times) is kept as the zero pages
-    the system maps, which take no memory until written."""
+#: Rows read at a time where a column is checked or converted (8 MiB of int64).
+BLOCK_ROWS = 1 << 20
+
+
+@dataclass(frozen=True)
+class _Column:
+    offset: int  # its first byte in the file
+    crc_before: int  # the running CRC-32 where it starts
+    crc_after: int  # ... and where it ends
+    zero: bool  # only zeros (an import without times)
+
+
+@dataclass(frozen=True)
+class _Seen:
+    """A file as `load` checked it: what a column read again must come from."""
+
+    path: Path  # as given: the messages name it so
+    where: str  # the absolute path, read again from there
+    identity: tuple[int, ...]  # device, inode, size, modification time (`_identity`)
+    nrows: int
+    dtype: str  # the samples in the header's byte order
+
+
+def _identity(st: os.stat_result) -> tuple[int, ...]:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+class Columns(Mapping[str, "np.ndarray"]):
+    """The columns of a file `load` checked, each read from the file again when it is asked
+    for: a column's ticks (``columns[name]``, int64) or its nanoseconds (`ns`, float64, made
+    a block of rows at a time), one column in memory where the caller holds one. No
+    descriptor is kept between reads: each opens the file again (`files.open_regular`) and
+    refuses it, one line, when it is no longer the file checked (another device, inode, size
+    or modification time: replaced, cut short or rewritten) or when the column's bytes no
+    longer give the checksum's value they gave (written to in place)."""
+
+    def __init__(self, seen: _Seen, columns: dict[str, _Column]) -> None:
+        self._seen = seen
+        self._columns = columns
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self._read(self._columns[name], None)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._columns  # without reading it
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._columns)
+
+    def __len__(self) -> int:
+        return len(self._columns)
+
+    def __repr__(self) -> str:
+        return f"<columns {', '.join(self._columns)} of {self._seen.path}>"
+
+    def ns(self, name: str, ns_per_tick: float) -> np.ndarray:
+        """Column ``name`` in nanoseconds: its ticks (as their byte order reads them)
+        converted to float64 and multiplied by ``ns_per_tick``, value by value as
+        ``ticks.astype(float64) * ns_per_tick``, a block of rows at a time."""
+        return self._read(self._columns[name], ns_per_tick)
+
+    def _changed(self) -> SampleFormatError:
+        return _fail(self._seen.path, "changed since it was read (replaced, cut or written to)")
+
+    def _read(self, c: _Column, scale: float | None) -> np.ndarray:
+        import numpy as np
+
+        s = self._seen
+        if c.zero:  # the zero pages the system maps: no memory until written
+            if scale is not None:
+                return np.zeros(s.nrows, dtype=np.float64)
+            return np.zeros(s.nrows, dtype=np.int64).view(s.dtype)
+        try:
+            f = open_regular(s.where, "a sample file", FILE_LIMIT)
+        except BadInput as e:
+            why = e.message.removeprefix(f"{s.where}: ")
+            raise _fail(s.path, f"cannot be read again: {why}") from None
+        with f:
+            if _identity(os.fstat(f.fileno())) != s.identity:
+                raise self._changed()
+            f.seek(c.offset)
+            crc, rows = c.crc_before, s.nrows
+            out = np.empty(rows, dtype=np.int64 if scale is None else np.float64)
+            buf = out if scale is None else np.empty(min(rows, BLOCK_ROWS), dtype=np.int64)
+            for i in range(0, rows, BLOCK_ROWS):
+                k = min(BLOCK_ROWS, rows - i)
+                part = buf[i : i + k] if scale is None else buf[:k]
+                with memoryview(part).cast("B") as view:
+                    if _fill(s.path, f, view) < len(view):
+                        raise self._changed()
+                    crc = zlib.crc32(view, crc)
+                if scale is not None:
+                    into = out[i : i + k]
+                    into[:] = part.view(s.dtype)
+                    into *= scale  # in place, as ns() did over the whole column
+        if crc != c.crc_after:
+            raise self._changed()
+        return out.view(s.dtype) if scale is None else out
+
+
+def _scan(p: Path, f: BinaryIO, lay: _Layout, head: bytes) -> tuple[list[_Column], int]:
+    """Where each column of ``f`` (its first bytes ``head``) lies, with the CRC-32 the
+    format computes over the samples: the columns read a block of rows at a time into one
+    buffer (none is kept), the checksum's value recorded where each column starts and ends
+    (`Columns` checks a column read again against it) and whether it holds only zeros (an
+    import without times: given as the zero pages the system maps, never read again)."""
     import numpy as np
 
     f.seek(lay.start)
     crc = zlib.crc32(head[: lay.start] if lay.version >= 2 else b"")
     out = []
-    for _ in range(lay.ncols):
-        col = np.empty(lay.nrows, dtype=np.int64)
-        with memoryview(col).cast("B") as view:
-            if _fill(p, f, view) < len(view):
-                raise _fail(p, "the file shrank while being read")
-            crc = zlib.crc32(view, crc)
-        out.append(col if col.any() else np.zeros(lay.nrows, dtype=np.int64))
+    buf = np.empty(min(lay.nrows, BLOCK_ROWS), dtype=np.int64)
+    for i in range(lay.ncols):
+        before, zero, left = crc, True, lay.nrows
+        while left:
+            k = min(left, buf.size)
+            with memoryview(buf[:k]).cast("B") as view:
+                if _fill(p, f, view) < len(view):
+                    raise _fail(p, "the file shrank while being read")
+                crc = zlib.crc32(view, crc)
+            zero = zero and not buf[:k].any()
+            left -= k
+        out.append(_Column(lay.start + 8 * i * lay.nrows, before, crc, zero))
     return out, crc & 0xFFFFFFFF
 
 
 def load(path: str | os.PathLike[str]) -> SampleFile:
     """A sample file, checked whole (module docs); SampleFormatError (one line) otherwise.
     Its lines before the samples are read first, then its END line, then its samples
-    (`_columns`), through the one guarded open (`files.open_regular`)."""
+    (`_scan`: their checksum, no column kept), through the one guarded open
+    (`files.open_regular`). Its columns are read again one at a time when asked for
+    (`Columns`), each checked against what was checked here."""
     p = Path(path)
     try:
         f = open_regular(p, "a sample file", FILE_LIMIT)
     except BadInput as e:
         raise SampleFormatError(e.message) from None
     with f:
-        size = os.fstat(f.fileno()).st_size
+        st = os.fstat(f.fileno())
+        size = st.st_size
         head = _part(p, f, min(size, MAX_HEADER_BYTES + 64))
         lay = _layout(head, size)
         if isinstance(lay, str):
@@ -339,7 +462,7 @@ def load(path: str | os.PathLike[str]) -> SampleFile:
             raise _fail(p, "damaged END line")
         if int(end.group(1)) != lay.nrows:
             raise _fail(p, f"damaged: the END line says {int(end.group(1))} rows, DATA {lay.nrows}")
-        columns, crc = _columns(p, f, lay, head)
+        columns, crc = _scan(p, f, lay, head)
     if f"{crc:08x}".encode() != end.group(2):
         what = "the header or the samples were" if lay.version >= 2 else "the samples were"
         raise _fail(p, f"checksum mismatch: {what} altered or damaged")
@@ -350,14 +473,17 @@ def load(path: str | os.PathLike[str]) -> SampleFile:
     why = header_problem(header, lay.ncols, lay.nrows, lay.version)
     if why:
         raise _fail(p, f"bad header: {why}")
-    # the samples as the header's byte order reads them (views: no copy)
+    # the samples as the header's byte order reads them
     order = "<" if header.get("byte_order", "little") == "little" else ">"
-    named = {c["name"]: columns[i].view(f"{order}i8") for i, c in enumerate(header["columns"])}
-    index = {name: named.pop(name) for name in index_columns(header)}
+    seen = _Seen(p, os.path.abspath(p), _identity(st), lay.nrows, f"{order}i8")
+    named = {c["name"]: columns[i] for i, c in enumerate(header["columns"])}
+    index_names = index_columns(header)
+    ticks = Columns(seen, {k: v for k, v in named.items() if k not in index_names})
+    index = {name: Columns(seen, {name: named[name]})[name] for name in index_names}
     why = index_problem(header, index)
     if why:
         raise _fail(p, f"bad index columns: {why}")
-    return SampleFile(path=p, header=header, ticks=named, version=lay.version, index_data=index)
+    return SampleFile(path=p, header=header, ticks=ticks, version=lay.version, index_data=index)
 
 
 # ---------------------------------------------------------------------------- writing

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from functools import cached_property
 from typing import Any
 
@@ -93,20 +94,36 @@ class Prepared:
     """
 
     def __init__(
-        self, x: npt.ArrayLike, t: npt.ArrayLike | None = None, step: float | None = None
+        self,
+        x: npt.ArrayLike,
+        t: npt.ArrayLike | Callable[[], npt.ArrayLike] | None = None,
+        step: float | None = None,
     ) -> None:
         self.x: FloatArray = as_float_array(x, "x")
         #: the clock's granularity in the units of x (None: unknown, treat as continuous)
         self.step: float | None = float(step) if step and step > 0 else None
         self.n: int = int(self.x.size)
-        self.t: FloatArray | None = None
-        if t is not None:
-            tt = as_float_array(t, "t")
-            if tt.size != self.n:
-                raise ValueError(
-                    f"t has {tt.size} start times but x has {self.n} samples; they must match"
-                )
-            self.t = tt
+        self._t: FloatArray | None = None
+        self._make_t = t if callable(t) else None
+        if t is not None and self._make_t is None:
+            self._t = self._checked_t(t)
+
+    def _checked_t(self, t: npt.ArrayLike) -> FloatArray:
+        tt = as_float_array(t, "t")
+        if tt.size != self.n:
+            raise ValueError(
+                f"t has {tt.size} start times but x has {self.n} samples; they must match"
+            )
+        return tt
+
+    @property
+    def t(self) -> FloatArray | None:
+        """The iteration start times (s), or None. Given as a function, they are made when
+        first asked for (by the drift): the steps before it do without them in memory."""
+        if self._make_t is not None:
+            make, self._make_t = self._make_t, None
+            self._t = self._checked_t(make())
+        return self._t
 
     @cached_property
     def order(self) -> IntArray:

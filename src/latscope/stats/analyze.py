@@ -23,6 +23,7 @@ Warnings, in the order a reader should act on them (each says what to do):
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 import numpy.typing as npt
 
@@ -143,14 +144,16 @@ def _collect_warnings(
 
 def analyze_column(
     x: npt.ArrayLike,
-    t: npt.ArrayLike | None = None,
+    t: npt.ArrayLike | Callable[[], npt.ArrayLike] | None = None,
     step_ns: float | None = None,
     seed: int = 0,
     level: float = DEFAULT_LEVEL,
     segments: list[int] | None = None,
 ) -> ColumnAnalysis:
     """Analyse one column of latencies ``x`` (ns, iteration order) with optional iteration start
-    times ``t`` (s) and clock step (granularity) ``step_ns``. Deterministic for a given ``seed``."""
+    times ``t`` (s) and clock step (granularity) ``step_ns``. Deterministic for a given ``seed``.
+    ``t`` may be a function that makes the times: it is called once, when the drift needs them,
+    so that the dependence test, the costliest step in memory, runs without them."""
     prep = Prepared(x, t, step=step_ns)
     dep = dependence(prep)  # frees the ranks and scores it makes (none is needed again)
     summ = summarize(prep)

@@ -85,20 +85,34 @@ MAX_RHO = 0.9
 
 
 def aligned(
-    x: npt.ArrayLike, segments: Sequence[int] | None, step: float | None = None
+    x: npt.ArrayLike,
+    segments: Sequence[int] | None,
+    step: float | None = None,
+    *,
+    medians: Sequence[float] | None = None,
+    in_place: bool = False,
 ) -> np.ndarray:
     """The samples with each segment shifted so that its median is the pooled median, in the
     order they ran: what remains is the variation *within* the segments. The pooled samples'
     own interval of the median (the floor of ``median_over_runs``) is computed on these: on the
     raw samples the level differences between workers read as strong serial dependence, the
     effective sample size collapses, and the interval reaches from the smallest sample to the
-    largest (seen: 276 ns to 47.6 µs around a median of 521 ns, worker medians 351–591 ns)."""
+    largest (seen: 276 ns to 47.6 µs around a median of 521 ns, worker medians 351–591 ns).
+
+    ``medians``: the segments' medians (`segment_medians`), when already known; ``in_place``:
+    the segments are shifted where they are (``x``, a float64 array, holds the result: no
+    second array of its size), the same values as a new array would hold."""
     parts = split(x, segments)
+    a = as_float_array(x, "x")
     if len(parts) < 2:
-        return as_float_array(x, "x")
-    centre = quantile_sorted(np.sort(np.concatenate(parts)), 0.5, step)
-    meds = segment_medians(x, segments, step).medians
-    return np.concatenate([p - (m - centre) for p, m in zip(parts, meds, strict=True)])
+        return a
+    centre = quantile_sorted(np.sort(a), 0.5, step)  # the segments make up the whole array
+    meds = segment_medians(x, segments, step).medians if medians is None else medians
+    if not in_place:
+        return np.concatenate([p - (m - centre) for p, m in zip(parts, meds, strict=True)])
+    for p, m in zip(parts, meds, strict=True):
+        p -= m - centre
+    return a
 
 
 def effective_count(v: npt.ArrayLike) -> float:
@@ -164,12 +178,15 @@ def median_over_runs(
     level: float = 0.95,
     floor: tuple[float, float] | None = None,
     step: float | None = None,
+    *,
+    medians: Sequence[float] | None = None,
 ) -> tuple[float, float, str] | None:
     """(low, high, method) of the run's median including between-segment variation
     (``t_interval`` over the segment medians), or None with fewer than ``MIN_SEGMENTS``
     segments. ``floor`` (low, high), the pooled samples' interval, bounds the result from
-    inside: it is never narrower than that."""
-    meds = segment_medians(x, segments, step).medians
+    inside: it is never narrower than that. ``medians``: the segments' medians
+    (`segment_medians`), when already known (``x`` is not read then)."""
+    meds = segment_medians(x, segments, step).medians if medians is None else medians
     ti = t_interval(meds, level)
     if ti is None:
         return None
