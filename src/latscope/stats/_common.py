@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from functools import cached_property
 from typing import Any
 
@@ -121,14 +122,14 @@ class Prepared:
     @cached_property
     def normal_scores(self) -> FloatArray:
         n = self.n
-        # the sorted values serve to find the ties and are not kept: the scores are made for
-        # the dependence test, which frees what it made before its transform needs the room
+        # the sorted values find the ties, and are kept for the stages after the dependence
+        # test (which frees the order and scores it made before its transform needs the room)
         if n > PACKED_MIN and "order" not in self.__dict__:
             # a long column: ranked by one sort of packed keys (`packed_order`) and its sorted
-            # copy (the dependence test frees it before its transform if it made it)
+            # copy
             return _scores_in_chunks(self.sorted, packed_order(self.x))
         order = self.order
-        xs = self.sorted if "sorted" in self.__dict__ else self.x[order]
+        xs = self.sorted  # kept: the stages after the dependence test read it
         new = np.empty(n, dtype=bool)
         new[0] = True
         np.not_equal(xs[1:], xs[:-1], out=new[1:])
@@ -158,6 +159,93 @@ class Prepared:
     def release(self, name: str) -> None:
         """Forget a cached derived array (``"normal_scores"``, ...) to free its memory."""
         self.__dict__.pop(name, None)
+
+
+#: A monotone function of the samples, applied one element at a time (``np.log``): the
+#: statistics of ``median_sorted`` and ``mad_sorted`` are then those of ``of(x)``.
+Monotone = Callable[[FloatArray], FloatArray]
+
+
+def _reader(xs: FloatArray, of: Monotone | None) -> Callable[[int], np.float64]:
+    """The ``i``-th value of ``of(xs)`` (of ``xs`` itself without ``of``), made alone: numpy's
+    elementwise functions give an element the same number in an array of any length."""
+    if of is None:
+        return xs.__getitem__  # type: ignore[no-any-return]
+    return lambda i: of(xs[i : i + 1])[0]  # type: ignore[no-any-return]
+
+
+def median_sorted(xs: FloatArray, of: Monotone | None = None) -> float:
+    """``np.median`` of sorted ``xs`` (of ``of(xs)``, which must then be sorted too: see
+    `sorted_under`): the middle value, or the mean of the middle two."""
+    n = xs.size
+    h = n // 2
+    get = _reader(xs, of)
+    if n % 2:
+        return float(get(h))
+    return float((get(h - 1) + get(h)) / 2.0)
+
+
+def mad_sorted(xs: FloatArray, mid: float, of: Monotone | None = None) -> float:
+    """``np.median(np.abs(xs - mid))`` of sorted ``xs`` (of ``of(xs)``, as in `median_sorted`)
+    in ``O(log n)``: the deviations are two sorted runs, ``mid - xs[i]`` leftwards from
+    ``mid`` and ``xs[i] - mid`` rightwards (the same numbers as ``|x - mid|``: a rounded
+    difference changes sign exactly), and their middle one or two are found by bisection."""
+    n = xs.size
+    h = n // 2
+    get = _reader(xs, of)
+    if of is None:
+        c = int(np.searchsorted(xs, mid, side="left"))
+    else:  # the first index at or above mid, by bisection
+        c, top = 0, n
+        while c < top:
+            i = (c + top) // 2
+            c, top = (i + 1, top) if get(i) < mid else (c, i)
+    if n % 2:
+        return float(_kth_deviation(get, n, c, mid, h))
+    return float((_kth_deviation(get, n, c, mid, h - 1) + _kth_deviation(get, n, c, mid, h)) / 2.0)
+
+
+def sorted_under(xs: FloatArray, of: Monotone, chunk: int = 2**18) -> bool:
+    """Whether ``of(xs)`` of sorted ``xs`` is sorted too (a correctly rounded monotone function
+    is; an approximation within an ulp need not be), made a chunk at a time (no array of its
+    size)."""
+    for a in range(0, xs.size, chunk):
+        v = of(xs[a : a + chunk + 1])
+        if bool(np.any(v[1:] < v[:-1])):
+            return False
+    return True
+
+
+def _kth_deviation(
+    get: Callable[[int], np.float64], n: int, c: int, mid: float, k: int
+) -> np.float64:
+    """The ``k``-th smallest (0-based) of ``|v - mid|``, ``v`` sorted (``v[i] = get(i)``, ``c``
+    the first index at or above ``mid``): ``a`` deviations from the left run (``mid - v[c -
+    1], mid - v[c - 2], ...``) and ``k + 1 - a`` from the right run (``v[c] - mid, ...``), ``a``
+    the largest count whose last left deviation is no larger than the next right one."""
+    m = np.float64(mid)
+    inf = np.float64(np.inf)
+
+    def left(j: int) -> np.float64:  # the j-th (0-based) deviation of the left run
+        return m - get(c - 1 - j) if j < c else inf
+
+    def right(j: int) -> np.float64:
+        return get(c + j) - m if j < n - c else inf
+
+    lo, hi = max(0, k + 1 - (n - c)), min(k + 1, c)
+    while lo < hi:  # the largest a in [lo, hi] with left(a - 1) <= right(k + 1 - a)
+        a = (lo + hi + 1) // 2
+        if left(a - 1) <= right(k + 1 - a):
+            lo = a
+        else:
+            hi = a - 1
+    a = lo
+    best = np.float64(-np.inf)
+    if a > 0:
+        best = left(a - 1)
+    if k + 1 - a > 0:
+        best = max(best, right(k - a))
+    return best
 
 
 def _scores_in_chunks(xs: FloatArray, order: IntArray) -> FloatArray:

@@ -60,6 +60,7 @@ from ._common import (
     Prepared,
     Result,
     as_prepared,
+    mad_sorted,
     quantile_sorted,
 )
 from .levels import median_and_robust_sd
@@ -110,8 +111,7 @@ class Outliers(Result):
 def _global_scale(prep: Prepared, iqr: float) -> tuple[float, str]:
     """1.4826 MAD of all samples, or its fallbacks (IQR / 1.349, smallest gap)."""
     xs = prep.sorted
-    median = quantile_sorted(xs, 0.5)
-    mad = float(np.median(np.abs(prep.x - median)))
+    mad = mad_sorted(xs, quantile_sorted(xs, 0.5))
     if mad > 0.0:
         return MAD_SCALE * mad, f"{MAD_SCALE:g} MAD"
     if iqr > 0.0:
