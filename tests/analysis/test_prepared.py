@@ -12,6 +12,7 @@ from latscope.stats._common import (
     median_sorted,
     quantile_sorted,
     sorted_under,
+    window_stats,
 )
 from latscope.stats.distribution import _few_distinct
 from latscope.stats.levels import median_and_robust_sd, refine
@@ -76,6 +77,18 @@ def test_the_sorted_copy_gives_numpys_quantiles_and_is_made_once() -> None:
     dependence(prep)  # made the ranks and scores it needed, and freed them
     assert "order" not in prep.__dict__ and "normal_scores" not in prep.__dict__
     assert prep.sorted is sorted_once  # kept for the stages after it
+
+
+@pytest.mark.parametrize("n, w", [(1000, 50), (1037, 50), (50, 50), (30, 50), (100_003, 999)])
+def test_window_medians_and_robust_sds_are_those_of_each_window(n: int, w: int) -> None:
+    x = np.round(np.random.default_rng(n).lognormal(5.0, 0.7, n))  # ties: zero MADs too
+    starts, med, sd = window_stats(x, w)
+    edges = np.append(starts, n)
+    assert edges[0] == 0 and np.all(np.diff(edges) >= min(w, n))
+    for j in range(starts.size):
+        assert (med[j], sd[j]) == median_and_robust_sd(x[edges[j] : edges[j + 1]])
+    prep = Prepared(x)
+    assert prep.windows(w) is prep.windows(w)  # made once
 
 
 @pytest.mark.parametrize("shift", [1.0, -3000.0])  # the logarithms, and the values themselves

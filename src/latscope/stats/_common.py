@@ -156,6 +156,16 @@ class Prepared:
         ``quantile_sorted``)."""
         return quantile_sorted(self.sorted, p, self.step)
 
+    def windows(self, w: int) -> tuple[IntArray, FloatArray, FloatArray]:
+        """The starts, medians and robust SDs (``MAD_SCALE`` x the median absolute deviation
+        from the window's median) of consecutive windows of ``w`` samples, the last one also
+        taking the remainder: made once for the drift's and the outliers' windows (the same
+        windows from 200,000 samples on)."""
+        key = f"_windows_{w}"
+        if key not in self.__dict__:
+            self.__dict__[key] = window_stats(self.x, w)
+        return self.__dict__[key]  # type: ignore[no-any-return]
+
     def release(self, name: str) -> None:
         """Forget a cached derived array (``"normal_scores"``, ...) to free its memory."""
         self.__dict__.pop(name, None)
@@ -246,6 +256,32 @@ def _kth_deviation(
     if k + 1 - a > 0:
         best = max(best, right(k - a))
     return best
+
+
+def window_stats(x: FloatArray, w: int) -> tuple[IntArray, FloatArray, FloatArray]:
+    """`Prepared.windows` of ``x``: the windows' rows copied once (``np.median`` would copy
+    each again), partitioned for their medians, then made their absolute deviations in place
+    and partitioned again for their MADs: the numbers of ``np.median`` on each window."""
+    n = x.size
+    w = max(1, min(int(w), n))
+    nw = max(1, n // w)
+    starts = np.arange(nw, dtype=np.int64) * w
+    med = np.empty(nw)
+    mad = np.empty(nw)
+    if nw > 1:
+        rows = x[: (nw - 1) * w].reshape(nw - 1, w).copy()
+        med[:-1] = np.median(rows, axis=1, overwrite_input=True)
+        rows -= med[:-1, None]
+        np.abs(rows, out=rows)
+        mad[:-1] = np.median(rows, axis=1, overwrite_input=True)
+        del rows
+    last = x[(nw - 1) * w :].copy()
+    med[-1] = np.median(last, overwrite_input=True)
+    last -= med[-1]
+    np.abs(last, out=last)
+    mad[-1] = np.median(last, overwrite_input=True)
+    mad *= MAD_SCALE
+    return starts, med, mad
 
 
 def _scores_in_chunks(xs: FloatArray, order: IntArray) -> FloatArray:

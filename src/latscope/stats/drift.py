@@ -116,6 +116,7 @@ from .levels import (
     levels_warning,
     refine,
     robust_sd,
+    segment_median,
     warmup_by_worker,
     warmup_windows,
     window_medians,
@@ -317,7 +318,7 @@ def drift(
     n, xv, tv = prep.n, prep.x, prep.t
     w = int(window) if window is not None else max(MIN_WINDOW, n // TARGET_WINDOWS)
     w = max(1, min(w, n))
-    starts, med = window_medians(xv, w)
+    starts, med, _ = prep.windows(w)  # with their robust SDs: the outliers' windows too
     nw = med.size
     ends = np.append(starts[1:], n)
     times = None
@@ -422,7 +423,8 @@ def drift(
     # (the whole run's median and robust SD read from its sorted copy where xa is the run)
     xs = prep.sorted if xa is xv else None
     bounds = refine(xa, [0] + [int(starts[b]) for b in bkps] + [n], w, xs)
-    bounds, bkps, passing = lasting(xa, bounds, bkps, w, PRACTICAL_CHANGE, tv)
+    memo: dict[tuple[int, int], float] = {}  # the segments' medians, each made once
+    bounds, bkps, passing = lasting(xa, bounds, bkps, w, PRACTICAL_CHANGE, tv, memo)
     if len(workers) > 1 and len(bounds) > 2:
         # Each worker process runs at its own level (its memory layout, its CPUs): a change at
         # the start of a worker is the between-worker variation the run's worker table gives,
@@ -432,9 +434,9 @@ def drift(
         passing += [b for b, f in zip(bounds[1:-1], at_worker, strict=True) if f]
         bkps = [k for k, f in zip(bkps, at_worker, strict=True) if not f]
         bounds = [0, *(b for b, f in zip(bounds[1:-1], at_worker, strict=True) if not f), n]
-        bounds, bkps, more = lasting(xa, bounds, bkps, w, PRACTICAL_CHANGE, tv)
+        bounds, bkps, more = lasting(xa, bounds, bkps, w, PRACTICAL_CHANGE, tv, memo)
         passing += more
-    seg_med = [float(np.median(xa[a:b])) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+    seg_med = [segment_median(xa, a, b, memo) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
     cps = tuple(
         ChangePoint(
             index=bounds[i + 1],

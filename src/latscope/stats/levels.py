@@ -298,6 +298,13 @@ def levels_warning(lv: Levels) -> AnalysisWarning:
     )
 
 
+def segment_median(x: FloatArray, a: int, b: int, memo: dict[tuple[int, int], float]) -> float:
+    """The median of ``x[a:b]``, kept in ``memo`` (partitioned in a copy of its own)."""
+    if (a, b) not in memo:
+        memo[(a, b)] = float(np.median(x[a:b].copy(), overwrite_input=True))
+    return memo[(a, b)]
+
+
 def lasting(
     x: FloatArray,
     bounds: list[int],
@@ -305,6 +312,7 @@ def lasting(
     w: int,
     practical: float,
     t: FloatArray | None = None,
+    memo: dict[tuple[int, int], float] | None = None,
 ) -> tuple[list[int], list[int], list[int]]:
     """The change points of changes that last: a bout of segments together shorter than
     ``MIN_LASTING`` windows, or (with the samples' start times ``t``, s) than
@@ -312,7 +320,8 @@ def lasting(
     excursion (its change points go); between two that do not, the level moved on, and the
     bout's first change point stays alone; a bout at either end of the run goes (a change
     cannot be shown to last there). Returns the bounds, the window breakpoints and the sample
-    indices of the change points that went."""
+    indices of the change points that went. ``memo`` keeps the segments' medians (each made
+    once, for the caller too)."""
     bounds, bkps = list(bounds), list(bkps)
     windows = MIN_LASTING * w
     gone: list[int] = []
@@ -323,15 +332,10 @@ def lasting(
             return True
         return t is not None and float(t[b - 1] - t[a]) < MIN_LASTING_S
 
-    memo: dict[tuple[int, int], float] = {}  # a segment's median, computed once
+    memo = {} if memo is None else memo
 
     def medians() -> list[float]:
-        out = []
-        for a, b in zip(bounds[:-1], bounds[1:], strict=True):
-            if (a, b) not in memo:
-                memo[(a, b)] = float(np.median(x[a:b]))
-            out.append(memo[(a, b)])
-        return out
+        return [segment_median(x, a, b, memo) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
 
     changed = True
     while changed and len(bounds) > 2:
