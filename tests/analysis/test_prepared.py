@@ -12,9 +12,11 @@ from latscope.stats._common import (
     median_sorted,
     quantile_sorted,
     sorted_under,
+    sums_of,
     window_stats,
 )
 from latscope.stats.distribution import _few_distinct
+from latscope.stats.intervals import grouped_cdf_share
 from latscope.stats.levels import median_and_robust_sd, refine
 from synth import lognormal_ar1
 
@@ -89,6 +91,27 @@ def test_window_medians_and_robust_sds_are_those_of_each_window(n: int, w: int) 
         assert (med[j], sd[j]) == median_and_robust_sd(x[edges[j] : edges[j + 1]])
     prep = Prepared(x)
     assert prep.windows(w) is prep.windows(w)  # made once
+
+
+def test_sums_of_batches_are_numpys_reduceat() -> None:
+    """The batch sums made a chunk at a time are bit for bit those of np.add.reduceat over an
+    array of all the values, for chunks that cut the batches anywhere."""
+    rng = np.random.default_rng(4)
+    for trial in range(60):
+        n = int(rng.integers(1, 40_000))
+        x = rng.lognormal(7.0, 0.5, n)
+        q = float(np.quantile(x, rng.random()))
+        step = (None, 1.0, 10.0, 0.3)[trial % 4]
+        cuts = np.unique(rng.integers(1, n, size=int(rng.integers(0, 20)))) if n > 1 else []
+        bounds = np.array([0, *cuts, n], dtype=np.int64)
+        whole = grouped_cdf_share(x, q, step, np.empty(n))
+        want = np.add.reduceat(whole, bounds[:-1])
+
+        def make(a, b, out, x=x, q=q, step=step):
+            return grouped_cdf_share(x[a:b], q, step, out)
+
+        for chunk in (2**16, 1000, 129, 128, 1):
+            assert np.array_equal(sums_of(make, bounds, chunk), want), (n, step, chunk)
 
 
 @pytest.mark.parametrize("shift", [1.0, -3000.0])  # the logarithms, and the values themselves

@@ -284,6 +284,38 @@ def window_stats(x: FloatArray, w: int) -> tuple[IntArray, FloatArray, FloatArra
     return starts, med, mad
 
 
+#: `sums_of` makes the values a run of at most this many at a time (512 KiB: in a CPU's cache).
+SUM_CHUNK = 2**16
+
+
+def sums_of(
+    make: Callable[[int, int, FloatArray], FloatArray], bounds: IntArray, chunk: int = SUM_CHUNK
+) -> FloatArray:
+    """``np.add.reduceat(v, bounds[:-1])`` of values ``v[a:b] = make(a, b, out)`` (``out`` a
+    buffer of ``b - a`` to make them in), batches ``[bounds[j], bounds[j + 1])`` each at least
+    one long, without an array of them all: each batch's sum is numpy's (its first value plus
+    the pairwise sum of the rest, halves cut at multiples of 8), its runs of up to ``chunk``
+    values made in the buffer and summed by ``np.add.reduce``, which sums a run as the whole
+    array's pairwise sum sums that part of it. The same numbers, from a cache's worth of
+    memory instead of passes over a column-sized array."""
+    chunk = max(chunk, 128)  # numpy sums up to 128 values in one block, never halved
+    buf = np.empty(max(1, min(chunk, int(np.max(np.diff(bounds))))))
+
+    def pairwise(a: int, m: int) -> np.float64:
+        if m <= chunk:
+            return np.add.reduce(make(a, a + m, buf[:m]))  # type: ignore[no-any-return]
+        h = m // 2
+        h -= h % 8
+        return pairwise(a, h) + pairwise(a + h, m - h)
+
+    out = np.empty(bounds.size - 1)
+    for j in range(out.size):
+        a, b = int(bounds[j]), int(bounds[j + 1])
+        first = make(a, a + 1, buf[:1])[0]
+        out[j] = first + pairwise(a + 1, b - a - 1) if b - a > 1 else first
+    return out
+
+
 def _scores_in_chunks(xs: FloatArray, order: IntArray) -> FloatArray:
     """The normal scores of the values whose sorted copy is ``xs`` and which ``order`` ranks
     (mid-ranks for ties), made a chunk of ``SCORE_CHUNK`` ranks at a time: no array of the
@@ -297,6 +329,14 @@ def _scores_in_chunks(xs: FloatArray, order: IntArray) -> FloatArray:
         new = np.empty(b - a, dtype=bool)
         new[0] = True
         np.not_equal(seg[1:], seg[:-1], out=new[1:])
+        if new.all() and (a == 0 or xs[a - 1] != seg[0]) and (b == n or xs[b] != seg[-1]):
+            # no ties: rank r has the mid-rank r + 1, the score of (r + 0.5) / n (the same
+            # numbers as below)
+            ranks = np.arange(a, b, dtype=np.float64)
+            ranks += 0.5
+            ranks /= n
+            scores[order[a:b]] = special.ndtri(ranks)
+            continue
         first = np.flatnonzero(new)  # each tie group's first rank in the chunk
         del new
         last = np.append(first[1:], b - a)
