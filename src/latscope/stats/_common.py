@@ -138,14 +138,14 @@ class Prepared:
     @cached_property
     def normal_scores(self) -> FloatArray:
         n = self.n
-        # the sorted values serve to find the ties and are not kept: the scores are made for
-        # the dependence test, which frees what it made before its transform needs the room
+        # the sorted values find the ties, and are kept for the stages after the dependence
+        # test (which frees the order and scores it made before its transform needs the room)
         if n > PACKED_MIN and "order" not in self.__dict__:
             # a long column: ranked by one sort of packed keys (`packed_order`) and its sorted
-            # copy (the dependence test frees it before its transform if it made it)
+            # copy
             return _scores_in_chunks(self.sorted, packed_order(self.x))
         order = self.order
-        xs = self.sorted if "sorted" in self.__dict__ else self.x[order]
+        xs = self.sorted  # kept: the stages after the dependence test read it
         new = np.empty(n, dtype=bool)
         new[0] = True
         np.not_equal(xs[1:], xs[:-1], out=new[1:])
@@ -172,9 +172,164 @@ class Prepared:
         ``quantile_sorted``)."""
         return quantile_sorted(self.sorted, p, self.step)
 
+    def windows(self, w: int) -> tuple[IntArray, FloatArray, FloatArray]:
+        """The starts, medians and robust SDs (``MAD_SCALE`` x the median absolute deviation
+        from the window's median) of consecutive windows of ``w`` samples, the last one also
+        taking the remainder: made once for the drift's and the outliers' windows (the same
+        windows from 200,000 samples on)."""
+        key = f"_windows_{w}"
+        if key not in self.__dict__:
+            self.__dict__[key] = window_stats(self.x, w)
+        return self.__dict__[key]  # type: ignore[no-any-return]
+
     def release(self, name: str) -> None:
         """Forget a cached derived array (``"normal_scores"``, ...) to free its memory."""
         self.__dict__.pop(name, None)
+
+
+#: A monotone function of the samples, applied one element at a time (``np.log``): the
+#: statistics of ``median_sorted`` and ``mad_sorted`` are then those of ``of(x)``.
+Monotone = Callable[[FloatArray], FloatArray]
+
+
+def _reader(xs: FloatArray, of: Monotone | None) -> Callable[[int], np.float64]:
+    """The ``i``-th value of ``of(xs)`` (of ``xs`` itself without ``of``), made alone: numpy's
+    elementwise functions give an element the same number in an array of any length."""
+    if of is None:
+        return xs.__getitem__  # type: ignore[no-any-return]
+    return lambda i: of(xs[i : i + 1])[0]  # type: ignore[no-any-return]
+
+
+def median_sorted(xs: FloatArray, of: Monotone | None = None) -> float:
+    """``np.median`` of sorted ``xs`` (of ``of(xs)``, which must then be sorted too: see
+    `sorted_under`): the middle value, or the mean of the middle two."""
+    n = xs.size
+    h = n // 2
+    get = _reader(xs, of)
+    if n % 2:
+        return float(get(h))
+    return float((get(h - 1) + get(h)) / 2.0)
+
+
+def mad_sorted(xs: FloatArray, mid: float, of: Monotone | None = None) -> float:
+    """``np.median(np.abs(xs - mid))`` of sorted ``xs`` (of ``of(xs)``, as in `median_sorted`)
+    in ``O(log n)``: the deviations are two sorted runs, ``mid - xs[i]`` leftwards from
+    ``mid`` and ``xs[i] - mid`` rightwards (the same numbers as ``|x - mid|``: a rounded
+    difference changes sign exactly), and their middle one or two are found by bisection."""
+    n = xs.size
+    h = n // 2
+    get = _reader(xs, of)
+    if of is None:
+        c = int(np.searchsorted(xs, mid, side="left"))
+    else:  # the first index at or above mid, by bisection
+        c, top = 0, n
+        while c < top:
+            i = (c + top) // 2
+            c, top = (i + 1, top) if get(i) < mid else (c, i)
+    if n % 2:
+        return float(_kth_deviation(get, n, c, mid, h))
+    return float((_kth_deviation(get, n, c, mid, h - 1) + _kth_deviation(get, n, c, mid, h)) / 2.0)
+
+
+def sorted_under(xs: FloatArray, of: Monotone, chunk: int = 2**18) -> bool:
+    """Whether ``of(xs)`` of sorted ``xs`` is sorted too (a correctly rounded monotone function
+    is; an approximation within an ulp need not be), made a chunk at a time (no array of its
+    size)."""
+    for a in range(0, xs.size, chunk):
+        v = of(xs[a : a + chunk + 1])
+        if bool(np.any(v[1:] < v[:-1])):
+            return False
+    return True
+
+
+def _kth_deviation(
+    get: Callable[[int], np.float64], n: int, c: int, mid: float, k: int
+) -> np.float64:
+    """The ``k``-th smallest (0-based) of ``|v - mid|``, ``v`` sorted (``v[i] = get(i)``, ``c``
+    the first index at or above ``mid``): ``a`` deviations from the left run (``mid - v[c -
+    1], mid - v[c - 2], ...``) and ``k + 1 - a`` from the right run (``v[c] - mid, ...``), ``a``
+    the largest count whose last left deviation is no larger than the next right one."""
+    m = np.float64(mid)
+    inf = np.float64(np.inf)
+
+    def left(j: int) -> np.float64:  # the j-th (0-based) deviation of the left run
+        return m - get(c - 1 - j) if j < c else inf
+
+    def right(j: int) -> np.float64:
+        return get(c + j) - m if j < n - c else inf
+
+    lo, hi = max(0, k + 1 - (n - c)), min(k + 1, c)
+    while lo < hi:  # the largest a in [lo, hi] with left(a - 1) <= right(k + 1 - a)
+        a = (lo + hi + 1) // 2
+        if left(a - 1) <= right(k + 1 - a):
+            lo = a
+        else:
+            hi = a - 1
+    a = lo
+    best = np.float64(-np.inf)
+    if a > 0:
+        best = left(a - 1)
+    if k + 1 - a > 0:
+        best = max(best, right(k - a))
+    return best
+
+
+def window_stats(x: FloatArray, w: int) -> tuple[IntArray, FloatArray, FloatArray]:
+    """`Prepared.windows` of ``x``: the windows' rows copied once (``np.median`` would copy
+    each again), partitioned for their medians, then made their absolute deviations in place
+    and partitioned again for their MADs: the numbers of ``np.median`` on each window."""
+    n = x.size
+    w = max(1, min(int(w), n))
+    nw = max(1, n // w)
+    starts = np.arange(nw, dtype=np.int64) * w
+    med = np.empty(nw)
+    mad = np.empty(nw)
+    if nw > 1:
+        rows = x[: (nw - 1) * w].reshape(nw - 1, w).copy()
+        med[:-1] = np.median(rows, axis=1, overwrite_input=True)
+        rows -= med[:-1, None]
+        np.abs(rows, out=rows)
+        mad[:-1] = np.median(rows, axis=1, overwrite_input=True)
+        del rows
+    last = x[(nw - 1) * w :].copy()
+    med[-1] = np.median(last, overwrite_input=True)
+    last -= med[-1]
+    np.abs(last, out=last)
+    mad[-1] = np.median(last, overwrite_input=True)
+    mad *= MAD_SCALE
+    return starts, med, mad
+
+
+#: `sums_of` makes the values a run of at most this many at a time (512 KiB: in a CPU's cache).
+SUM_CHUNK = 2**16
+
+
+def sums_of(
+    make: Callable[[int, int, FloatArray], FloatArray], bounds: IntArray, chunk: int = SUM_CHUNK
+) -> FloatArray:
+    """``np.add.reduceat(v, bounds[:-1])`` of values ``v[a:b] = make(a, b, out)`` (``out`` a
+    buffer of ``b - a`` to make them in), batches ``[bounds[j], bounds[j + 1])`` each at least
+    one long, without an array of them all: each batch's sum is numpy's (its first value plus
+    the pairwise sum of the rest, halves cut at multiples of 8), its runs of up to ``chunk``
+    values made in the buffer and summed by ``np.add.reduce``, which sums a run as the whole
+    array's pairwise sum sums that part of it. The same numbers, from a cache's worth of
+    memory instead of passes over a column-sized array."""
+    chunk = max(chunk, 128)  # numpy sums up to 128 values in one block, never halved
+    buf = np.empty(max(1, min(chunk, int(np.max(np.diff(bounds))))))
+
+    def pairwise(a: int, m: int) -> np.float64:
+        if m <= chunk:
+            return np.add.reduce(make(a, a + m, buf[:m]))  # type: ignore[no-any-return]
+        h = m // 2
+        h -= h % 8
+        return pairwise(a, h) + pairwise(a + h, m - h)
+
+    out = np.empty(bounds.size - 1)
+    for j in range(out.size):
+        a, b = int(bounds[j]), int(bounds[j + 1])
+        first = make(a, a + 1, buf[:1])[0]
+        out[j] = first + pairwise(a + 1, b - a - 1) if b - a > 1 else first
+    return out
 
 
 def _scores_in_chunks(xs: FloatArray, order: IntArray) -> FloatArray:
@@ -190,6 +345,14 @@ def _scores_in_chunks(xs: FloatArray, order: IntArray) -> FloatArray:
         new = np.empty(b - a, dtype=bool)
         new[0] = True
         np.not_equal(seg[1:], seg[:-1], out=new[1:])
+        if new.all() and (a == 0 or xs[a - 1] != seg[0]) and (b == n or xs[b] != seg[-1]):
+            # no ties: rank r has the mid-rank r + 1, the score of (r + 0.5) / n (the same
+            # numbers as below)
+            ranks = np.arange(a, b, dtype=np.float64)
+            ranks += 0.5
+            ranks /= n
+            scores[order[a:b]] = special.ndtri(ranks)
+            continue
         first = np.flatnonzero(new)  # each tie group's first rank in the chunk
         del new
         last = np.append(first[1:], b - a)

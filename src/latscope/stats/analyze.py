@@ -1,7 +1,8 @@
 """Run every analysis on one latency column, once, and collect the warnings.
 
-``analyze_column`` validates the samples, computes the shared derived arrays once (one argsort
-of the data: the sorted values and the normal scores both come from it) and runs, in order:
+``analyze_column`` validates the samples, computes the shared derived arrays once (``Prepared``:
+one sort of the data, whose sorted copy every stage reads for its quantiles, medians and
+counts; the windows' medians and robust SDs of the drift and the outliers) and runs, in order:
 ``dependence`` (it decides the interval methods), ``summarize``, ``drift`` (its change points
 cut the interval batches of dependent data), ``confidence_intervals``, ``describe_distribution``
 and ``outliers``. The normal scores are released after the dependence step to keep the peak

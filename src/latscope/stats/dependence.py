@@ -255,8 +255,9 @@ def dependence(x: npt.ArrayLike | Prepared, *, max_lag: int | None = None) -> De
     max_lag = max(0, min(int(max_lag), n - 1))
     rule = f"independent if Ljung-Box p >= {INDEPENDENCE_P} and ESS/n >= {INDEPENDENCE_ESS_RATIO}"
     # The ranks and scores the caller had not made are freed before the transform (whose
-    # arrays are the largest of a column's analysis), the scores once copied into it.
-    had = {k: k in prep.__dict__ for k in ("order", "sorted", "normal_scores")}
+    # arrays are the largest of a column's analysis), the scores once copied into it; the
+    # sorted copy stays, for the stages after this one (one sort of the column in all).
+    had = {k: k in prep.__dict__ for k in ("order", "normal_scores")}
     if n < 3 or _constant(prep):
         acf = np.zeros(max_lag + 1)
         acf[0] = 1.0
@@ -281,6 +282,8 @@ def dependence(x: npt.ArrayLike | Prepared, *, max_lag: int | None = None) -> De
     for k in had:
         if not had[k]:
             prep.release(k)
+    if prep is not x:  # made here: no later stage reads its sorted copy
+        prep.release("sorted")
     pw_lags = int(math.ceil(math.sqrt(n))) + max(5, int(math.ceil(math.log10(n)))) + 1
     long_lags = min(n - 1, max(max_lag, pw_lags, LJUNG_BOX_LAG, n // 4))
     if n > BLOCKWISE_MIN:  # summed block by block (module docstring)

@@ -116,7 +116,8 @@ def gaussian_kde(
     def density(points: FloatArray) -> FloatArray:
         pts = np.asarray(points, dtype=np.float64).ravel()
         out = np.empty(pts.size, dtype=np.float64)
-        chunk = max(1, 4_000_000 // max(x.size, 1))  # bounded memory: points x samples
+        # points x samples a cache's worth at a time (1 MiB: each row's sum is the same)
+        chunk = max(1, 2**17 // max(x.size, 1))
         for i in range(0, pts.size, chunk):
             d = pts[i : i + chunk, None] - x[None, :]
             out[i : i + chunk] = np.exp(-0.5 * d * d / var).sum(axis=1)

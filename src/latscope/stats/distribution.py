@@ -136,6 +136,14 @@ class Distribution(Result):
     modes_reason: str | None
 
 
+def _few_distinct(xs: FloatArray) -> bool:
+    """Whether sorted ``xs`` take fewer than 3 distinct values: none lies strictly between the
+    smallest and the largest (two binary searches, not a pass over the column)."""
+    return bool(
+        np.searchsorted(xs, xs[0], side="right") >= np.searchsorted(xs, xs[-1], side="left")
+    )
+
+
 def _quality(ks: float) -> str:
     if ks < GOOD_FIT_KS:
         return "good"
@@ -177,7 +185,7 @@ def fit_shifted_lognormal(
     Returns None when the samples take fewer than 3 distinct values."""
     prep = as_prepared(x)
     xs = prep.sorted
-    if prep.n < 3 or np.count_nonzero(np.diff(xs)) < 2:
+    if prep.n < 3 or _few_distinct(xs):
         return None
     rng = np.random.default_rng(seed)
     v = subsample(prep.x, max_points, rng)
@@ -290,7 +298,7 @@ def find_modes(
     take fewer than 3 distinct values."""
     prep = as_prepared(x)
     xs = prep.sorted
-    if prep.n < 3 or np.count_nonzero(np.diff(xs)) < 2:
+    if prep.n < 3 or _few_distinct(xs):
         return None
     rng = np.random.default_rng(seed)
     v = np.sort(subsample(prep.x, max_points, rng))

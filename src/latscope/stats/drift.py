@@ -40,10 +40,10 @@ medians *given their serial dependence* and large enough to matter:
    window medians) is below ``max(PRACTICAL_CHANGE x median, MIN_CHANGE_STEPS x step)`` =
    ``max(5% of the median, 3 clock steps)``, that change point is dropped and its segments
    merge.
-4. Each remaining change point is moved to the sample, within ``REFINE_WINDOWS`` = 3 windows,
-   that best splits the samples between its neighbours into two levels (least squares on
-   their logarithms, winsorised at 3 robust SDs), never leaving a segment shorter than half a
-   window: a single 3 ms sample in a 50 µs run is a spike (outliers.py), not two change
+4. Each remaining change point is moved to the sample, within ``levels.REFINE_WINDOWS`` = 3
+   windows, that best splits the samples between its neighbours into two levels (least
+   squares on their logarithms, winsorised at 3 robust SDs), never leaving a segment shorter
+   than half a window: a single 3 ms sample in a 50 µs run is a spike (outliers.py), not two change
    points one iteration apart.
 
 Change points are reported as the first iteration (and start time) of the new segment, with
@@ -114,8 +114,9 @@ from .levels import (
     lasting,
     levels,
     levels_warning,
-    median_and_robust_sd,
+    refine,
     robust_sd,
+    segment_median,
     warmup_by_worker,
     warmup_windows,
     window_medians,
@@ -130,8 +131,6 @@ PENALTY_FACTOR = 3.0
 NOISE_FLOOR = 1e-3
 #: Largest lag-1 autocorrelation of the window medians the long-run variance assumes.
 MAX_RHO = 0.95
-#: A change point is refined to the sample within this many windows of its window.
-REFINE_WINDOWS = 3
 #: Rounds of (segment, estimate the long-run variance, segment again).
 LRV_ITERATIONS = 5
 #: A change point must move the median by at least this share of the overall median ...
@@ -268,35 +267,6 @@ def _segment(med: FloatArray, pen: float, min_size: int = MIN_SEGMENT_WINDOWS) -
     return out[::-1]
 
 
-def _refine(x: FloatArray, bounds: list[int], w: int) -> list[int]:
-    """Each change point moved to the sample within ``REFINE_WINDOWS`` windows of it that best
-    splits the samples between its neighbours into two levels (least squares on the
-    logarithms of positive samples, on the values otherwise, winsorised at 3 robust SDs so
-    that one spike cannot pull a change point to itself), never leaving a segment shorter
-    than half a window: a level lasts; a single slow sample is a spike, not two changes."""
-    out = list(bounds)
-    keep = max(1, w // 2)
-    for i in range(1, len(out) - 1):
-        a, b = out[i - 1], bounds[i + 1]
-        seg = x[a:b]
-        y = np.log(seg) if float(seg.min()) > 0.0 else seg.copy()  # one array, worked in place
-        mid, sd = median_and_robust_sd(y)
-        if sd > 0.0:
-            np.clip(y, mid - 3.0 * sd, mid + 3.0 * sd, out=y)
-        y -= float(np.mean(y))
-        c1 = np.cumsum(y, out=y)
-        del y
-        m = c1.size
-        lo = max(keep, out[i] - a - REFINE_WINDOWS * w)
-        hi = min(m - keep, out[i] - a + REFINE_WINDOWS * w)
-        if hi <= lo:
-            continue
-        k = np.arange(lo, hi + 1)
-        gain = c1[k - 1] ** 2 / k + c1[k - 1] ** 2 / (m - k)  # between-level sum of squares
-        out[i] = a + int(k[int(np.argmax(gain))])
-    return out
-
-
 def _change_points(
     med: FloatArray, overall: float, step: float | None, floor: float, factor: float
 ) -> tuple[list[int], float, float, float]:
@@ -348,7 +318,7 @@ def drift(
     n, xv, tv = prep.n, prep.x, prep.t
     w = int(window) if window is not None else max(MIN_WINDOW, n // TARGET_WINDOWS)
     w = max(1, min(w, n))
-    starts, med = window_medians(xv, w)
+    starts, med, _ = prep.windows(w)  # with their robust SDs: the outliers' windows too
     nw = med.size
     ends = np.append(starts[1:], n)
     times = None
@@ -450,8 +420,11 @@ def drift(
             xa[starts[i] : ends[i]] *= meda[j] / meda[i]
             meda[i] = meda[j]
     bkps, sigma, lrv_factor, pen = _change_points(meda, overall, step, floor, penalty_factor)
-    bounds = _refine(xa, [0] + [int(starts[b]) for b in bkps] + [n], w)
-    bounds, bkps, passing = lasting(xa, bounds, bkps, w, PRACTICAL_CHANGE, tv)
+    # (the whole run's median and robust SD read from its sorted copy where xa is the run)
+    xs = prep.sorted if xa is xv else None
+    bounds = refine(xa, [0] + [int(starts[b]) for b in bkps] + [n], w, xs)
+    memo: dict[tuple[int, int], float] = {}  # the segments' medians, each made once
+    bounds, bkps, passing = lasting(xa, bounds, bkps, w, PRACTICAL_CHANGE, tv, memo)
     if len(workers) > 1 and len(bounds) > 2:
         # Each worker process runs at its own level (its memory layout, its CPUs): a change at
         # the start of a worker is the between-worker variation the run's worker table gives,
@@ -461,9 +434,9 @@ def drift(
         passing += [b for b, f in zip(bounds[1:-1], at_worker, strict=True) if f]
         bkps = [k for k, f in zip(bkps, at_worker, strict=True) if not f]
         bounds = [0, *(b for b, f in zip(bounds[1:-1], at_worker, strict=True) if not f), n]
-        bounds, bkps, more = lasting(xa, bounds, bkps, w, PRACTICAL_CHANGE, tv)
+        bounds, bkps, more = lasting(xa, bounds, bkps, w, PRACTICAL_CHANGE, tv, memo)
         passing += more
-    seg_med = [float(np.median(xa[a:b])) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+    seg_med = [segment_median(xa, a, b, memo) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
     cps = tuple(
         ChangePoint(
             index=bounds[i + 1],

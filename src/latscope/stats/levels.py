@@ -36,15 +36,27 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 
 import numpy as np
 import numpy.typing as npt
 
 from ..units import fmt
-from ._common import MAD_SCALE, AnalysisWarning, FloatArray, IntArray, Result
+from ._common import (
+    MAD_SCALE,
+    AnalysisWarning,
+    FloatArray,
+    IntArray,
+    Result,
+    mad_sorted,
+    median_sorted,
+    sorted_under,
+)
 
 #: Fewest windows a run (or a worker) needs for its windows to be judged.
 MIN_WINDOWS = 4
+#: A change point is refined to the sample within this many windows of its window.
+REFINE_WINDOWS = 3
 WARMUP_THRESHOLD = 0.10
 #: A change must hold at least this many windows to be a change point: a bout that returns
 #: to the level before it sooner is an excursion (the host slowed for a moment), not a change.
@@ -108,6 +120,50 @@ def median_and_robust_sd(r: FloatArray) -> tuple[float, float]:
     d = np.subtract(r, mid)
     np.abs(d, out=d)
     return mid, MAD_SCALE * float(np.median(d, overwrite_input=True))
+
+
+def refine(x: FloatArray, bounds: list[int], w: int, xs: FloatArray | None = None) -> list[int]:
+    """Each change point moved to the sample within ``REFINE_WINDOWS`` windows of it that best
+    splits the samples between its neighbours into two levels (least squares on the
+    logarithms of positive samples, on the values otherwise, winsorised at 3 robust SDs so
+    that one spike cannot pull a change point to itself), never leaving a segment shorter
+    than half a window: a level lasts; a single slow sample is a spike, not two changes.
+    ``xs``, the sorted copy of ``x``, gives the median and robust SD of a stretch that is all
+    of ``x`` (one change point) without a partition of it: the same numbers."""
+    out = list(bounds)
+    keep = max(1, w // 2)
+    for i in range(1, len(out) - 1):
+        a, b = out[i - 1], bounds[i + 1]
+        seg = x[a:b]
+        whole = xs if xs is not None and a == 0 and b == x.size else None
+        positive = float(seg.min() if whole is None else whole[0]) > 0.0
+        y = np.log(seg) if positive else seg.copy()  # one array, worked in place
+        mid, sd = _median_and_robust_sd(y, whole, np.log if positive else None)
+        if sd > 0.0:
+            np.clip(y, mid - 3.0 * sd, mid + 3.0 * sd, out=y)
+        y -= float(np.mean(y))
+        c1 = np.cumsum(y, out=y)
+        del y
+        m = c1.size
+        lo = max(keep, out[i] - a - REFINE_WINDOWS * w)
+        hi = min(m - keep, out[i] - a + REFINE_WINDOWS * w)
+        if hi <= lo:
+            continue
+        k = np.arange(lo, hi + 1)
+        gain = c1[k - 1] ** 2 / k + c1[k - 1] ** 2 / (m - k)  # between-level sum of squares
+        out[i] = a + int(k[int(np.argmax(gain))])
+    return out
+
+
+def _median_and_robust_sd(
+    y: FloatArray, xs: FloatArray | None, of: Callable[[FloatArray], FloatArray] | None
+) -> tuple[float, float]:
+    """`median_and_robust_sd` of ``y = of(x)``; read from ``x``'s sorted copy ``xs`` where it is
+    given and ``of`` keeps it sorted (`_common.sorted_under`)."""
+    if xs is None or (of is not None and not sorted_under(xs, of)):
+        return median_and_robust_sd(y)
+    mid = median_sorted(xs, of)
+    return mid, MAD_SCALE * mad_sorted(xs, mid, of)
 
 
 def levels(
@@ -242,6 +298,13 @@ def levels_warning(lv: Levels) -> AnalysisWarning:
     )
 
 
+def segment_median(x: FloatArray, a: int, b: int, memo: dict[tuple[int, int], float]) -> float:
+    """The median of ``x[a:b]``, kept in ``memo`` (partitioned in a copy of its own)."""
+    if (a, b) not in memo:
+        memo[(a, b)] = float(np.median(x[a:b].copy(), overwrite_input=True))
+    return memo[(a, b)]
+
+
 def lasting(
     x: FloatArray,
     bounds: list[int],
@@ -249,6 +312,7 @@ def lasting(
     w: int,
     practical: float,
     t: FloatArray | None = None,
+    memo: dict[tuple[int, int], float] | None = None,
 ) -> tuple[list[int], list[int], list[int]]:
     """The change points of changes that last: a bout of segments together shorter than
     ``MIN_LASTING`` windows, or (with the samples' start times ``t``, s) than
@@ -256,7 +320,8 @@ def lasting(
     excursion (its change points go); between two that do not, the level moved on, and the
     bout's first change point stays alone; a bout at either end of the run goes (a change
     cannot be shown to last there). Returns the bounds, the window breakpoints and the sample
-    indices of the change points that went."""
+    indices of the change points that went. ``memo`` keeps the segments' medians (each made
+    once, for the caller too)."""
     bounds, bkps = list(bounds), list(bkps)
     windows = MIN_LASTING * w
     gone: list[int] = []
@@ -267,15 +332,10 @@ def lasting(
             return True
         return t is not None and float(t[b - 1] - t[a]) < MIN_LASTING_S
 
-    memo: dict[tuple[int, int], float] = {}  # a segment's median, computed once
+    memo = {} if memo is None else memo
 
     def medians() -> list[float]:
-        out = []
-        for a, b in zip(bounds[:-1], bounds[1:], strict=True):
-            if (a, b) not in memo:
-                memo[(a, b)] = float(np.median(x[a:b]))
-            out.append(memo[(a, b)])
-        return out
+        return [segment_median(x, a, b, memo) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
 
     changed = True
     while changed and len(bounds) > 2:

@@ -60,9 +60,9 @@ from ._common import (
     Prepared,
     Result,
     as_prepared,
+    mad_sorted,
     quantile_sorted,
 )
-from .levels import median_and_robust_sd
 from .periodicity import Periodicity, best_period
 
 TUKEY_MILD = 1.5
@@ -110,8 +110,7 @@ class Outliers(Result):
 def _global_scale(prep: Prepared, iqr: float) -> tuple[float, str]:
     """1.4826 MAD of all samples, or its fallbacks (IQR / 1.349, smallest gap)."""
     xs = prep.sorted
-    median = quantile_sorted(xs, 0.5)
-    mad = float(np.median(np.abs(prep.x - median)))
+    mad = mad_sorted(xs, quantile_sorted(xs, 0.5))
     if mad > 0.0:
         return MAD_SCALE * mad, f"{MAD_SCALE:g} MAD"
     if iqr > 0.0:
@@ -142,13 +141,11 @@ class _Thresholds:
 
 def _local_thresholds(prep: Prepared, k: float, iqr: float) -> _Thresholds:
     n = prep.n
-    w = max(SPIKE_WINDOW_MIN, n // SPIKE_WINDOWS)
-    nwin = max(1, n // w)
-    edges = np.append(np.arange(nwin, dtype=np.int64) * w, n)
-    meds = np.empty(nwin)
-    scales = np.empty(nwin)
-    for j in range(nwin):
-        meds[j], scales[j] = median_and_robust_sd(prep.x[edges[j] : edges[j + 1]])
+    w = min(max(SPIKE_WINDOW_MIN, n // SPIKE_WINDOWS), n)
+    starts, meds, scales = prep.windows(w)  # drift's windows too, from 200,000 samples on
+    nwin = meds.size
+    edges = np.append(starts, n)
+    scales = scales.copy()  # the shared one stays as it was made
     what = f"{MAD_SCALE:g} MAD" + ("" if nwin == 1 else f" in windows of {w:,} samples (median)")
     zero = scales <= 0.0
     if zero.any():

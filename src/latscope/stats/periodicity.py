@@ -168,6 +168,8 @@ BACKGROUND_BINS = 256
 LOW_BLOCKS = 2
 #: Bins on each side of a low-frequency bin left out of its background.
 GUARD_BINS = 2
+#: The periodogram's power is made this many bins at a time.
+POWER_CHUNK = 2**16
 
 
 @dataclasses.dataclass(frozen=True)
@@ -217,10 +219,14 @@ def _z2(
     z2 = np.zeros(freqs.size)
     r1 = np.zeros(freqs.size)
     used = 0
-    # Phases modulo 1 (cycles) are computed in float64 from times relative to the first spike.
+    # Phases modulo 1 (cycles) are computed in float64 from times relative to the first spike
+    # (``v - floor(v)``: ``np.mod(v, 1.0)`` exactly, for a tenth of its time).
     rel = times - times[0]
+    whole = np.empty(rel.size)
     for i, f in enumerate(freqs):
-        ang = (2.0 * math.pi) * np.mod(rel * f, 1.0)
+        ang = rel * f
+        ang -= np.floor(ang, out=whole)
+        ang *= 2.0 * math.pi
         cos1, sin1 = np.cos(ang), np.sin(ang)
         ch, sh = cos1, sin1
         used = 0
@@ -472,13 +478,14 @@ def _periodogram_period(
     s -= np.float32(ms / n)
     spec = sfft.rfft(s, workers=-1)
     del s
-    power = spec.real.astype(np.float64)  # the power in arrays of its own, worked in place
-    np.square(power, out=power)
-    im = spec.imag.astype(np.float64)
-    del spec
-    np.square(im, out=im)
-    power += im
-    del im
+    power = np.empty(spec.size)  # made a cache's worth at a time: no temporary of its size
+    im = np.empty(min(spec.size, POWER_CHUNK))
+    for a in range(0, spec.size, POWER_CHUNK):
+        out, part = power[a : a + POWER_CHUNK], spec[a : a + POWER_CHUNK]
+        np.square(part.real, out=out, dtype=np.float64)
+        sq = np.square(part.imag, out=im[: out.size], dtype=np.float64)
+        out += sq
+    del spec, im
     power /= ms * (1.0 - ms / n)
     bg = _Background(power, n)
 

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ._common import MAD_SCALE, Prepared, Result, as_prepared, quantile_sorted
+from ._common import MAD_SCALE, Prepared, Result, as_prepared, mad_sorted, quantile_sorted
 
 #: A percentile needs at least this many samples beyond it to be reported.
 MIN_BEYOND = 10
@@ -126,10 +126,7 @@ def summarize(x: npt.ArrayLike | Prepared, step: float | None = None) -> Summary
     std = float(np.std(prep.x, ddof=1)) if n > 1 else None
     step = prep.step
     median = quantile_sorted(xs, 0.5, step)
-    dev = np.subtract(prep.x, median)  # one array, worked in place
-    np.abs(dev, out=dev)
-    mad = float(np.median(dev, overwrite_input=True))
-    del dev
+    mad = mad_sorted(xs, median)  # from the sorted copy: no array of the column's size
     q1 = quantile_sorted(xs, 0.25, step)
     q3 = quantile_sorted(xs, 0.75, step)
     cv = std / mean if (std is not None and mean != 0.0) else None
