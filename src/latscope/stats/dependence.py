@@ -256,7 +256,8 @@ def dependence(x: npt.ArrayLike | Prepared, *, max_lag: int | None = None) -> De
     rule = f"independent if Ljung-Box p >= {INDEPENDENCE_P} and ESS/n >= {INDEPENDENCE_ESS_RATIO}"
     # The ranks and scores the caller had not made are freed before the transform (whose
     # arrays are the largest of a column's analysis), the scores once copied into it; the
-    # sorted copy stays, for the stages after this one (one sort of the column in all).
+    # sorted copy stays, for the stages after this one (one sort of the column in all), up to
+    # `BLOCKWISE_MIN` samples.
     had = {k: k in prep.__dict__ for k in ("order", "normal_scores")}
     if n < 3 or _constant(prep):
         acf = np.zeros(max_lag + 1)
@@ -282,7 +283,10 @@ def dependence(x: npt.ArrayLike | Prepared, *, max_lag: int | None = None) -> De
     for k in had:
         if not had[k]:
             prep.release(k)
-    if prep is not x:  # made here: no later stage reads its sorted copy
+    if prep is not x or n > BLOCKWISE_MIN:
+        # made here: no later stage reads its sorted copy; or a column so long that its
+        # copy, alive through the transform, would be the analysis's peak (a column more:
+        # 0.8 GB at 10^8 samples): the stages after sort it again (2-4 s there)
         prep.release("sorted")
     pw_lags = int(math.ceil(math.sqrt(n))) + max(5, int(math.ceil(math.log10(n)))) + 1
     long_lags = min(n - 1, max(max_lag, pw_lags, LJUNG_BOX_LAG, n // 4))
