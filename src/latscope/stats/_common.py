@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import threading
 from collections.abc import Callable
 from functools import cached_property
 from typing import Any
@@ -108,6 +109,7 @@ class Prepared:
                     f"t has {tt.size} start times but x has {self.n} samples; they must match"
                 )
             self.t = tt
+        self._sorting = threading.Lock()  # two threads that ask for `sorted` get one sort
 
     @cached_property
     def order(self) -> IntArray:
@@ -115,9 +117,11 @@ class Prepared:
 
     @cached_property
     def sorted(self) -> FloatArray:
-        if "order" in self.__dict__:
-            return self.x[self.order]
-        return np.sort(self.x)
+        with self._sorting:  # (another thread may have made it while this one waited)
+            if "sorted" not in self.__dict__:
+                xs = self.x[self.order] if "order" in self.__dict__ else np.sort(self.x)
+                self.__dict__["sorted"] = xs
+            return self.__dict__["sorted"]  # type: ignore[no-any-return]
 
     @cached_property
     def normal_scores(self) -> FloatArray:
@@ -126,8 +130,9 @@ class Prepared:
         # test (which frees the order and scores it made before its transform needs the room)
         if n > PACKED_MIN and "order" not in self.__dict__:
             # a long column: ranked by one sort of packed keys (`packed_order`) and its sorted
-            # copy
-            return _scores_in_chunks(self.sorted, packed_order(self.x))
+            # copy (asked for second: `analyze_column` makes it in the meantime)
+            keys = packed_order(self.x)
+            return _scores_in_chunks(self.sorted, keys)
         order = self.order
         xs = self.sorted  # kept: the stages after the dependence test read it
         new = np.empty(n, dtype=bool)
