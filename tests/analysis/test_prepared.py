@@ -140,3 +140,15 @@ def test_analysis_beside_the_dependence_test_is_the_analysis_one_stage_at_a_time
     monkeypatch.setattr(analyze, "PARALLEL_MAX", 0)
     alone = analyze_column(x, t, step_ns=1.0, seed=2).to_dict()
     assert beside == alone
+
+
+def test_outliers_as_the_last_stage_free_the_sorted_copy_and_find_the_same() -> None:
+    from latscope.stats import outliers
+
+    rng = np.random.default_rng(8)
+    x = lognormal_ar1(20_000, rng, phi=0.5)
+    x[::500] *= 30.0
+    kept = Prepared(x, step=1.0)
+    freed = Prepared(x, step=1.0)
+    assert outliers(freed, last=True).to_dict() == outliers(kept).to_dict()
+    assert "sorted" in kept.__dict__ and "sorted" not in freed.__dict__
