@@ -1,11 +1,12 @@
 """The shared derived arrays of ``Prepared`` and the helpers that read them instead of
-partitioning or copying a column again: each gives numpy's numbers exactly (what they
-replace)."""
+partitioning or copying a column again: each gives numpy's numbers exactly (what they replace),
+and ``analyze_column`` gives the same results whether or not its dependence test runs beside
+the other stages."""
 
 import numpy as np
 import pytest
 
-from latscope.stats import _common, dependence
+from latscope.stats import _common, analyze, analyze_column, dependence
 from latscope.stats._common import (
     Prepared,
     mad_sorted,
@@ -123,3 +124,31 @@ def test_a_change_point_refined_from_the_sorted_copy_lands_where_it_did(shift: f
     assert refine(x, bounds, w, np.sort(x)) == refine(x, bounds, w)
     two = [0, 10_000, 23_400, n]  # stretches short of the whole column: no sorted copy used
     assert refine(x, two, w, np.sort(x)) == refine(x, two, w)
+
+
+def test_analysis_beside_the_dependence_test_is_the_analysis_one_stage_at_a_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rng = np.random.default_rng(6)
+    n = 30_000
+    x = lognormal_ar1(n, rng, phi=0.7)
+    x[rng.integers(0, n, 40)] *= 20.0
+    x[int(0.7 * n) :] *= 1.2
+    t = np.cumsum(x) * 1e-9
+    monkeypatch.setattr(analyze, "PARALLEL_MIN", 0)
+    beside = analyze_column(x, t, step_ns=1.0, seed=2).to_dict()
+    monkeypatch.setattr(analyze, "PARALLEL_MAX", 0)
+    alone = analyze_column(x, t, step_ns=1.0, seed=2).to_dict()
+    assert beside == alone
+
+
+def test_outliers_as_the_last_stage_free_the_sorted_copy_and_find_the_same() -> None:
+    from latscope.stats import outliers
+
+    rng = np.random.default_rng(8)
+    x = lognormal_ar1(20_000, rng, phi=0.5)
+    x[::500] *= 30.0
+    kept = Prepared(x, step=1.0)
+    freed = Prepared(x, step=1.0)
+    assert outliers(freed, last=True).to_dict() == outliers(kept).to_dict()
+    assert "sorted" in kept.__dict__ and "sorted" not in freed.__dict__

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import threading
 from collections.abc import Callable
 from functools import cached_property
 from typing import Any
@@ -107,6 +108,7 @@ class Prepared:
         self._make_t = t if callable(t) else None
         if t is not None and self._make_t is None:
             self._t = self._checked_t(t)
+        self._sorting = threading.Lock()  # two threads that ask for `sorted` get one sort
 
     def _checked_t(self, t: npt.ArrayLike) -> FloatArray:
         tt = as_float_array(t, "t")
@@ -131,9 +133,11 @@ class Prepared:
 
     @cached_property
     def sorted(self) -> FloatArray:
-        if "order" in self.__dict__:
-            return self.x[self.order]
-        return np.sort(self.x)
+        with self._sorting:  # (another thread may have made it while this one waited)
+            if "sorted" not in self.__dict__:
+                xs = self.x[self.order] if "order" in self.__dict__ else np.sort(self.x)
+                self.__dict__["sorted"] = xs
+            return self.__dict__["sorted"]  # type: ignore[no-any-return]
 
     @cached_property
     def normal_scores(self) -> FloatArray:
@@ -142,8 +146,9 @@ class Prepared:
         # test (which frees the order and scores it made before its transform needs the room)
         if n > PACKED_MIN and "order" not in self.__dict__:
             # a long column: ranked by one sort of packed keys (`packed_order`) and its sorted
-            # copy
-            return _scores_in_chunks(self.sorted, packed_order(self.x))
+            # copy (asked for second: `analyze_column` makes it in the meantime)
+            keys = packed_order(self.x)
+            return _scores_in_chunks(self.sorted, keys)
         order = self.order
         xs = self.sorted  # kept: the stages after the dependence test read it
         new = np.empty(n, dtype=bool)

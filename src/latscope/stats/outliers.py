@@ -190,23 +190,24 @@ def outliers(
     *,
     k: float = SPIKE_K,
     step: float | None = None,
+    last: bool = False,
 ) -> Outliers:
     """Tukey classes, spikes (indices kept) and the period of recurring spikes in ``x`` (ns);
-    ``step`` is the clock step in ns (or ``Prepared.step``)."""
+    ``step`` is the clock step in ns (or ``Prepared.step``). ``last``: nothing reads the
+    sorted copy after this (``analyze_column``'s last stage): it is freed once the fences are
+    counted, before the spike periodograms need the room (a long column's peak)."""
     prep = as_prepared(x, t, step)
     xs = prep.sorted
     q1, q3 = quantile_sorted(xs, 0.25), quantile_sorted(xs, 0.75)
     iqr = q3 - q1
     lo_ext, lo_mild = q1 - TUKEY_EXTREME * iqr, q1 - TUKEY_MILD * iqr
     hi_mild, hi_ext = q3 + TUKEY_MILD * iqr, q3 + TUKEY_EXTREME * iqr
-
-    def below(v: float) -> int:
-        return int(np.searchsorted(xs, v, side="left"))
-
-    def above(v: float) -> int:
-        return int(xs.size - np.searchsorted(xs, v, side="right"))
-
+    below = np.searchsorted(xs, [lo_ext, lo_mild], side="left")
+    above = xs.size - np.searchsorted(xs, [hi_mild, hi_ext], side="right")
     th = _local_thresholds(prep, k, iqr)
+    if last:
+        del xs
+        prep.release("sorted")
     spikes = _exceedances(prep.x, th.edges, th.spike)
     win = np.minimum(np.searchsorted(th.edges, spikes, side="right") - 1, th.spike.size - 1)
     strong_idx = spikes[prep.x[spikes] > th.strong[win]]
@@ -220,10 +221,10 @@ def outliers(
         low_mild_fence=lo_mild,
         high_mild_fence=hi_mild,
         high_extreme_fence=hi_ext,
-        n_low_extreme=below(lo_ext),
-        n_low_mild=below(lo_mild) - below(lo_ext),
-        n_high_mild=above(hi_mild) - above(hi_ext),
-        n_high_extreme=above(hi_ext),
+        n_low_extreme=int(below[0]),
+        n_low_mild=int(below[1] - below[0]),
+        n_high_mild=int(above[0] - above[1]),
+        n_high_extreme=int(above[1]),
         spike_k=k,
         spike_scale=th.scale,
         spike_scale_source=th.source,
