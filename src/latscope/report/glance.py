@@ -119,7 +119,7 @@ def glance_blocks(
             out.append(Alert(f"{head}{check.get('short') or check['text']}", code="disagree"))
         # the warnings and notes `latscope show` opens with, in its words (the facts'), then
         # the analysis's most serious ones
-        said = warnings_of(facts)
+        said = warnings_of(facts, placed=True)  # (the timed loop's too: all that show says)
         out.extend(Alert(head + (w["short"] or w["text"]), code=w["key"]) for w in said)
         top = top_warnings(ra)
         for col, code, msg in top:
