@@ -152,3 +152,27 @@ def test_outliers_as_the_last_stage_free_the_sorted_copy_and_find_the_same() -> 
     freed = Prepared(x, step=1.0)
     assert outliers(freed, last=True).to_dict() == outliers(kept).to_dict()
     assert "sorted" in kept.__dict__ and "sorted" not in freed.__dict__
+
+
+def test_sums_of_holds_no_reference_to_the_values_once_done() -> None:
+    """Nothing of a call outlives it: a column its ``make`` reads is freed when the caller
+    lets it go, without waiting for the cycle collector (a recursive closure kept two columns
+    of a keep alive through its later analyses)."""
+    import gc
+    import weakref
+
+    from latscope.stats._common import sums_of
+
+    def reading(n: int) -> tuple[object, weakref.ref[np.ndarray]]:
+        x = np.arange(n, dtype=np.float64)
+        return (lambda i, j, out: np.multiply(x[i:j], 1.0, out=out)), weakref.ref(x)
+
+    make, alive = reading(5_000)
+    gc.disable()
+    try:
+        got = sums_of(make, np.array([0, 3_000, 5_000]), 256)  # type: ignore[arg-type]
+        assert got.tolist() == np.add.reduceat(np.arange(5_000.0), [0, 3_000]).tolist()
+        del make
+        assert alive() is None
+    finally:
+        gc.enable()
