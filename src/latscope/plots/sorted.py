@@ -72,19 +72,14 @@ def percentile(v: np.ndarray, q: Any, srt: bool, f: Transform | None = None) -> 
     if not srt:
         return np.percentile(f(v) if f is not None else v, q)
     n = v.size
-    qs = np.true_divide(np.asanyarray(q, dtype=np.float64), 100)
-    virtual = np.asanyarray((n - 1) * qs)
-    prev = np.floor(virtual)
-    nxt = prev + 1
-    above = virtual >= n - 1
-    prev = np.where(above, -1, np.where(virtual < 0, 0, prev))
-    nxt = np.where(above, -1, np.where(virtual < 0, 0, nxt))
-    gamma = np.asanyarray(virtual - np.floor(virtual), dtype=virtual.dtype)
-    gamma = np.where(above | (virtual < 0), virtual - prev, gamma)
-    scalar = virtual.ndim == 0
-    i, j = np.atleast_1d(prev).astype(np.intp), np.atleast_1d(nxt).astype(np.intp)
-    gamma = np.atleast_1d(gamma)
-    a, b = v[i], v[j]
+    scalar = np.ndim(q) == 0
+    virtual = (n - 1) * np.true_divide(np.atleast_1d(np.asarray(q, dtype=np.float64)), 100)
+    # the neighbours numpy takes: both the last element from n - 1 on (both the first below 0)
+    prev = np.clip(np.floor(virtual), 0, n - 1)
+    nxt = np.clip(prev + 1, 0, n - 1)
+    prev[virtual >= n - 1] = n - 1
+    gamma = virtual - np.floor(virtual)  # (its neighbours equal where it was clipped)
+    a, b = v[prev.astype(np.intp)], v[nxt.astype(np.intp)]
     if f is not None:
         a, b = f(a), f(b)
     diff = b - a
