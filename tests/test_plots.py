@@ -365,8 +365,8 @@ def test_log_axis_labels_fit_any_span_and_width(span: float, width: float) -> No
         if width >= 3.5 or axis.axis_name == "y":
             assert len(shown) >= 2, (span, width, shown)
         for s in shown:
-            assert "times" not in s, s
-            assert s.replace(".", "").isdigit() or s.startswith("$10^{"), s
+            assert "×" not in s, s
+            assert s.replace(".", "").isdigit() or s.startswith("10") and "$" not in s, s
 
 
 def test_log_tick_labels() -> None:
@@ -374,7 +374,7 @@ def test_log_tick_labels() -> None:
 
     assert tick_labels([10.0, 20.0, 50.0, 100.0, 200.0]) == ["10", "20", "50", "100", "200"]
     assert tick_labels([0.001, 0.01, 0.1]) == ["0.001", "0.01", "0.1"]
-    assert tick_labels([1e-4, 1e-2, 1.0]) == ["$10^{-4}$", "$10^{-2}$", "$10^{0}$"]
+    assert tick_labels([1e-4, 1e-2, 1.0]) == ["10⁻⁴", "10⁻²", "10⁰"]  # text, not mathtext
     assert tick_labels([1.0, 1.005, 1.01]) == ["1", "1.005", "1.01"]  # digits enough to differ
     assert tick_labels([0.30000000000000004, 3.0]) == ["0.3", "3"]
 

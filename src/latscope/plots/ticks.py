@@ -52,12 +52,16 @@ def _plain(v: float, digits: int) -> str:
     )
 
 
+#: Exponents in superscript digits: a power of ten as plain text ("10⁻⁴"), never mathtext,
+#: which the figures turn off (`common.plain_text`: a name with dollar signs stays as written).
+_SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
+
+
 def _power(v: float, digits: int) -> str:
     e = math.floor(math.log10(v) + 1e-9)
     m = v / 10.0**e
-    if abs(m - 1.0) < 1e-6:
-        return f"$10^{{{e}}}$"
-    return f"${_plain(m, digits)}{{\\times}}10^{{{e}}}$"
+    power = "10" + str(e).translate(_SUPERSCRIPT)
+    return power if abs(m - 1.0) < 1e-6 else f"{_plain(m, digits)}×{power}"
 
 
 def tick_labels(values: Sequence[float]) -> list[str]:
@@ -144,7 +148,7 @@ def fits(
 
 def powers(ticks: np.ndarray) -> bool:
     """Whether `tick_labels` writes ``ticks`` as powers of ten."""
-    return any("$" in s for s in tick_labels(list(ticks)))
+    return any("10" in s and s[-1] in "⁰¹²³⁴⁵⁶⁷⁸⁹" for s in tick_labels(list(ticks)))
 
 
 def decades(ticks: np.ndarray) -> bool:
@@ -206,7 +210,7 @@ class LogTicks(Locator):
             from matplotlib.textpath import text_to_path
 
             return [
-                float(text_to_path.get_text_width_height_descent(s, prop, "$" in s)[0])
+                float(text_to_path.get_text_width_height_descent(s, prop, False)[0])
                 for s in tick_labels(list(ticks))
             ]
 
