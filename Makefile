@@ -19,7 +19,7 @@ STAGE := scripts/stage $(SETUP_LOG)
 QUICK_PLAN = $(VENV)/bin/python -c 'from latscope import scenarios; \
   s = scenarios.quick().scenarios; print(f"{len(s)} runs of {len({x.benchmark for x in s})} benchmarks")'
 
-.PHONY: run test build-deps system-deps probe-test cross cross-test pytest lint clean \
+.PHONY: run test test-bytecode build-deps system-deps probe-test cross cross-test pytest lint clean \
     $(CROSS:%=cross-%) $(CROSS:%=cross-test-%)
 
 run: $(STAMP)
@@ -41,8 +41,17 @@ $(STAMP): $(SOURCES) | build-deps
 # system packages are installed first, once (SYSTEM_DEPS=: in the stages: one apt at a time).
 test: system-deps $(STAMP)
 	@$(MAKE) --no-print-directory -j4 --output-sync=line SYSTEM_DEPS=: \
-	    probe-test cross-test cross-windows-test
+	    probe-test cross-test cross-windows-test test-bytecode
 	$(PYTEST)
+
+# The test modules compiled once, beside the C stages, with pytest's assertions rewritten
+# (tests/__pycache__): each of pytest's workers collects every test module, and without the
+# cache (a fresh clone, or PYTHONDONTWRITEBYTECODE set) each rewrote and compiled all of them
+# again, 4 s of CPU per worker.
+test-bytecode: $(STAMP)
+	@$(STAGE) "compiling the Python tests for pytest's workers (tests/__pycache__)" \
+	    env PYTHONDONTWRITEBYTECODE= $(VENV)/bin/python -m pytest --collect-only -q \
+	    -p no:cacheprovider tests
 
 # system packages: installed when root with apt-get, else listed (scripts/system-deps)
 SYSTEM_DEPS ?= scripts/system-deps
