@@ -58,6 +58,26 @@ def test_ranks_kde_peaks_and_slopes_are_scipys() -> None:
     assert ts == pytest.approx((ref.slope, ref.intercept, ref.low_slope, ref.high_slope))
 
 
+def test_the_mann_whitney_test_is_scipys() -> None:
+    """Continuous and tied samples, even and uneven sizes, equal and shifted, a small sample
+    with ties (the normal approximation) and without (scipy's exact distribution), all values
+    equal: the p-value scipy.stats.mannwhitneyu gives."""
+    rng = np.random.default_rng(8)
+    cases = [
+        (rng.lognormal(5, 0.3, 2000), rng.lognormal(5, 0.3, 1500)),
+        (rng.lognormal(5, 0.3, 3000), rng.lognormal(5.02, 0.3, 3000)),
+        (rng.integers(0, 20, 500).astype(float), rng.integers(0, 21, 700).astype(float)),
+        (rng.normal(0, 1, 9), rng.normal(0.5, 1, 12)),
+        (np.array([1.0, 2.0, 2.0, 3.0]), rng.integers(0, 5, 30).astype(float)),
+        (rng.normal(0, 1, 5), rng.normal(1, 1, 40)),
+        (np.full(50, 7.0), np.full(60, 7.0)),
+        (np.arange(100.0), np.arange(100.0) + 1000.0),
+    ]
+    for a, b in cases:
+        want = stats.mannwhitneyu(a, b, alternative="two-sided").pvalue
+        assert dist.mannwhitneyu_p(a, b) == pytest.approx(want, rel=1e-12, abs=1e-300)
+
+
 def test_goodness_of_fit_statistics_are_scipys() -> None:
     rng = np.random.default_rng(5)
     v = 1000.0 + rng.lognormal(6, 0.5, 3000)
@@ -79,15 +99,16 @@ def test_goodness_of_fit_statistics_are_scipys() -> None:
     assert dist.anderson_normal(y) == pytest.approx(ad, rel=1e-10)
 
 
-def test_the_analysis_does_not_import_scipy_stats() -> None:
+def test_the_analysis_and_a_comparison_do_not_import_scipy_stats() -> None:
     import subprocess
     import sys
 
     code = (
         "import sys, numpy as np; import latscope.measure.runner, latscope.report.full; "
         "import latscope.measure.ab; "
-        "from latscope.stats import analyze_column; "
-        "analyze_column(np.random.default_rng(1).lognormal(7, 0.3, 5000)); "
+        "from latscope.stats import analyze_column; from latscope.stats.compare import compare; "
+        "rng = np.random.default_rng(1); analyze_column(rng.lognormal(7, 0.3, 5000)); "
+        "compare(rng.lognormal(7, 0.3, 3000), rng.lognormal(7, 0.3, 3000)); "
         "print('scipy.stats' in sys.modules, 'scipy.signal' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -333,17 +333,16 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from .. import plots
     from ..report import compare
 
     if len(args.runs) < 2:
         raise BadInput("compare: give at least two runs (the first is the baseline)")
     if args.plot:
-        target = args.plot
-        plots_ok = target.lower().endswith(tuple(plots.FORMATS))
-        if not plots_ok:
-            raise BadInput(f"--plot {target}: write .png, .svg or .pdf")
-        check_destination(target, args.force)
+        from .. import plots  # matplotlib: only when there is a figure to draw
+
+        if not args.plot.lower().endswith(tuple(plots.FORMATS)):
+            raise BadInput(f"--plot {args.plot}: write .png, .svg or .pdf")
+        check_destination(args.plot, args.force)
     runs = _load_runs(args)
     _cols, rows = compare.compare_runs(
         runs, noise=args.noise, seed=args.seed, columns=args.column, store=open_store(args)
