@@ -21,7 +21,7 @@ from synth import lognormal, make_run
 
 SUITE = """
 name = "{name}"
-repeat = 3
+repeat = 2
 n = 1500
 warmup = 50
 
@@ -54,7 +54,7 @@ def test_two_suites_into_one_store_at_once(cli, store: Path, tmp_path: Path) -> 
             str(tmp_path / f"{f.stem}.html"),
             "--no-figures",
             "--paired-time",
-            "0.5",
+            "0.2",
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
@@ -65,13 +65,13 @@ def test_two_suites_into_one_store_at_once(cli, store: Path, tmp_path: Path) -> 
         assert p.returncode == 0, out + err
     scan = Store(store).scan()
     assert not scan.skipped and not scan.partials
-    # 2 suites x (3 scenarios x 3 repetitions + the syscall scenarios' paired run)
-    assert len(scan.runs) == 20
+    # 2 suites x (3 scenarios x 2 repetitions + the syscall scenarios' paired run)
+    assert len(scan.runs) == 14
     by_suite = {"alpha": 0, "beta": 0}
     for r in scan.runs:
         by_suite[r.meta["tags"]["suite"]] += 1
         assert (r.dir / SUMMARY_FILE).is_file()
-    assert by_suite == {"alpha": 10, "beta": 10}
+    assert by_suite == {"alpha": 7, "beta": 7}
     ls = cli("ls", "--json")
     assert ls.returncode == 0, ls.stderr
     listed = json.loads(ls.stdout)
