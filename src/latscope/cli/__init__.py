@@ -11,7 +11,9 @@ They share `shared` (consoles, --store, -p parsing) and depend on no other comma
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from .._version import __version__
 from ..errors import Interrupted, LatscopeError
@@ -46,7 +48,41 @@ never followed); a directory, FIFO or device there is never written to.
 MODULES = (measure, explain, ab, runs, store, suite, analysis, ipc, fleet, completion)
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _Unbuilt:
+    """The parser of a command that is not run, as its module's `add_parsers` sees it: every
+    call taken and nothing built."""
+
+    def __getattr__(self, name: str) -> Callable[..., _Unbuilt]:
+        return self._take
+
+    def _take(self, *args: object, **kwargs: object) -> _Unbuilt:
+        return self
+
+
+class _OneCommand:
+    """The subparsers as the command modules see them when the command line names one of the
+    commands: that command's parser alone is built. argparse checks each argument as it is
+    added, and building the parsers of all 22 commands (180 arguments) took longer than some
+    commands' own work."""
+
+    def __init__(self, sub: Any, command: str) -> None:
+        self.sub, self.command = sub, command
+
+    def add_parser(self, name: str, **kwargs: Any) -> Any:
+        return self.sub.add_parser(name, **kwargs) if name == self.command else _Unbuilt()
+
+
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The command a command line names: its first word that is not an option (the options
+    before a command, -h and -V, take no value)."""
+    return next((a for a in argv if not a.startswith("-")), None)
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser: of every command, or with ``command`` (one of `commands`)
+    of that one alone. Without a command, or with one that is none of them, every command's
+    parser is there for the list `--help` prints and the error a wrong name gets; `latscope
+    completion` reads every command's options, so it gets the whole parser too."""
     ap = Parser(
         prog="latscope",
         description="Measure what operating-system primitives cost, with every sample "
@@ -56,8 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ap.add_argument("-V", "--version", action="version", version=f"latscope {__version__}")
     sub = ap.add_subparsers(dest="cmd", metavar="COMMAND", parser_class=Parser)
+    one = _OneCommand(sub, command) if command in commands() and command != "completion" else None
     for mod in MODULES:
-        mod.add_parsers(sub)
+        mod.add_parsers(one or sub)
     ap.set_defaults(root_parser=ap)  # the whole command line, for `latscope completion`
     return ap
 
@@ -87,7 +124,8 @@ def _stopped(line: str, status: int) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     from .. import probe
 
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(_command_of(argv))
     args = parser.parse_args(argv)
     if not args.cmd:
         parser.print_help()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import os
 import shutil
 import textwrap
@@ -123,8 +124,10 @@ class Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
+@functools.cache
 def wrap(text: str, width: int = 79) -> str:
-    """A help description wrapped for an 80-column terminal."""
+    """A help description wrapped for an 80-column terminal (once per process: the parser is
+    built for each command line, and the tests run many in one process)."""
     return textwrap.fill(text, width)
 
 
