@@ -3,6 +3,7 @@ gets one line and a non-zero exit, never a traceback; Ctrl-C leaves nothing behi
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import signal
@@ -452,3 +453,29 @@ def test_out_of_memory_is_one_line_and_exit_1(monkeypatch, capsys) -> None:
     err = capsys.readouterr().err
     assert err.startswith("latscope: error: out of memory") and err.count("\n") == 1
     assert "Traceback" not in err
+
+
+def _subparsers(ap: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    (sub,) = [a for a in ap._actions if isinstance(a, argparse._SubParsersAction)]
+    return dict(sub.choices)
+
+
+def test_a_command_lines_parser_is_that_commands_alone_and_the_same() -> None:
+    """Built for the command a command line names, the parser holds that command alone, with
+    the help and the parse of the whole parser's; without a command, or with a name that is
+    none, every command is there (the list in --help, the error for a wrong name)."""
+    from latscope.cli import build_parser, commands
+
+    whole = _subparsers(build_parser())
+    assert set(whole) == set(commands())
+    for name in commands():
+        one = _subparsers(build_parser(name))
+        assert set(one) == ({name} if name != "completion" else set(whole))
+        assert one[name].format_help() == whole[name].format_help()
+    for argv in (["show", "last", "--full", "--store", "/x"], ["run", "pipe", "-p", "cpus=0,0"]):
+        parsed = [vars(b.parse_args(argv)) for b in (build_parser(argv[0]), build_parser())]
+        for p in parsed:
+            del p["root_parser"]
+        assert parsed[0] == parsed[1]
+    assert set(_subparsers(build_parser("shwo"))) == set(whole)
+    assert set(_subparsers(build_parser(None))) == set(whole)
