@@ -4,12 +4,14 @@ any host or here."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -27,15 +29,26 @@ def need_ansible() -> None:
         pytest.skip(e.message)
 
 
-def tiny_suite(d: Path, n: int = 200, slow: bool = False, pipe_n: int | None = None) -> Path:
-    """Two scenarios; ``slow``: the pipe scenario long enough to be caught running;
-    ``pipe_n``: its iterations otherwise (default ``n``)."""
+def tiny_suite(d: Path, n: int = 200, slow_s: float | None = None, workers: int = 1) -> Path:
+    """Two scenarios: a system call and a pipe ping-pong, ``n`` iterations each. ``slow_s``:
+    the second one instead lasts about that long, so that it is caught running however
+    slowly a test is scheduled, at a few milliseconds of CPU: a `file` run idling between its
+    iterations (`pause`, an untimed nanosleep), where a pipe ping-pong as long keeps two CPUs
+    busy; in ``workers`` worker processes (200 iterations each, as `--workers auto` splits
+    them), which the probe forks one after another, so that it has a child while it runs."""
     p = d / "tiny.toml"
-    pipe_n = 2_000_000 if slow else pipe_n or n
+    second = f'name = "pipe"\nbenchmark = "pipe"\nn = {n}\n'
+    if slow_s is not None:
+        slow_n = 200 * workers
+        pause_us = int(slow_s * 1e6 / (slow_n + 10 * workers))
+        second = (
+            f'name = "slow"\nbenchmark = "file"\nn = {slow_n}\n'
+            f'params = {{ pause = "{pause_us}" }}\n'
+        )
     p.write_text(
         f'name = "tiny"\nwarmup = 10\n'
         f'[[scenario]]\nname = "sys"\nbenchmark = "syscall"\nn = {n}\n'
-        f'[[scenario]]\nname = "pipe"\nbenchmark = "pipe"\nn = {pipe_n}\n'
+        f"[[scenario]]\n{second}"
     )
     return p
 
@@ -67,10 +80,10 @@ def workspaces(pid: int | None = None) -> set[str]:
 def probes_on(fleet) -> dict[str, list[int]]:
     """The probe processes running on each host."""
     out = {}
-    for h in fleet.hosts:
-        mine = [p for p in procs_mentioning("latscope-probe") if p in h.pids()]
+    for name, pids in fleet.pids().items():
+        mine = sorted(p for p in pids if b"latscope-probe" in cmdline(p))
         if mine:
-            out[h.name] = mine
+            out[name] = mine
     return out
 
 
@@ -82,12 +95,21 @@ def cmdline(pid: int) -> bytes:
         return b""
 
 
-def nothing_left(fleet, remote: Path, before: set[str], pid: int | None = None) -> None:
+def private_dir_of(host: str) -> str:
+    """How the name of a host's private directory ends (a digest of its name)."""
+    return hashlib.sha1(host.encode()).hexdigest()[:12]
+
+
+def nothing_left(
+    fleet, remote: Path, before: set[str], pid: int | None = None, unreached: Iterable[str] = ()
+) -> None:
     """Nothing of the fleet left on any host or here (``pid``: the latscope process's, when
-    it ran in a process of its own)."""
+    it ran in a process of its own; ``unreached``: hosts that dropped out during the run,
+    whose private directory nothing could remove: theirs, and only theirs, is left)."""
     assert fleet.quiet() == {}, "processes left on the hosts (besides sshd)"
     assert probes_on(fleet) == {}
-    assert list(remote.iterdir()) == [], "private directories left on the hosts"
+    left = sorted(d.name[-12:] for d in remote.iterdir())
+    assert left == sorted(map(private_dir_of, unreached)), "private directories left on the hosts"
     assert workspaces(pid) - before == set(), "workspace left here"
     assert procs_mentioning(str(remote)) == [], "processes of the run left"
     for h in fleet.hosts:  # ssh clients (ControlPersist masters) name the host's address

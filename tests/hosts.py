@@ -4,14 +4,16 @@ own `sshd` listening only on its own veth address, reached with a throwaway key.
 `fleet(n, root)` makes n hosts and an Ansible inventory naming them (h1, h2, ...), and removes
 everything it made on every path: the end of the block, a failure while making them, an
 exception, Ctrl-C (the block's ``finally``) and the interpreter's exit (``atexit``, for a
-session stopped between fixtures). Namespaces are named ``lsfleet-PID-I`` after the test
-process, so one that a killed test process left is recognised and removed by the next one
-(`sweep`).
+session stopped between fixtures). Namespaces are named ``lsfleet-PID-K-I`` after the test
+process and the fleet's number K in it (a process may hold several fleets at once: a
+module's and a test's), so one that a killed test process left is recognised and removed by
+the next one (`sweep`).
 
-The hosts share one network, as machines on a switch do: a bridge ``lfPIDb`` in this
+The hosts share one network, as machines on a switch do: a bridge ``lfPID-Kb`` in this
 machine's namespace with 10.213.X.1/24 (X: a /24 that no address or route of this machine
-uses), and for each host a namespace ``lsfleet-PID-I`` and a veth pair whose root end
-``lfPIDIr`` is a port of the bridge and whose namespace end ``lfPIDIn`` has 10.213.X.(10+I)/24;
+uses), and for each host a namespace ``lsfleet-PID-K-I`` and a veth pair whose root end
+``lfPID-K-Ir`` is a port of the bridge and whose namespace end ``lfPID-K-In`` has
+10.213.X.(10+I)/24;
 so the hosts reach each other directly, and this machine reaches them all (no forwarding,
 no routes added). Each host runs an sshd started by ``ip netns exec`` in a mount namespace
 of its own, where /run is a fresh tmpfs holding its privilege separation directory (so
@@ -24,6 +26,7 @@ seen here (`Host.pids`, the remote temporary directory).
 from __future__ import annotations
 
 import atexit
+import itertools
 import os
 import re
 import shutil
@@ -39,6 +42,8 @@ from pathlib import Path
 
 SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
 PREFIX = "lsfleet-"
+#: The fleets made in this process, numbered (K in the module docs).
+_SERIAL = itertools.count(1)
 
 
 def _run(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -77,10 +82,37 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def netns_pids(ns: str) -> set[int]:
-    """The live processes in namespace ``ns`` (`ip netns pids`)."""
-    r = _run("ip", "netns", "pids", ns, check=False)
-    return {int(p) for p in r.stdout.split() if p.isdigit() and _alive(int(p))}
+#: Where `ip netns add` mounts a namespace under its name.
+NETNS_RUN = Path("/run/netns")
+
+
+def _ns_id(path: str | os.PathLike[str]) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:  # the process (or the namespace) is gone
+        return None
+    return st.st_dev, st.st_ino
+
+
+def netns_of_pids() -> dict[int, tuple[int, int]]:
+    """Every process here with the network namespace it is in (device and inode of its
+    /proc/PID/ns/net): what `ip netns pids` compares, read in one pass for every host
+    instead of a command per host and poll."""
+    out = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit() and (ns := _ns_id(f"/proc/{d}/ns/net")) is not None:
+            out[int(d)] = ns
+    return out
+
+
+def netns_pids(ns: str, where: dict[int, tuple[int, int]] | None = None) -> set[int]:
+    """The live processes in namespace ``ns`` (as `ip netns pids` gives them); ``where``: a
+    `netns_of_pids` already read."""
+    want = _ns_id(NETNS_RUN / ns)
+    if want is None:
+        return set()
+    where = netns_of_pids() if where is None else where
+    return {p for p, i in where.items() if i == want and _alive(p)}
 
 
 def netns_names() -> set[str]:
@@ -132,21 +164,19 @@ def _remove_ns(ns: str, link: str | None) -> None:
     _run("ip", "netns", "del", ns, check=False)
 
 
-def _bridge(pid: int) -> str:
-    return f"lf{pid}b"
-
-
 def sweep() -> None:
     """Remove the namespace hosts (their root-side links, their bridge) of test processes
     that are gone: what a killed test process could not remove itself."""
     for ns in netns_names():
-        m = re.fullmatch(rf"{PREFIX}(\d+)-(\d+)", ns)
+        m = re.fullmatch(rf"{PREFIX}(\d+)-(\d+)(?:-(\d+))?", ns)
         if m and not _alive(int(m.group(1))):
-            _remove_ns(ns, f"lf{m.group(1)}{m.group(2)}r")
+            pid, k, i = m.groups()
+            # (a namespace named before K: lsfleet-PID-I, its link lfPIDIr)
+            _remove_ns(ns, f"lf{pid}-{k}-{i}r" if i else f"lf{pid}{k}r")
     links = _run("ip", "-o", "link", "show", "type", "bridge", check=False).stdout
-    for m in re.finditer(r"^\d+: lf(\d+)b[:@]", links, re.M):
-        if not _alive(int(m.group(1))):
-            _run("ip", "link", "del", f"lf{m.group(1)}b", check=False)
+    for m in re.finditer(r"^\d+: (lf(\d+)(-\d+)?b)[:@]", links, re.M):
+        if not _alive(int(m.group(2))):
+            _run("ip", "link", "del", m.group(1), check=False)
 
 
 def _subnet() -> int:
@@ -175,10 +205,11 @@ class Host:
         """Every live process in the host's namespace (its sshd and what runs under it)."""
         return netns_pids(self.ns)
 
-    def extra_pids(self) -> set[int]:
-        """The processes in the host's namespace but its listening sshd."""
+    def extra_pids(self, pids: set[int] | None = None) -> set[int]:
+        """The processes in the host's namespace (``pids``, if read already) but its
+        listening sshd."""
         keep = {self.sshd.pid} if self.sshd and self.sshd.poll() is None else set()
-        return self.pids() - keep
+        return (self.pids() if pids is None else pids) - keep
 
     def kill_sshd(self) -> None:
         """The host drops out: its sshd and every session of it are killed."""
@@ -208,12 +239,18 @@ class Fleet:
     def host(self, name: str) -> Host:
         return next(h for h in self.hosts if h.name == name)
 
+    def pids(self) -> dict[str, set[int]]:
+        """Every live process in each host's namespace, by host (/proc read once)."""
+        where = netns_of_pids()
+        return {h.name: netns_pids(h.ns, where) for h in self.hosts}
+
     def quiet(self, timeout: float = 15.0) -> dict[str, set[int]]:
         """Wait (at most ``timeout`` s) until no host runs anything but its sshd; the
         processes still there then, by host."""
         end = time.monotonic() + timeout
         while True:
-            left = {h.name: p for h in self.hosts if h.sshd and (p := h.extra_pids())}
+            now = self.pids()
+            left = {h.name: p for h in self.hosts if h.sshd and (p := h.extra_pids(now[h.name]))}
             if not left or time.monotonic() > end:
                 return left
             time.sleep(0.1)
@@ -291,18 +328,18 @@ def _start_sshd(h: Host) -> None:
         time.sleep(0.05)
 
 
-def _make_host(f: Fleet, i: int, x: int, pub: str) -> Host:
-    pid = os.getpid()
+def _make_host(f: Fleet, tag: str, i: int, x: int, pub: str) -> Host:
     h = Host(
         name=f"h{i}",
-        ns=f"{PREFIX}{pid}-{i}",
+        ns=f"{PREFIX}{tag}-{i}",
         addr=f"10.213.{x}.{10 + i}",
-        link=f"lf{pid}{i}r",
+        link=f"lf{tag}-{i}r",
         dir=f.dir / f"h{i}",
     )
     f.hosts.append(h)  # from here close() removes what exists of it
     h.dir.mkdir(mode=0o700)
-    inner = f"lf{pid}{i}n"
+    inner = f"lf{tag}-{i}n"
+    assert len(inner) < 16, f"{inner}: longer than a network interface's name may be"
     _run("ip", "netns", "add", h.ns)
     _run("ip", "link", "add", h.link, "type", "veth", "peer", "name", inner)
     _run("ip", "link", "set", inner, "netns", h.ns)
@@ -366,12 +403,13 @@ def fleet(n: int, root: str | os.PathLike[str] | None = None) -> Iterator[Fleet]
         f.key = d / "id"
         pub = _keygen(f.key)
         x = _subnet()
-        f.bridge = _bridge(os.getpid())
+        tag = f"{os.getpid()}-{next(_SERIAL)}"
+        f.bridge = f"lf{tag}b"
         _run("ip", "link", "add", f.bridge, "type", "bridge")
         _run("ip", "addr", "add", f"10.213.{x}.1/24", "dev", f.bridge)
         _run("ip", "link", "set", f.bridge, "up")
         for i in range(1, n + 1):
-            _make_host(f, i, x, pub)
+            _make_host(f, tag, i, x, pub)
         f.inventory = _inventory(f)
         yield f
     finally:

@@ -1,26 +1,29 @@
-"""`latscope fleet` on namespace hosts (tests/hosts.py): two- and three-host runs of a tiny
-suite land in the store tagged with their hosts, a host that drops out is reported while the
-others go on, and after the end or a SIGINT nothing of the fleet is left on any host (no
-probe, no private directory, no process but the host's sshd) nor here (no workspace, no ssh
-master connection)."""
+"""`latscope fleet` on namespace hosts (tests/hosts.py): a three-host run of two rounds lands
+in the store tagged with its hosts, each host's scenarios compared by a paired run (one run,
+read by two tests: a fleet run costs its Ansible processes and connections); a host that is
+down and one that drops out are reported while the others go on; and after the end or a
+SIGINT nothing of the fleet is left on any host (no probe, no private directory, no process
+but the host's sshd) nor here (no workspace, no ssh master connection)."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 import latscope
-from conftest import CLI, reaped
+from conftest import CLI
 from fleetkit import (
     cmdline,
     interrupted,
@@ -32,41 +35,8 @@ from fleetkit import (
     wait_for_probes,
     workspaces,
 )
-
-
-@pytest.mark.parametrize(("nhosts", "rounds"), [(2, 2), (3, 1)])
-def test_a_fleet_run_keeps_every_run_tagged_with_its_host(
-    fleet_hosts, cli: CLI, store: Path, tmp_path: Path, nhosts: int, rounds: int
-) -> None:
-    need_ansible()
-    fleet = fleet_hosts(nhosts)
-    remote = tmp_path / "remote"
-    remote.mkdir()
-    before = workspaces()
-    args = ["fleet", str(fleet.inventory), "--suite", str(tiny_suite(tmp_path))]
-    r = cli(*args, "--rounds", str(rounds), "--remote-tmp", str(remote), "--seed", "7")
-    assert r.returncode == 0, r.stdout + r.stderr
-    runs = kept_runs(store)
-    names = [h.name for h in fleet.hosts]
-    assert len(runs) == 2 * nhosts * rounds
-    got = Counter((m["tags"]["host"], m["tags"]["scenario"], m["tags"]["repetition"]) for m in runs)
-    want = {(h, s, k) for h in names for s in ("sys", "pipe") for k in range(1, rounds + 1)}
-    assert set(got) == want and set(got.values()) == {1}
-    assert {m["tags"]["suite_run"] for m in runs} == {m["tags"]["fleet"] for m in runs}
-    assert all(m["benchmark"] in ("syscall", "pipe") for m in runs)
-    # each kept under its host, with the environment its probe recorded there (the header's)
-    assert {m["id"]: m["host"] for m in runs} == {m["id"]: m["tags"]["host"] for m in runs}
-    kept = [latscope.load(m["id"], store=store) for m in runs]
-    assert all(k.env and k.env.get("kernel") for k in kept)
-    ls = cli("ls", "--host", names[0], "--json")
-    assert ls.returncode == 0 and len(json.loads(ls.stdout)["runs"]) == 2 * rounds
-    for h in names:  # one line per round and host, and the host's row in the table
-        for k in range(1, rounds + 1):
-            assert f"round {k}/{rounds}  {h}: 2 kept" in r.stdout
-    assert f"{2 * nhosts * rounds} of {2 * nhosts * rounds} runs kept" in r.stdout
-    nothing_left(fleet, remote, before)
-    ls = cli("ls", "--suite", runs[0]["tags"]["suite_run"])
-    assert ls.returncode == 0 and ls.stdout.count("tiny/") == len(runs)
+from hosts import fleet as namespace_hosts
+from hosts import unavailable as hosts_unavailable
 
 
 def _pipes(d: Path, n: int = 300) -> Path:
@@ -82,24 +52,76 @@ def _pipes(d: Path, n: int = 300) -> Path:
     return p
 
 
+@pytest.fixture(scope="module")
+def pipes_fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimpleNamespace]:
+    """One fleet run that the tests below read, made once (each run of a fleet costs its
+    Ansible processes and connections): the suite `pipes` on three hosts in two rounds, then
+    its paired run on every host. Three hosts and two rounds, so that hosts and rounds each
+    count more than one. The paired run is 0.5 s (not the default 5 s): some 30 rounds of
+    two 5 ms blocks once the blocks are calibrated, three times the 10 a paired interval
+    needs (stats.paired.MIN_ROUNDS), for a ratio of about 3.5."""
+    need_ansible()
+    why = hosts_unavailable()
+    if why:
+        pytest.skip(why)
+    d = tmp_path_factory.mktemp("pipes-fleet")
+    store = d / "store"
+    remote = d / "remote"
+    remote.mkdir()
+    cli = CLI(store)
+    with namespace_hosts(3, d) as fleet:
+        before = workspaces()
+        assert fleet.inventory is not None
+        args = ["fleet", str(fleet.inventory), "--suite", str(_pipes(d)), "--rounds", "2"]
+        r = cli(*args, "--paired-time", "0.5", "--remote-tmp", str(remote), "--seed", "3")
+        yield SimpleNamespace(fleet=fleet, cli=cli, store=store, remote=remote, before=before, r=r)
+
+
+def test_a_fleet_run_keeps_every_run_tagged_with_its_host(pipes_fleet: SimpleNamespace) -> None:
+    fleet, r, store, cli = pipes_fleet.fleet, pipes_fleet.r, pipes_fleet.store, pipes_fleet.cli
+    nhosts, rounds = 3, 2
+    assert r.returncode == 0, r.stdout + r.stderr
+    everything = kept_runs(store)
+    runs = [m for m in everything if not m["tags"].get("paired")]  # those of the rounds
+    names = [h.name for h in fleet.hosts]
+    assert len(runs) == 2 * nhosts * rounds
+    got = Counter((m["tags"]["host"], m["tags"]["scenario"], m["tags"]["repetition"]) for m in runs)
+    want = {(h, s, k) for h in names for s in ("base", "big") for k in range(1, rounds + 1)}
+    assert set(got) == want and set(got.values()) == {1}
+    assert {m["tags"]["suite_run"] for m in everything} == {m["tags"]["fleet"] for m in everything}
+    assert len({m["tags"]["fleet"] for m in everything}) == 1
+    assert all(m["benchmark"] == "pipe" for m in runs)
+    # each kept under its host, with the environment its probe recorded there (the header's)
+    assert {m["id"]: m["host"] for m in everything} == {
+        m["id"]: m["tags"]["host"] for m in everything
+    }
+    kept = [latscope.load(m["id"], store=store) for m in everything]
+    assert all(k.env and k.env.get("kernel") for k in kept)
+    ls = cli("ls", "--host", names[0], "--json")
+    assert ls.returncode == 0 and len(json.loads(ls.stdout)["runs"]) == 2 * rounds + 1
+    for h in names:  # one line per round and host, and the host's row in the table
+        for k in range(1, rounds + 1):
+            assert f"round {k}/{rounds}  {h}: 2 kept" in r.stdout
+    total = (2 * rounds + 1) * nhosts
+    assert f"{total} of {total} runs kept" in r.stdout
+    nothing_left(fleet, pipes_fleet.remote, pipes_fleet.before)
+    ls = cli("ls", "--suite", runs[0]["tags"]["suite_run"])
+    assert ls.returncode == 0 and ls.stdout.count("pipes/") == len(everything), ls.stdout
+
+
 def test_a_fleets_scenarios_are_compared_on_each_host_by_a_paired_run(
-    fleet_hosts, cli: CLI, store: Path, tmp_path: Path
+    pipes_fleet: SimpleNamespace,
 ) -> None:
     """After the rounds, every host measures the scenarios of one benchmark once more as the
     arms of one probe process; each host's comparison takes its ratio and verdict from it."""
-    need_ansible()
-    fleet = fleet_hosts(2)
-    remote = tmp_path / "remote"
-    remote.mkdir()
-    before = workspaces()
-    args = ["fleet", str(fleet.inventory), "--suite", str(_pipes(tmp_path))]
-    r = cli(*args, "--paired-time", "1", "--remote-tmp", str(remote), "--seed", "3")
+    fleet, r = pipes_fleet.fleet, pipes_fleet.r
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "2 scenarios x 2 hosts x 1 rounds + 1 paired x 2 hosts (1 s each) = 6 runs" in r.stdout
-    runs = kept_runs(store)
-    assert len(runs) == 6 and "6 of 6 runs kept" in r.stdout
+    plan = "2 scenarios x 3 hosts x 2 rounds + 1 paired x 3 hosts (0.5 s each) = 15 runs"
+    assert plan in r.stdout
+    runs = kept_runs(pipes_fleet.store)
+    assert len(runs) == 15 and "15 of 15 runs kept" in r.stdout
     paired = [m for m in runs if m["tags"].get("paired")]
-    assert sorted(m["tags"]["host"] for m in paired) == ["h1", "h2"]
+    assert sorted(m["tags"]["host"] for m in paired) == ["h1", "h2", "h3"]
     for m in paired:
         assert m["tags"]["scenario"] == "paired:base,big" and m["tags"]["ab"] is True
         assert m["tags"]["suite_run"] == m["tags"]["fleet"]
@@ -107,28 +129,23 @@ def test_a_fleets_scenarios_are_compared_on_each_host_by_a_paired_run(
         assert c["arm"] == "B" and c["verdict"] == "slower" and c["ratio"] > 1.1
         assert [a["scenario"] for a in m["ab"]["arms"]][1] == "pipe size=32768"
         assert f"{m['tags']['host']}: paired:base,big: kept" in r.stdout
-    for h in ("h1", "h2"):  # one table per host, the ratio from its paired run
+    for h in ("h1", "h2", "h3"):  # one table per host, the ratio from its paired run
         assert f"suite pipes on {h} — run" in r.stdout
     assert " ".join(r.stdout.split()).count("ratio and verdict: paired") == 1  # said once
     big = [ln for ln in r.stdout.splitlines() if ln.lstrip().startswith("big")]
-    assert len(big) == 2 and all("slower" in ln and "‡" not in ln for ln in big)
-    nothing_left(fleet, remote, before)
+    assert len(big) == 3 and all("slower" in ln and "‡" not in ln for ln in big)
+    nothing_left(fleet, pipes_fleet.remote, pipes_fleet.before)
 
 
-def test_a_paired_fleet_plan_and_its_refusals(cli: CLI, tmp_path: Path) -> None:
-    """The dry run lists the paired run after the rounds; --paired-time 0 makes none; arms
-    that cannot share one process (a spinning mechanism) are said and left unpaired."""
+def test_a_paired_fleet_plan_refuses_arms_that_cannot_share_a_process(
+    cli: CLI, tmp_path: Path
+) -> None:
+    """Arms that cannot share one process (a spinning mechanism) are said and left unpaired:
+    compared by their rounds. (The paired run in a plan, and none with --paired-time 0: the
+    dry run's test.)"""
     need_ansible()
     inv = tmp_path / "hosts.ini"
     inv.write_text("[web]\nweb1 ansible_host=192.0.2.250\n")
-    args = ["fleet", str(inv), "--suite", str(_pipes(tmp_path)), "--dry-run", "--seed", "1"]
-    r = cli(*args)
-    assert r.returncode == 0, r.stderr
-    assert "+ 1 paired x 1 hosts (5 s each) = 3 runs" in r.stdout
-    assert "3.paired:base,big" in r.stdout
-    r = cli(*args, "--paired-time", "0")
-    assert r.returncode == 0 and "paired x" not in r.stdout and "= 2 runs" in r.stdout
-    assert ".paired:" not in r.stdout
     spin = tmp_path / "spin.toml"
     spin.write_text(
         'name = "spin"\n[[scenario]]\nname = "a"\nbenchmark = "spin"\nn = 100\n'
@@ -142,74 +159,64 @@ def test_a_paired_fleet_plan_and_its_refusals(cli: CLI, tmp_path: Path) -> None:
     assert "= 2 runs" in r.stdout
 
 
-def test_a_host_that_is_down_is_reported_and_the_others_go_on(
+def _drop_out(fleet, name: str, done: threading.Event, said: list[str]) -> None:
+    """Kill host ``name``'s sshd and its sessions while it runs a probe after an earlier run
+    ended (whose samples are fetched before the next step starts): on Ansible's progress, not
+    on the store's, which imports behind it; runs only (-o), not the set-up's check (--list).
+    What went wrong goes to ``said``."""
+    end = time.monotonic() + 300
+    first: set[int] = set()
+    while True:
+        now = {q for q in probes_on(fleet).get(name, []) if b" -o " in cmdline(q)}
+        if now and first and not now & first:
+            break
+        first = first or now
+        if done.is_set() or time.monotonic() > end:
+            said.append(f"{name} ran no second probe (latscope ended: {done.is_set()})")
+            return
+        time.sleep(0.02)
+    fleet.host(name).kill_sshd()
+
+
+def test_hosts_that_are_down_or_drop_out_are_reported_and_the_others_go_on(
     fleet_hosts, cli: CLI, store: Path, tmp_path: Path
 ) -> None:
+    """h2 is down from the start; h3's sshd and its sessions are killed while h3 runs its
+    second probe. Each is reported in one line, their remaining runs are not run, h1 keeps all
+    its runs; h3's private directory, which nothing could reach, is left and said. The slow
+    scenario takes a second or more, so that its probe is seen running however slowly this
+    test is scheduled. latscope runs in this process, h3 is watched and killed from a thread."""
     need_ansible()
     fleet = fleet_hosts(3)
     fleet.host("h2").kill_sshd()
     remote = tmp_path / "remote"
     remote.mkdir()
     before = workspaces()
-    r = cli(
-        "fleet",
-        str(fleet.inventory),
-        "--suite",
-        str(tiny_suite(tmp_path)),
-        "--remote-tmp",
-        str(remote),
-    )
-    assert r.returncode == 1, r.stdout + r.stderr
-    assert "h2: unreachable" in r.stdout and "the other hosts go on" in r.stdout
-    assert "4 of 6 runs kept" in r.stdout
-    assert sorted(m["tags"]["host"] for m in kept_runs(store)) == ["h1", "h1", "h3", "h3"]
-    row = next(ln for ln in r.stdout.splitlines() if ln.split()[:1] == ["h2"])
-    assert row.split()[1:5] == ["0", "0", "0", "2"]  # kept, skipped, failed, not run
-    nothing_left(fleet, remote, before)
-
-
-def test_a_host_that_drops_out_during_the_run(
-    fleet_hosts, cli: CLI, store: Path, tmp_path: Path
-) -> None:
-    """h2's sshd and its sessions are killed while h2 runs its second probe: h2 is reported,
-    its remaining runs are not run, h1 keeps all its runs. The pipe scenario takes a second
-    or more, so that its probe is seen running however slowly this test is scheduled."""
-    need_ansible()
-    fleet = fleet_hosts(2)
-    remote = tmp_path / "remote"
-    remote.mkdir()
-    suite = tiny_suite(tmp_path, pipe_n=200_000)
-    args = ["fleet", str(fleet.inventory), "--suite", str(suite), "--rounds", "3"]
-    p = cli.popen(
-        *args, "--remote-tmp", str(remote), stdout=subprocess.PIPE, stderr=subprocess.PIPE
-    )
-    with reaped(p):
-        # the kill comes while h2 runs a probe after an earlier run ended (whose samples are
-        # fetched before the next step starts): on Ansible's progress, not on the store's,
-        # which imports behind it; runs only (-o), not the set-up's check (--list)
-        end = time.monotonic() + 300
-        first: set[int] = set()
-        while True:
-            now = {q for q in probes_on(fleet).get("h2", []) if b" -o " in cmdline(q)}
-            if now and first and not now & first:
-                break
-            first = first or now
-            assert p.poll() is None, "latscope ended before h2 ran a second probe"
-            assert time.monotonic() < end, "h2 ran no second probe"
-            time.sleep(0.02)
-        fleet.host("h2").kill_sshd()
-        out, err = p.communicate(timeout=600)
-    assert p.returncode == 1, out + err
-    assert re.search(r"^h2: unreachable: .*; the other hosts go on$", out, re.M), out
+    suite = tiny_suite(tmp_path, slow_s=1.5)
+    done, said = threading.Event(), []
+    watch = threading.Thread(target=_drop_out, args=(fleet, "h3", done, said), daemon=True)
+    watch.start()
+    try:
+        args = ["fleet", str(fleet.inventory), "--suite", str(suite), "--rounds", "3"]
+        r = cli(*args, "--remote-tmp", str(remote))
+    finally:
+        done.set()
+        watch.join()
+    assert said == [], r.stdout + r.stderr
+    out = r.stdout
+    assert r.returncode == 1, out + r.stderr
+    for h in ("h2", "h3"):
+        assert re.search(rf"^{h}: unreachable: .*; the other hosts go on$", out, re.M), out
     hosts = Counter(m["tags"]["host"] for m in kept_runs(store))
-    assert hosts["h1"] == 6 and 1 <= hosts["h2"] < 6
-    row = next(ln for ln in out.splitlines() if ln.split()[:1] == ["h2"]).split()
-    assert int(row[1]) == hosts["h2"] and int(row[4]) == 6 - hosts["h2"]  # kept, not run
-    assert "h2: not cleaned up" in out  # what may be left there is said
-    assert fleet.quiet() == {}
-    # h1's private directory is gone; h2's, which nothing could reach, is there
-    h2 = hashlib.sha1(b"h2").hexdigest()[:12]
-    assert [d.name[-12:] for d in remote.iterdir()] == [h2]
+    assert hosts["h1"] == 6 and hosts["h2"] == 0 and 1 <= hosts["h3"] < 6
+    assert f"{6 + hosts['h3']} of 18 runs kept" in out
+    rows = {w[0]: w for w in map(str.split, out.splitlines()) if w[:1] in (["h2"], ["h3"])}
+    assert rows["h2"][1:5] == ["0", "0", "0", "6"]  # kept, skipped, failed, not run
+    assert int(rows["h3"][1]) == hosts["h3"] and int(rows["h3"][4]) == 6 - hosts["h3"]
+    assert "h3: not cleaned up" in out  # what may be left there is said
+    assert "h1: not cleaned up" not in out  # by the main playbook's last task
+    # h1's private directory is gone, h2 never had one; h3's, which nothing could reach, is there
+    nothing_left(fleet, remote, before, unreached=["h3"])
 
 
 def test_sigint_stops_the_probes_and_cleans_up_every_host(
@@ -219,7 +226,7 @@ def test_sigint_stops_the_probes_and_cleans_up_every_host(
     fleet = fleet_hosts(2)
     remote = tmp_path / "remote"
     remote.mkdir()
-    suite = tiny_suite(tmp_path, slow=True)
+    suite = tiny_suite(tmp_path, slow_s=20, workers=2)
     p = cli.popen(
         "fleet",
         str(fleet.inventory),
@@ -257,17 +264,25 @@ def test_without_ansible_one_line_says_what_to_install(
 
 
 def test_dry_run_lists_hosts_and_plan(cli: CLI, tmp_path: Path) -> None:
+    """The hosts with their addresses and the plan, nothing run: the rounds, then the paired
+    run of the scenarios of one benchmark; with --limit only its hosts, and --paired-time 0
+    makes no paired run."""
     need_ansible()
     inv = tmp_path / "hosts.ini"
     inv.write_text("[web]\nweb1 ansible_host=192.0.2.250\nweb2 ansible_host=192.0.2.251\n")
-    args = ["fleet", str(inv), "--suite", str(tiny_suite(tmp_path)), "--rounds", "2", "--dry-run"]
-    r = cli(*args)
+    args = ["fleet", str(inv), "--suite", str(_pipes(tmp_path)), "--rounds", "2", "--dry-run"]
+    r = cli(*args, "--seed", "1")
     assert r.returncode == 0, r.stderr
-    assert "2 scenarios x 2 hosts x 2 rounds = 8 runs" in r.stdout
+    plan = "2 scenarios x 2 hosts x 2 rounds + 1 paired x 2 hosts (5 s each) = 10 runs"
+    assert plan in r.stdout
     assert "hosts: web1 (192.0.2.250), web2 (192.0.2.251)" in r.stdout
+    order = " ".join(r.stdout.split()).split("order (on every host): ")[1]
+    assert re.match(r"(\d\.(base|big)#[12] ){4}5\.paired:base,big ", order), order
     assert "nothing was run" in r.stdout
-    r = cli(*args, "--limit", "web2")
+    r = cli(*args, "--limit", "web2", "--paired-time", "0")
+    assert r.returncode == 0, r.stderr
     assert "hosts: web2 (192.0.2.251)" in r.stdout and "= 4 runs" in r.stdout
+    assert "paired x" not in r.stdout and ".paired:" not in r.stdout
 
 
 @pytest.mark.parametrize("key", ["ansible_host", "latscope_address"])

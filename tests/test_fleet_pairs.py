@@ -33,10 +33,12 @@ def _headers(store: Path, runs: list[dict]) -> dict[str, dict]:
 def test_pairs_measure_every_ordered_pair_through_the_servers(
     fleet_hosts, cli: CLI, store: Path, tmp_path: Path
 ) -> None:
-    """Three hosts: 9 pairs (each client connected from its own address to the server's)
-    and tcp on each host, one run each, the matrix with every cell, nothing left after."""
+    """Two hosts: 4 pairs, a host to itself and to the other both ways (each client connected
+    from its own address to the server's), and tcp on each host, one run each, the matrix with
+    every cell, nothing left after. (Two hosts have every kind of pair; the matrix of three,
+    in 80 columns, is the next test's.)"""
     need_ansible()
-    fleet = fleet_hosts(3)
+    fleet = fleet_hosts(2)
     remote = tmp_path / "remote"
     remote.mkdir()
     before = workspaces()
@@ -54,7 +56,7 @@ def test_pairs_measure_every_ordered_pair_through_the_servers(
     )
     assert r.returncode == 0, r.stdout + r.stderr
     runs = kept_runs(store)
-    assert len(runs) == 12
+    assert len(runs) == 6
     addr = {h.name: h.addr for h in fleet.hosts}
     headers = _headers(store, runs)
     pairs = set()
@@ -76,26 +78,57 @@ def test_pairs_measure_every_ordered_pair_through_the_servers(
     assert {m["tags"]["host"] for m in runs if m["benchmark"] == "tcp"} == set(addr)
     # the matrix: a row per client with a figure in every cell, in 80 columns
     rows = [ln for ln in r.stdout.splitlines() if re.match(r"^│ h\d ", ln)]
-    assert len(rows) == 3 and all("—" not in ln and ln.count("µs") == 4 for ln in rows), r.stdout
+    assert len(rows) == 2 and all("—" not in ln and ln.count("µs") == 3 for ln in rows), r.stdout
     table = [ln for ln in r.stdout.splitlines() if ln[:1] in "┏┃┡│└"]
-    assert len(table) >= 8 and max(len(ln) for ln in table) <= 80
-    assert "12 of 12 runs kept" in r.stdout
-    # each run said as it is kept, with its median: one at a time, 1/12 to 12/12
+    assert len(table) >= 7 and max(len(ln) for ln in table) <= 80
+    assert "6 of 6 runs kept" in r.stdout
+    # each run said as it is kept, with its median: one at a time, 1/6 to 6/6
     said = re.findall(
-        r"^(\d+)/12  (h\d -> h\d|tcp on h\d) \(round 1\): kept, median rtt ", r.stdout, re.M
+        r"^(\d+)/6  (h\d -> h\d|tcp on h\d) \(round 1\): kept, median rtt ", r.stdout, re.M
     )
-    assert sorted(int(k) for k, _ in said) == list(range(1, 13)), r.stdout
+    assert sorted(int(k) for k, _ in said) == list(range(1, 7)), r.stdout
     nothing_left(fleet, remote, before)
 
 
-def test_pairs_to_a_host_whose_server_cannot_start_are_not_run(
+def test_pairs_of_three_hosts_are_a_matrix_that_fits_80_columns(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Three hosts with a figure in every cell: a row per client, every figure on its row,
+    in 80 columns (the figures as the runs of a fleet give them, `pairs.figures`)."""
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from latscope.fleet import pairs
+
+    hosts = {f"h{i}": {"ansible_host": f"192.0.2.{i}"} for i in range(1, 4)}
+    plan = pairs.make_plan("tcp_remote", {}, 300, 1, 3, hosts, 7300)
+    figs = {
+        name: pairs.Figure(24_790.0 + k, 24_790.0 + k, 24_790.0 + k, [str(k)])
+        for k, name in enumerate(plan.cells)
+    }
+    monkeypatch.setattr(pairs, "figures", lambda p, runs: figs)
+    con = Console(width=80, record=True, color_system=None)
+    pairs.show(con, SimpleNamespace(runs=[], serve_failed={}), plan, "tcp_remote")
+    text = con.export_text()
+    rows = [ln for ln in text.splitlines() if re.match(r"^│ h\d ", ln)]
+    assert len(rows) == 3 and all("—" not in ln and ln.count("µs") == 4 for ln in rows), text
+    table = [ln for ln in text.splitlines() if ln[:1] in "┏┃┡│└"]
+    assert len(table) >= 8 and max(len(ln) for ln in text.splitlines()) <= 80
+
+
+def test_pairs_to_a_host_whose_server_cannot_start_or_that_is_down_are_not_run(
     fleet_hosts, cli: CLI, store: Path, tmp_path: Path
 ) -> None:
-    """h2's port is taken: its server does not start, that is said with the probe's reason,
-    the pairs to h2 are not run (the rest are), and the exit status says not all ran."""
+    """Three hosts. h2's port is taken: its server does not start, that is said with the
+    probe's reason, and the pairs to h2 are not run. h3 cannot be reached: said in one line;
+    its pairs are not run either way (it serves nothing). The rest are run (h1 measures itself
+    and its counterpart, h2 its pair to h1 and its counterpart), and the exit status says not
+    all ran."""
     need_ansible()
-    fleet = fleet_hosts(2)
+    fleet = fleet_hosts(3)
     h2 = fleet.host("h2")
+    fleet.host("h3").kill_sshd()
     squat = subprocess.Popen(
         [
             "ip",
@@ -131,6 +164,7 @@ def test_pairs_to_a_host_whose_server_cannot_start_are_not_run(
     assert r.returncode == 1, r.stdout + r.stderr
     assert re.search(r"h2: its server did not start: .*7301.*the pairs to it are not run", r.stdout)
     assert "not measured: pairs to h2" in r.stdout
+    assert re.search(r"^h3: unreachable: .*; the other hosts go on$", r.stdout, re.M), r.stdout
     kept = {(m["tags"]["host"], m["tags"]["scenario"]) for m in kept_runs(store)}
     assert kept == {
         ("h1", "h1 -> h1"),
@@ -138,24 +172,9 @@ def test_pairs_to_a_host_whose_server_cannot_start_are_not_run(
         ("h1", "tcp on h1"),
         ("h2", "tcp on h2"),
     }
-    assert fleet.quiet() == {} and list(remote.iterdir()) == []
-
-
-def test_pairs_with_a_host_that_is_down(fleet_hosts, cli: CLI, store: Path, tmp_path: Path) -> None:
-    """h2 cannot be reached: said in one line; h1 measures itself and its counterpart, its
-    pair to h2 is not run (h2 serves nothing), and the exit status says so."""
-    need_ansible()
-    fleet = fleet_hosts(2)
-    fleet.host("h2").kill_sshd()
-    remote = tmp_path / "remote"
-    remote.mkdir()
-    r = cli("fleet", str(fleet.inventory), "--pairs", "-n", "300", "--remote-tmp", str(remote))
-    assert r.returncode == 1, r.stdout + r.stderr
-    assert re.search(r"^h2: unreachable: .*; the other hosts go on$", r.stdout, re.M), r.stdout
-    kept = {(m["tags"]["host"], m["tags"]["scenario"]) for m in kept_runs(store)}
-    assert kept == {("h1", "h1 -> h1"), ("h1", "tcp on h1")}
+    # h1's row: itself and its counterpart measured, its pairs to h2 and h3 not
     row = next(ln for ln in r.stdout.splitlines() if ln.startswith("│ h1 "))
-    assert row.count("µs") == 2 and row.count("—") == 1, row
+    assert row.count("µs") == 2 and row.count("—") == 2, row
     assert fleet.quiet() == {} and list(remote.iterdir()) == []
 
 

@@ -196,6 +196,7 @@ def _pairs(args: argparse.Namespace) -> int:
     port = args.port or DEFAULT_PORT
     given = parse_params(args.params)
     probe_file = _probe_file(args.probe)
+    pairs.check_settings(args.pairs, given, args.n)  # before the inventory: none is read
     found = ansible.inventory_hosts(args.inventory, args.limit)
     seed = args.seed if args.seed is not None else scenarios.new_seed()
     plan = pairs.make_plan(args.pairs, given, args.n, args.rounds or 1, seed, found, port)

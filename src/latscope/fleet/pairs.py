@@ -114,16 +114,13 @@ def _checked(
     probe.check(local, local_params, n=n)
 
 
-def make_plan(
-    bench: str,
-    given: Mapping[str, Any],
-    n: int | None,
-    rounds: int,
-    seed: int,
-    hosts: Mapping[str, Mapping[str, Any]],
-    port: int,
-) -> Plan:
-    """The pairs run's scenarios and their order (module docs)."""
+def check_settings(
+    bench: str, given: Mapping[str, Any], n: int | None
+) -> tuple[str, dict[str, str]]:
+    """The benchmark and its settings, refused (one line, BadInput) where a pairs run cannot
+    have them; else the counterpart and its parameters. It needs no host, so the command line
+    (`latscope fleet --pairs`) calls it before the inventory is read: a command that is
+    refused anyway runs no inventory (which is code) and waits for none."""
     b = probe.benchmark(bench)
     local = b.get("counterpart")
     if not local or bench not in remote_benchmarks():
@@ -137,6 +134,20 @@ def make_plan(
     local_names = {p["name"] for p in probe.benchmark(local)["params"]}
     local_params = {k: str(v) for k, v in given.items() if k in local_names and k != "cpus"}
     _checked(bench, given, local, local_params, n)
+    return local, local_params
+
+
+def make_plan(
+    bench: str,
+    given: Mapping[str, Any],
+    n: int | None,
+    rounds: int,
+    seed: int,
+    hosts: Mapping[str, Mapping[str, Any]],
+    port: int,
+) -> Plan:
+    """The pairs run's scenarios and their order (module docs)."""
+    local, local_params = check_settings(bench, given, n)
     addrs = {h: address(h, v) for h, v in hosts.items()}
     scen: list[Scenario] = []
     cells: dict[str, Cell] = {}

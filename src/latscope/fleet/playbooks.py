@@ -1,14 +1,16 @@
 """The playbooks of a fleet run (running.py): the main one (on every host: the private
 directory, the probe and run.sh copied there, a pairs run's servers, then every step: a probe
-run and the fetch of its sample file) and the clean-up (a probe or server still running
-stopped by its pid file, the private directory removed). Every task is `raw`: the hosts need a
-shell, not Python; what a host name, scenario or path holds reaches Ansible untemplated
-(`ansible.no_template`) and the shell quoted."""
+run and the fetch of its sample file, and last the clean-up) and the clean-up (a probe or
+server still running stopped by its pid file, the private directory removed) for the hosts
+the main one did not clean up. Every task is `raw`: the hosts need a shell, not Python; what
+a host name, scenario or path holds reaches Ansible untemplated (`ansible.no_template`) and
+the shell quoted."""
 
 from __future__ import annotations
 
 import json
 import shlex
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +30,9 @@ SETUP_TASKS = (
 )
 #: The task that starts a host's server (a pairs run): its failure leaves the host a client.
 SERVE_TASK = "start the server"
+#: The clean-up on a host (`CLEANUP`): the main playbook's last task, the clean-up playbook's
+#: only one.
+CLEANUP_TASK = "clean up"
 #: Starts `latscope-probe serve` in the private directory, in a session of its own (so the
 #: end of the connection that started it does not end it), its pid in serve.pid, and waits
 #: until it says it listens; else its last lines and exit 3.
@@ -142,6 +147,10 @@ def main_playbook(
     for ps in fr.paired_steps:  # after every round, on every host
         opts = " ".join(q(ansible.no_template(a, f"scenarios {ps.name}")) for a in ps.options)
         tasks += _run_and_fetch(d, ws, ps.index, opts, timeout)
+    # the hosts still in the play clean up at its end, in the connections they have: a run
+    # that went well needs no clean-up playbook (Ansible started once more, every host
+    # connected to again); the hosts that did not, if any, are the clean-up playbook's
+    tasks.append(_cleanup_task(fr, remote_tmp))
     play = ansible.play(f"latscope fleet {fr.id}", "all", tasks)
     if play_vars:
         play["vars"] = play_vars
@@ -199,7 +208,22 @@ fi
 """
 
 
-def cleanup_playbook(fr: FleetRun, ws: ansible.Workspace, remote_tmp: str) -> Path:
-    task = ansible.raw("clean up", CLEANUP.format(d=remote_dir(remote_tmp, fr.id)), timeout=120)
-    p = ansible.play(f"latscope fleet {fr.id}: clean-up", "all", [task], ignore_unreachable=True)
+def _cleanup_task(fr: FleetRun, remote_tmp: str) -> dict[str, Any]:
+    d = remote_dir(remote_tmp, fr.id)
+    return ansible.raw(CLEANUP_TASK, CLEANUP.format(d=d), timeout=120)
+
+
+def cleanup_playbook(
+    fr: FleetRun, ws: ansible.Workspace, remote_tmp: str, done: Collection[str] = ()
+) -> Path:
+    """The clean-up on every host but those in ``done`` (cleaned up by the main playbook:
+    skipped, without connecting), as the inventory and --limit name them."""
+    task = _cleanup_task(fr, remote_tmp)
+    keywords: dict[str, Any] = {"ignore_unreachable": True}
+    if done:
+        task["when"] = "inventory_hostname not in latscope_cleaned"
+        keywords["vars"] = {
+            "latscope_cleaned": sorted(ansible.no_template(h, "a host name") for h in done)
+        }
+    p = ansible.play(f"latscope fleet {fr.id}: clean-up", "all", [task], **keywords)
     return ansible.write_playbook(ws, "cleanup", [p])

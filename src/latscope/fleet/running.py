@@ -8,14 +8,17 @@ random order; then round 2, ...), each step on every host before the next step b
 (Ansible's linear strategy), so the rounds interleave across hosts as they do across
 scenarios. A step is one probe run on the host (`run.sh`: its pid in a pid file, SIGINT after
 ``timeout`` seconds) and the fetch of its sample file, which is kept in the store as soon as
-it arrives (`keeping.import_fetched`), tagged with the host.
+it arrives (`keeping.import_fetched`), tagged with the host. Its last task cleans up on every
+host still in it (the private directory removed).
 
 A host that cannot be reached or set up is reported in one line and the playbook goes on
 with the others; a run a host refuses (the probe's exit 3: not possible there) is skipped
 there, one that fails is reported, and the host goes on. Afterwards, whatever happened (the
 end, a failure, SIGINT/SIGTERM/SIGHUP), a clean-up playbook stops any probe still running on
-every host (by its pid file: SIGINT, SIGKILL after 10 s) and removes the private directory;
-then the ssh connections Ansible kept open are closed and the local workspace is removed.
+every host the main playbook did not clean up (by its pid file: SIGINT, SIGKILL after 10 s)
+and removes the private directory (after a run that went well there is none left, and no
+clean-up playbook runs); then the ssh connections Ansible kept open are closed and the local
+workspace is removed.
 """
 
 from __future__ import annotations
@@ -38,7 +41,14 @@ from ..scenarios import Step, Suite
 from ..units import fmt, shown
 from . import ansible
 from .keeping import import_fetched
-from .playbooks import SERVE_TASK, SETUP_TASKS, cleanup_playbook, main_playbook, probe_options
+from .playbooks import (
+    CLEANUP_TASK,
+    SERVE_TASK,
+    SETUP_TASKS,
+    cleanup_playbook,
+    main_playbook,
+    probe_options,
+)
 
 if TYPE_CHECKING:
     from ..record import Run
@@ -215,6 +225,8 @@ class _Events:
                 rs.setdefault(s.repetition, set()).add(s.index)
         self.warnings: dict[tuple[str, int], list[str]] = {}
         self.done_rounds: dict[str, set[int]] = {h: set() for h in fr.hosts}
+        #: the hosts the main playbook's last task cleaned up
+        self.cleaned: set[str] = set()
 
     def _suite_tags(self) -> dict[str, Any]:
         fr = self.fr
@@ -266,6 +278,10 @@ class _Events:
         if h is None:
             return
         task, status = str(ev.get("task")), ev.get("status")
+        if task == CLEANUP_TASK:  # done, or (whatever went wrong) the clean-up playbook's
+            if status == "ok":
+                self.cleaned.add(h.name)
+            return
         msg = _one_line(ev.get("msg") or ev.get("stderr") or ev.get("stdout") or status)
         if status == "unreachable":
             self.drop(h, f"unreachable: {msg}")
@@ -464,7 +480,7 @@ def execute(
                 with probe.held_signals(drop=True):
                     if pb is not None and pb.running():
                         pb.stop()
-                    _clean_up(fr, ws, inventory, limit, remote_tmp, say)
+                    _clean_up(fr, ws, inventory, limit, remote_tmp, say, events.cleaned)
             for h in fr.hosts.values():
                 if not fr.error:
                     for i in fr.indices_of(h.name):
@@ -483,14 +499,20 @@ def _clean_up(
     limit: str | None,
     remote_tmp: str,
     say: Callable[[str], None],
+    cleaned: set[str],
 ) -> None:
-    say(f"cleaning up on {len(fr.hosts)} hosts")
-    book = cleanup_playbook(fr, ws, remote_tmp)
+    """The clean-up playbook on the hosts the main playbook did not clean up (``cleaned``),
+    if any; a host it cannot clean up is said."""
+    left = [h for h in fr.hosts if h not in cleaned]
+    if not left:
+        return
+    say(f"cleaning up on {len(left)} hosts")
+    book = cleanup_playbook(fr, ws, remote_tmp, cleaned)
     rc, evs = ansible.run_to_end(ws, book, inventory, limit, ansible.CLEANUP_S)
-    done: set[str] = set()
+    done = set(cleaned)
     for ev in evs:
         h = fr.hosts.get(str(ev.get("host")))
-        if h is None:
+        if h is None or h.name in cleaned:  # skipped there: cleaned up already
             continue
         if ev.get("status") == "ok":
             done.add(h.name)
