@@ -99,9 +99,9 @@ def comb_teeth(anchor: float, period: float, n: int) -> FloatArray:
 def _nearest(times: FloatArray, pos: npt.ArrayLike) -> tuple[FloatArray, IntArray]:
     """Distance from each position to the nearest event, and that event's index."""
     p = np.asarray(pos, dtype=np.float64)
-    idx = np.searchsorted(times, p)
-    lo = np.clip(idx - 1, 0, times.size - 1)
-    hi = np.clip(idx, 0, times.size - 1)
+    idx = np.searchsorted(times, p)  # 0 .. times.size
+    lo = np.maximum(idx - 1, 0)
+    hi = np.minimum(idx, times.size - 1)
     d_lo, d_hi = np.abs(p - times[lo]), np.abs(times[hi] - p)
     return np.minimum(d_lo, d_hi), np.where(d_lo <= d_hi, lo, hi)
 
@@ -167,6 +167,7 @@ def _refine(
     """Fit the comb through the events on its teeth (least squares of their positions on the
     tooth number) and repeat: a period taken from one pair of jittered events drifts off the
     later teeth."""
+    fitted: tuple[FloatArray, FloatArray] | None = None
     for _ in range(COMB_REFINE_ROUNDS):
         teeth = comb_teeth(anchor, period, n)
         dist, which = _nearest(times, teeth)
@@ -175,6 +176,9 @@ def _refine(
             break
         k = np.round((teeth[hit] - anchor) / period)
         tk = times[which[hit]]
+        if fitted is not None and np.array_equal(k, fitted[0]) and np.array_equal(tk, fitted[1]):
+            break  # the same events on the same teeth: the same line, which this comb is
+        fitted = (k, tk)
         slope, icpt = np.polyfit(k, tk, 1)
         if not (np.isfinite(slope) and slope > 0):
             break
@@ -213,12 +217,22 @@ def best_comb(
     anchors, periods = times[ii], times[jj] - times[ii]
     rate = m / n
     kk = np.arange(-COMB_SCREEN_TEETH, COMB_SCREEN_TEETH + 1, dtype=np.float64)
+    # Onsets are whole iterations, and so are the teeth screened (pairs of them): where the
+    # teeth outnumber the run's iterations, each iteration's distance to its nearest event is
+    # made once and looked up (the same numbers as _nearest's, a tenth of the time).
+    table = None
+    if n <= total * kk.size and times[0] >= 0 and times[-1] < n:
+        if bool((times == np.floor(times)).all()):
+            table = _nearest(times, np.arange(n, dtype=np.float64))[0]
     scores: dict[float, list[tuple[float, float, float]]] = {w: [] for w in widths}
     for s in range(0, total, COMB_CHUNK):
         a, per = anchors[s : s + COMB_CHUNK], periods[s : s + COMB_CHUNK]
         pos = a[:, None] + kk[None, :] * per[:, None]
         inside = (pos >= -0.5) & (pos < n - 0.5)
-        dist, _ = _nearest(times, pos)
+        if table is not None:  # (a tooth outside the run is never counted)
+            dist = table[np.clip(pos, 0.0, n - 1.0).astype(np.int64)]
+        else:
+            dist, _ = _nearest(times, pos)
         cyc = inside.sum(axis=1)
         for w in widths:
             ok = per >= COMB_WIDTH_FRACTION * w
@@ -226,8 +240,9 @@ def best_comb(
                 continue
             hits = ((dist <= 0.5 * w) & inside).sum(axis=1)
             pi = 1.0 - math.exp(-rate * (w + 1.0))
-            score = np.log(binom_sf(hits - 1, cyc, pi))
-            score[~ok | (hits < 3)] = np.inf
+            score = np.full(hits.size, np.inf)
+            sel = ok & (hits >= 3)  # the tail of the others is never read
+            score[sel] = np.log(binom_sf(hits[sel] - 1, cyc[sel], pi))
             top = np.argsort(score)[:COMB_CANDIDATES]
             scores[w].extend((float(score[i]), float(a[i]), float(per[i])) for i in top)
     best: Comb | None = None
