@@ -19,7 +19,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy import special
 
-from ._common import FloatArray
+from ._common import FloatArray, median
 
 
 def t_ppf(q: float, df: float) -> float:
@@ -186,8 +186,8 @@ def theil_sen(y: FloatArray, x: FloatArray, confidence: float = 0.95) -> TheilSe
     slopes = np.sort(dy[pos] / dx[pos])
     if not slopes.size:
         return TheilSen(math.nan, math.nan, math.nan, math.nan)
-    med = float(np.median(slopes))
-    inter = float(np.median(y) - med * np.median(x))
+    med = median(slopes)
+    inter = float(median(y) - med * median(x))
     alpha = 1.0 - confidence if confidence > 0.5 else confidence
     z = float(special.ndtri(alpha / 2.0))
     ny, nt = y.size, slopes.size

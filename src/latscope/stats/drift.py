@@ -103,6 +103,7 @@ from ._common import (
     Prepared,
     Result,
     as_prepared,
+    median,
     quantile_sorted,
 )
 from .dist import theil_sen
@@ -217,7 +218,7 @@ def _segment_fit(med: FloatArray, bkps: list[int]) -> tuple[FloatArray, list[flo
     res = np.empty_like(med)
     levels = []
     for a, b in zip(edges[:-1], edges[1:], strict=True):
-        lv = float(np.median(med[a:b]))
+        lv = median(med[a:b])
         levels.append(lv)
         res[a:b] = med[a:b] - lv
     return res, levels
@@ -230,7 +231,7 @@ def _long_run_factor(res: FloatArray) -> float:
     sd = robust_sd(res)
     if res.size < 3 or not sd > 0.0:
         return 1.0
-    r = np.clip(res - np.median(res), -3.0 * sd, 3.0 * sd)
+    r = np.clip(res - median(res), -3.0 * sd, 3.0 * sd)
     r = r - r.mean()
     den = float(np.dot(r, r))
     rho = float(np.dot(r[:-1], r[1:])) / den if den > 0.0 else 0.0
@@ -428,9 +429,7 @@ def drift(
         meda, xa = med.copy(), xv.copy()
     if found is not None:
         lv, slow = found
-        f = math.exp(
-            float(np.median(np.log(med[slow])) - np.median(np.log(med[~slow & ~in_warmup])))
-        )
+        f = math.exp(median(np.log(med[slow])) - median(np.log(med[~slow & ~in_warmup])))
         for i in np.flatnonzero(slow):
             meda[i] /= f
             xa[starts[i] : ends[i]] /= f

@@ -94,7 +94,7 @@ import numpy.typing as npt
 from scipy import special
 
 from ..units import fmt_ratio
-from ._common import FloatArray, IntArray, Result
+from ._common import FloatArray, IntArray, Result, median
 from .between import combine_workers
 from .compare import verdict as _verdict
 from .dependence import autocorrelation, politis_white_block_length
@@ -483,10 +483,10 @@ def paired(
     if rounds == 0:
         raise ValueError(f"arm {arm} and baseline {baseline} never ran in the same round")
     workers = len(ds)
-    per_worker = tuple(float(math.exp(np.median(d))) for d in ds)
+    per_worker = tuple(math.exp(median(d)) for d in ds)
     if rounds < MIN_ROUNDS:
         allr = np.exp(np.concatenate(ds))
-        est = float(math.exp(np.median(np.log(allr))))
+        est = math.exp(median(np.log(allr)))
         return Paired(
             estimate=est,
             low=float(min(allr.min(), est)),
@@ -507,7 +507,7 @@ def paired(
             worker_sd=scale,
         )
     rng = np.random.default_rng(seed)
-    y = np.array([float(np.median(d)) for d in ds])
+    y = np.array([median(d) for d in ds])
     v = np.full(workers, np.nan)
     oy: list[float] = []
     ov: list[float] = []
@@ -519,12 +519,12 @@ def paired(
         v[i] = max(var, MIN_ROUND_SD**2 / d.size)
         ells.append(ell)
         if v_order is not None:
-            oy.append(float(np.median(d[f]) - np.median(d[~f])))
+            oy.append(median(d[f]) - median(d[~f]))
             ov.append(max(v_order, 2 * MIN_ROUND_SD**2 / d.size))
     sizes = np.array([d.size for d in ds], dtype=np.float64)
     own = np.isfinite(v)
     if own.any():
-        per_round = float(np.median(v[own] * sizes[own]))
+        per_round = median(v[own] * sizes[own])
     else:
         # no worker long enough for its own bootstrap: the pooled variance of the round log
         # ratios around their workers' means (not robust, so gross errors make it wider), times
