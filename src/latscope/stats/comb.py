@@ -55,7 +55,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._common import FloatArray, IntArray
-from .dist import binom_sf
+from .dist import binom_sf, binom_sf1
 
 #: The folding (comb) test looks for periods that fit at most this many times into the run ...
 COMB_MAX_CYCLES = 64
@@ -133,7 +133,7 @@ def comb_tail(
     mean = float(pi.mean())
     if hits < c * mean + 1.0:  # Hoeffding's bound holds from the mean + 1 up
         return hits, 1.0, which[hit]
-    return hits, float(binom_sf(hits - 1, c, mean)), which[hit]
+    return hits, binom_sf1(hits - 1, c, mean), which[hit]
 
 
 def _comb_tails(
@@ -223,22 +223,23 @@ def best_comb(
     table = None
     if n <= total * kk.size and times[0] >= 0 and times[-1] < n:
         if bool((times == np.floor(times)).all()):
-            table = _nearest(times, np.arange(n, dtype=np.float64))[0]
+            # (iterations -1 and n, outside the run: no event near)
+            table = np.append(_nearest(times, np.arange(n, dtype=np.float64))[0], np.inf)
     scores: dict[float, list[tuple[float, float, float]]] = {w: [] for w in widths}
     for s in range(0, total, COMB_CHUNK):
         a, per = anchors[s : s + COMB_CHUNK], periods[s : s + COMB_CHUNK]
         pos = a[:, None] + kk[None, :] * per[:, None]
         inside = (pos >= -0.5) & (pos < n - 0.5)
-        if table is not None:  # (a tooth outside the run is never counted)
-            dist = table[np.clip(pos, 0.0, n - 1.0).astype(np.int64)]
-        else:
-            dist, _ = _nearest(times, pos)
-        cyc = inside.sum(axis=1)
+        if table is not None:
+            dist = table[np.clip(pos, -1.0, n).astype(np.int64)]
+        else:  # a tooth outside the run is never counted
+            dist = np.where(inside, _nearest(times, pos)[0], np.inf)
+        cyc = np.count_nonzero(inside, axis=1)
         for w in widths:
             ok = per >= COMB_WIDTH_FRACTION * w
             if not ok.any():
                 continue
-            hits = ((dist <= 0.5 * w) & inside).sum(axis=1)
+            hits = np.count_nonzero(dist <= 0.5 * w, axis=1)
             pi = 1.0 - math.exp(-rate * (w + 1.0))
             score = np.full(hits.size, np.inf)
             sel = ok & (hits >= 3)  # the tail of the others is never read
@@ -298,5 +299,5 @@ def recurs(hits: npt.ArrayLike, cycles: npt.ArrayLike, min_cycles: int) -> npt.N
 
 
 def _rank(c: Comb, min_cycles: int) -> tuple[bool, float]:
-    """Combs whose period recurs first, then the more significant."""
-    return (not bool(recurs(c.hits, c.cycles, min_cycles)), c.p_raw)
+    """Combs whose period recurs (``recurs``, in scalars) first, then the more significant."""
+    return (not (c.hits >= min_cycles and c.hits >= COMB_MIN_OCCUPANCY * c.cycles), c.p_raw)

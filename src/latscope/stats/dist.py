@@ -77,6 +77,17 @@ def binom_sf(k: float | FloatArray, n: float | FloatArray, p: float | FloatArray
     return out
 
 
+def binom_sf1(k: int, n: int, p: float) -> float:
+    """`binom_sf` of one ``k``, ``n`` and ``p``: the same number, without its arrays (the comb
+    test takes thousands of single tails)."""
+    k = math.floor(k)
+    if k < 0:
+        return 1.0
+    if k >= n:
+        return 0.0
+    return float(_binom("sf")(float(k), float(n), float(p)))
+
+
 def binom_ppf(q: float, n: int, p: float) -> int:
     """The smallest k with P(X <= k) >= q, X binomial(n, p) (``scipy.stats.binom.ppf``:
     -1 for q = 0, n for q = 1)."""
