@@ -221,11 +221,10 @@ def levels(
     changed = idx[np.flatnonzero(maj[1:] != maj[:-1]) + 1]
     if changed.size < LEVEL_MIN_SWITCHES:
         return None
-    ends = np.append(starts[1:], x.size)
     in_slow = np.zeros(x.size, dtype=bool)
     in_fast = np.zeros(x.size, dtype=bool)
-    for i in idx:
-        (in_slow if slow[i] else in_fast)[starts[i] : ends[i]] = True
+    window = np.repeat(np.arange(med.size), np.diff(np.append(starts, x.size)))  # per sample
+    in_slow[starts[0] :], in_fast[starts[0] :] = (use & slow)[window], (use & ~slow)[window]
     fast_ns, slow_ns = median(x[in_fast]), median(x[in_slow])
     return (
         Levels(
