@@ -319,7 +319,9 @@ def interleaved(
     per_worker = seconds / workers
     n_blocks = int(per_worker / block_s)
     n_rounds = -(-n_blocks // k)
-    parts: list[tuple[np.ndarray, ...]] = []
+    xs: list[np.ndarray] = []
+    parts: list[tuple[np.ndarray, ...]] = []  # per block: arm, block, round, worker, samples
+    pending: list[tuple[np.ndarray, ...]] = []  # block level: the medians' laws, and a draw
     for w in range(workers):
         order = np.argsort(rng.random((n_rounds, k)), axis=1)
         arm = order.ravel()[:n_blocks].astype(np.int64)
@@ -336,14 +338,25 @@ def interleaved(
         lvl0 = log_level(start)
         count = np.maximum(1, np.rint(block_s * 1e9 / np.exp(base + lvl0))).astype(np.int64)
         if per_sample:
+            # sample i of a block of c runs at t = start + (i + 0.5) / c * block_s; the level
+            # is read per sample only in the blocks the host switches within (t rises through
+            # a block: no switch between its first and last sample, none between)
             n = int(count.sum())
-            idx = np.repeat(np.arange(n_blocks), count)
-            within = np.arange(n) - np.repeat(np.cumsum(count) - count, count)
-            t = start[idx] + (within + 0.5) / count[idx] * block_s
-            x = np.exp(base[idx] + log_level(t) + sigma * ar1(n, phi, rng))
-            spikes = rng.random(n) < spike_share
-            x[spikes] *= spike_factor
-            parts.append((x, arm[idx], blk[idx], rnd[idx], np.full(n, w, dtype=np.int64)))
+            ends = np.cumsum(count)
+            t0 = start + 0.5 / count * block_s
+            t1 = start + (count - 0.5) / count * block_s
+            mixed = np.flatnonzero(
+                np.searchsorted(switches, t0, side="right")
+                != np.searchsorted(switches, t1, side="right")
+            )
+            log_x = np.repeat(base + log_level(t0), count)
+            for b in mixed:
+                t = start[b] + (np.arange(count[b]) + 0.5) / count[b] * block_s
+                log_x[ends[b] - count[b] : ends[b]] = base[b] + log_level(t)
+            x = np.exp(log_x + sigma * ar1(n, phi, rng))
+            np.multiply(x, spike_factor, out=x, where=rng.random(n) < spike_share)
+            xs.append(x)
+            parts.append((arm, blk, rnd, np.full(n_blocks, w, dtype=np.int64), count))
             continue
         # one value per block: the median's large-sample law
         lvl1 = log_level(end - 1e-12)
@@ -356,6 +369,10 @@ def interleaved(
             1.0,
             (t1 / np.exp(lvl0)) / (t1 / np.exp(lvl0) + (block_s - t1) / np.exp(lvl1)),
         )
+        pending.append((base, lvl0, lvl1, q, count, rng.standard_normal(n_blocks)))
+        parts.append((arm, blk, rnd, np.full(n_blocks, w, dtype=np.int64), np.ones_like(blk)))
+    if pending:  # every block median of all workers in one bisection (elementwise)
+        base, lvl0, lvl1, q, count, z = (np.concatenate(c) for c in zip(*pending, strict=True))
         target = 0.5 / (1.0 - spike_share)  # spikes sit far above every median
         lo = np.minimum(lvl0, lvl1) - 5.0 * sigma
         hi = np.maximum(lvl0, lvl1) + 5.0 * sigma
@@ -368,10 +385,11 @@ def interleaved(
             lo = np.where(below, mid, lo)
             hi = np.where(below, hi, mid)
         err = sigma * np.sqrt(np.pi / 2.0 * _sign_lrv_factor(phi) / count)
-        x = np.exp(base + 0.5 * (lo + hi) + err * rng.standard_normal(n_blocks))
-        parts.append((x, arm, blk, rnd, np.full(n_blocks, w, dtype=np.int64)))
-    values, arm_a, blk_a, rnd_a, wrk_a = (np.concatenate(c) for c in zip(*parts, strict=True))
-    return values, arm_a, blk_a, rnd_a, wrk_a
+        xs.append(np.exp(base + 0.5 * (lo + hi) + err * z))
+    # the columns per block, repeated over each block's samples once for all workers
+    arm_b, blk_b, rnd_b, wrk_b, cnt = (np.concatenate(c) for c in zip(*parts, strict=True))
+    arm_a, blk_a, rnd_a, wrk_a = (np.repeat(c, cnt) for c in (arm_b, blk_b, rnd_b, wrk_b))
+    return np.concatenate(xs), arm_a, blk_a, rnd_a, wrk_a
 
 
 # ------------------------------------------------- truths for intervals and periods (issue 22)

@@ -16,6 +16,7 @@ from latscope.stats._common import quantile_sorted
 from latscope.stats.between import combine_workers
 from latscope.stats.compare import verdict
 from latscope.stats.paired import (
+    _CHUNK,
     DEFAULT_PAIRED_NOISE,
     MIN_ROUNDS,
     SETTLE_FEW_ROUNDS,
@@ -24,6 +25,7 @@ from latscope.stats.paired import (
     SETTLE_WORKERS,
     BlockTable,
     Paired,
+    _cbb_variances,
     block_table,
     paired,
 )
@@ -364,3 +366,49 @@ def test_combining_workers_agrees_with_the_normal_theory_when_the_layout_is_know
     _, lo1, hi1, _ = combine_workers(np.array([0.0, 0.03, 0.06]), tight, 0.0, 0.95)
     mu2, lo2, hi2, share2 = combine_workers(np.array([0.0, 0.03, 0.06]), tight, 0.01, 0.95)
     assert lo2 < mu2 < hi2 and hi2 - lo2 > 10 * (hi1 - lo1) and share2 > 0.95
+
+
+def _cbb_by_sorting_values(
+    d: np.ndarray, first: np.ndarray, ell: int, n_boot: int, rng: np.random.Generator
+) -> tuple[float, float | None]:
+    """The block bootstrap as first written: every resample of the values sorted again for
+    each order's median (the reference for _cbb_variances' sorted ranks)."""
+
+    def masked_median(a: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        srt = np.sort(np.where(mask, a, np.inf), axis=1)
+        k = mask.sum(axis=1)
+        lo = np.take_along_axis(srt, np.maximum((k - 1) // 2, 0)[:, None], axis=1)[:, 0]
+        hi = np.take_along_axis(srt, np.maximum(k // 2, 0)[:, None], axis=1)[:, 0]
+        with np.errstate(invalid="ignore"):
+            return np.where(k > 0, 0.5 * (lo + hi), np.nan)
+
+    n, reps, contrast, done = d.size, [], [], 0
+    while done < n_boot:
+        m = min(_CHUNK, n_boot - done)
+        nb = -(-n // ell)
+        starts = rng.integers(0, n, size=(m, nb, 1))
+        idx = ((starts + np.arange(ell)) % n).reshape(m, nb * ell)[:, :n]
+        reps.append(np.median(d[idx], axis=1))
+        contrast.append(masked_median(d[idx], first[idx]) - masked_median(d[idx], ~first[idx]))
+        done += m
+    c = np.concatenate(contrast)
+    c = c[np.isfinite(c)]
+    v_c = float(np.var(c, ddof=1)) if c.size >= max(10, n_boot // 2) else None
+    return float(np.var(np.concatenate(reps), ddof=1)), v_c
+
+
+def test_the_bootstrap_of_sorted_ranks_gives_the_medians_of_sorted_values() -> None:
+    """Odd and even rounds, ties, one order nearly absent (resamples without it), blocks of 1
+    to 7, two chunks: the same variances to the last bit."""
+    rng = np.random.default_rng(14)
+    for n in (10, 11, 40, 57):
+        for ties in (False, True):
+            d = rng.standard_normal(n)
+            d = np.round(d * 3) / 3 if ties else d
+            for share in (0.5, 0.08):
+                first = rng.random(n) < share
+                first[0] = True
+                for ell in (1, 3, 7):
+                    want = _cbb_by_sorting_values(d, first, ell, 300, np.random.default_rng(n))
+                    got = _cbb_variances(d, first, ell, 300, np.random.default_rng(n), True)
+                    assert got == want, (n, ties, share, ell)

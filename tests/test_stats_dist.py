@@ -29,6 +29,8 @@ def test_the_distributions_are_scipy_stats() -> None:
         k = np.arange(-2, n + 3)
         np.testing.assert_allclose(dist.binom_sf(k, n, p), stats.binom.sf(k, n, p), rtol=1e-12)
         np.testing.assert_allclose(dist.binom_cdf(k, n, p), stats.binom.cdf(k, n, p), rtol=1e-12)
+        one = [dist.binom_sf1(int(j), n, p) for j in k[:: max(1, n // 50)]]
+        assert one == dist.binom_sf(k[:: max(1, n // 50)], n, p).tolist()  # the same numbers
     assert dist.binom_ppf(0.0, 10, 0.5) == int(stats.binom.ppf(0.0, 10, 0.5)) == -1
     assert dist.binom_ppf(1.0, 10, 0.5) == int(stats.binom.ppf(1.0, 10, 0.5)) == 10
 

@@ -1,8 +1,13 @@
+import importlib
+
 import numpy as np
 import pytest
 
 from latscope.stats import Prepared, drift, timer_too_coarse
 from synth import lognormal_ar1
+
+#: The module (``latscope.stats.drift`` is the function there).
+drift_module = importlib.import_module("latscope.stats.drift")
 
 
 def codes(d):
@@ -280,3 +285,48 @@ def test_bouts_that_return_are_excursions_and_workers_have_their_own_level():
     y[15_000:] *= 1.3  # from the middle of the eighth worker on
     cps = drift(y, segments=[2000] * 10).change_points
     assert any(abs(cp.index - 15_000) <= 200 and cp.relative_change > 0.2 for cp in cps)
+
+
+def _plain_partitioning(med: np.ndarray, pen: float, min_size: int) -> list[int]:
+    """The optimal partitioning as first written (a cost row per end, rebuilt for every
+    penalty): the reference the drift's cached costs must reproduce to the last bit."""
+    n = med.size
+    y = med - float(np.mean(med))
+    c1 = np.concatenate([[0.0], np.cumsum(y)])
+    c2 = np.concatenate([[0.0], np.cumsum(y * y)])
+    best = np.full(n + 1, np.inf)
+    best[0] = -pen
+    last = np.zeros(n + 1, dtype=np.int64)
+    for t in range(min_size, n + 1):
+        s = np.arange(0, t - min_size + 1)
+        s = s[np.isfinite(best[s])]
+        cost = (c2[t] - c2[s]) - (c1[t] - c1[s]) ** 2 / (t - s)
+        tot = best[s] + cost + pen
+        i = int(np.argmin(tot))
+        best[t], last[t] = tot[i], s[i]
+    out, t = [], n
+    while t > 0:
+        t = int(last[t])
+        if t > 0:
+            out.append(t)
+    return out[::-1]
+
+
+def test_the_cached_segment_costs_give_the_plain_partitioning(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Costs made once as a matrix, or row by row beyond COST_MATRIX_MAX windows: the same
+    change points as the plain loop, on random walks with ties, for every penalty."""
+    dr = drift_module
+    rng = np.random.default_rng(8)
+    for n in (3, 11, 60, 201):
+        y = np.cumsum(rng.standard_normal(n)) * 0.1 + rng.standard_normal(n)
+        for med in (y, np.round(y)):
+            costs = dr._segment_costs(med)
+            for pen in (0.0, 0.5, 3.0, 30.0):
+                for min_size in (1, 2, 3):
+                    want = _plain_partitioning(med, pen, min_size)
+                    assert dr._segment(med, pen, min_size, costs) == want
+                    monkeypatch.setattr(dr, "COST_MATRIX_MAX", 0)
+                    assert dr._segment(med, pen, min_size) == want
+                    monkeypatch.undo()

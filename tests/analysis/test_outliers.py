@@ -1,8 +1,10 @@
+import math
+
 import numpy as np
 import pytest
 
 from latscope.stats import outliers, spike_periodicity
-from latscope.stats.periodicity import decluster
+from latscope.stats.periodicity import Z2_CHUNK, _fold, _z2, decluster
 from synth import bursts, lognormal_ar1, periodic_positions
 
 STEP = 10.0  # ns, a clock step like this VM's TSC
@@ -236,3 +238,43 @@ def test_period_needs_ten_recurrences_and_random_spikes_have_none():
         rng = np.random.default_rng(730 + r)
         assert _period_case(rng, 20_000, 2500).period_iterations is None  # 8 cycles
         assert _period_case(rng, 20_000, 0).period_iterations is None
+
+
+def _z2_one_frequency_at_a_time(times, freqs, harmonics, background, integer_times, min_freq):
+    """The Z^2 statistic as first written, one trial frequency and harmonic at a time."""
+    m = times.size
+    z2, r1 = np.zeros(freqs.size), np.zeros(freqs.size)
+    rel = times - times[0]
+    for i, f in enumerate(freqs):
+        ang = rel * f
+        ang -= np.floor(ang)
+        ang *= 2.0 * math.pi
+        cos1, sin1 = np.cos(ang), np.sin(ang)
+        ch, sh = cos1, sin1
+        for h in range(1, harmonics + 1):
+            if h > 1:
+                ch, sh = ch * cos1 - sh * sin1, sh * cos1 + ch * sin1
+            fh = _fold(h * float(f)) if integer_times else h * float(f)
+            c, s = float(ch.sum()), float(sh.sum())
+            if h == 1:
+                r1[i] = math.sqrt(c * c + s * s) / m
+            if integer_times and fh < min_freq:
+                continue
+            z2[i] += 2.0 * (c * c + s * s) / m / float(background(np.array([fh]))[0])
+    return z2, r1
+
+
+def test_the_z2_of_all_frequencies_at_once_is_that_of_each_alone() -> None:
+    """Few and many events (several chunks of frequencies), integer times with harmonics
+    folded and skipped, a background that varies: the same statistic to the last bit."""
+    rng = np.random.default_rng(15)
+    freqs = np.concatenate([np.linspace(1e-4, 0.3, 81), [0.5, 0.75, 0.999]])
+    for m in (3, 60, Z2_CHUNK // 40):  # the last: 40 frequencies a chunk, three chunks
+        times = np.sort(rng.choice(200_000, m, replace=False)).astype(np.float64)
+        for integer_times, min_freq in ((False, 0.0), (True, 1e-3)):
+            for harmonics in (1, 2):
+                for bg in (lambda f: np.ones(f.shape), lambda f: 1.0 + 3.0 * f):
+                    args = (times, freqs, harmonics, bg, integer_times, min_freq)
+                    want = _z2_one_frequency_at_a_time(*args)
+                    got = _z2(*args)
+                    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])

@@ -10,6 +10,7 @@ from latscope.stats import _common, analyze, analyze_column, dependence
 from latscope.stats._common import (
     Prepared,
     mad_sorted,
+    median,
     median_sorted,
     quantile_sorted,
     sorted_under,
@@ -41,6 +42,18 @@ def test_median_and_mad_of_the_sorted_copy_are_numpys() -> None:
         # about the median, and about centres elsewhere (the summary's grouped median)
         for mid in (med, float(x[0]), float(xs[0]) - 1.0, float(xs[-1]) + 1.0, 0.123):
             assert mad_sorted(xs, mid) == float(np.median(np.abs(x - mid))), (x.size, mid)
+
+
+def test_the_one_partition_median_is_numpys() -> None:
+    """Bit for bit, sign of zero and NaN included, copied or in place."""
+    rng = np.random.default_rng(2)
+    zeros = [np.array([-0.0]), np.array([-0.0, -0.0]), np.array([-0.0, 0.0, -0.0, 1.0])]
+    odd = [np.array([1.0, np.nan, 2.0]), np.array([np.inf, -np.inf, 3.0, 4.0])]
+    for x in [*_columns(rng), *zeros, *odd]:
+        want = np.median(x)
+        for got in (median(x), median(x.copy(), overwrite=True)):
+            assert np.array_equal(got, want, equal_nan=True), (x, got, want)
+            assert np.signbit(got) == np.signbit(want), x
 
 
 def test_median_and_mad_of_a_monotone_function_of_the_sorted_copy() -> None:

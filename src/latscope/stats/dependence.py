@@ -133,17 +133,18 @@ def _autocorrelation(held: list[np.ndarray], max_lag: int) -> FloatArray:
     return _acf(acov[: max_lag + 1])
 
 
-def _blockwise(a: np.ndarray, max_lag: int, block: int = BLOCK) -> FloatArray:
+def _blockwise(a: np.ndarray, max_lag: int, block: int | None = None) -> FloatArray:
     """The ACF of ``a`` at lags ``0..max_lag`` (mean removed, divisor ``n``) summed over blocks
-    of ``B = max(block, max_lag)`` samples: each block's spectrum ``F_j`` (``2 B`` points, the
-    block zero-padded) once, and the cross-spectrum of a block with itself and the next one
-    (shifted by ``B``: a sign ``(-1)^f``) accumulated, ``S = sum_j conj(F_j) (F_j + (-1)^f
-    F_{j+1})``; one inverse transform of ``S`` gives every sum ``z_i z_{i+k}`` with ``k <=
-    B``, as one transform of the whole series would (to rounding), in the memory of a few
-    blocks instead of four columns."""
+    of ``B = max(block, max_lag)`` samples (``block`` None: ``BLOCK``, read when called): each
+    block's spectrum ``F_j`` (``2 B`` points, the block zero-padded) once, and the
+    cross-spectrum of a block with itself and the next one (shifted by ``B``: a sign
+    ``(-1)^f``) accumulated, ``S = sum_j conj(F_j) (F_j + (-1)^f F_{j+1})``; one inverse
+    transform of ``S`` gives every sum ``z_i z_{i+k}`` with ``k <= B``, as one transform of
+    the whole series would (to rounding), in the memory of a few blocks instead of four
+    columns."""
     n = a.size
     mean = float(a.mean())
-    b = max(block, max_lag, 1)
+    b = max(BLOCK if block is None else block, max_lag, 1)
     nfft = 2 * b
     buf = np.zeros(nfft)
 

@@ -20,7 +20,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy import special
 
-from ._common import FloatArray
+from ._common import FloatArray, median
 
 
 def t_ppf(q: float, df: float) -> float:
@@ -76,6 +76,17 @@ def binom_sf(k: float | FloatArray, n: float | FloatArray, p: float | FloatArray
     mid = (k >= 0) & (k < n)
     out[mid] = _binom("sf")(k[mid], n[mid], p[mid])
     return out
+
+
+def binom_sf1(k: int, n: int, p: float) -> float:
+    """`binom_sf` of one ``k``, ``n`` and ``p``: the same number, without its arrays (the comb
+    test takes thousands of single tails)."""
+    k = math.floor(k)
+    if k < 0:
+        return 1.0
+    if k >= n:
+        return 0.0
+    return float(_binom("sf")(float(k), float(n), float(p)))
 
 
 def binom_ppf(q: float, n: int, p: float) -> int:
@@ -211,8 +222,8 @@ def theil_sen(y: FloatArray, x: FloatArray, confidence: float = 0.95) -> TheilSe
     slopes = np.sort(dy[pos] / dx[pos])
     if not slopes.size:
         return TheilSen(math.nan, math.nan, math.nan, math.nan)
-    med = float(np.median(slopes))
-    inter = float(np.median(y) - med * np.median(x))
+    med = median(slopes)
+    inter = float(median(y) - med * median(x))
     alpha = 1.0 - confidence if confidence > 0.5 else confidence
     z = float(special.ndtri(alpha / 2.0))
     ny, nt = y.size, slopes.size

@@ -103,6 +103,7 @@ from ._common import (
     Prepared,
     Result,
     as_prepared,
+    median,
     quantile_sorted,
 )
 from .dist import theil_sen
@@ -131,6 +132,8 @@ PENALTY_FACTOR = 3.0
 NOISE_FLOOR = 1e-3
 #: Largest lag-1 autocorrelation of the window medians the long-run variance assumes.
 MAX_RHO = 0.95
+#: Up to this many windows, the segment costs of all (start, end) pairs are made at once.
+COST_MATRIX_MAX = 1024
 #: Rounds of (segment, estimate the long-run variance, segment again).
 LRV_ITERATIONS = 5
 #: A change point must move the median by at least this share of the overall median ...
@@ -215,7 +218,7 @@ def _segment_fit(med: FloatArray, bkps: list[int]) -> tuple[FloatArray, list[flo
     res = np.empty_like(med)
     levels = []
     for a, b in zip(edges[:-1], edges[1:], strict=True):
-        lv = float(np.median(med[a:b]))
+        lv = median(med[a:b])
         levels.append(lv)
         res[a:b] = med[a:b] - lv
     return res, levels
@@ -228,7 +231,7 @@ def _long_run_factor(res: FloatArray) -> float:
     sd = robust_sd(res)
     if res.size < 3 or not sd > 0.0:
         return 1.0
-    r = np.clip(res - np.median(res), -3.0 * sd, 3.0 * sd)
+    r = np.clip(res - median(res), -3.0 * sd, 3.0 * sd)
     r = r - r.mean()
     den = float(np.dot(r, r))
     rho = float(np.dot(r[:-1], r[1:])) / den if den > 0.0 else 0.0
@@ -236,28 +239,55 @@ def _long_run_factor(res: FloatArray) -> float:
     return (1.0 + rho) / (1.0 - rho)
 
 
-def _segment(med: FloatArray, pen: float, min_size: int = MIN_SEGMENT_WINDOWS) -> list[int]:
-    """Optimal partitioning (Jackson et al. 2005; what PELT computes, without its pruning):
-    minimise the sum over segments of the squared deviations from the segment mean plus
-    ``pen`` per change point, segments at least ``min_size`` long. O(windows^2), vectorised;
-    the window medians are few (about 200). Returns the first window of each new segment."""
+def _segment_costs(med: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray | None]:
+    """The prefix sums of ``med`` less its mean and of their squares, and (up to
+    ``COST_MATRIX_MAX`` windows) ``cost[t, s]``, the squared deviations of ``med[s:t]`` from
+    its mean for ``s < t``: ``_segment``'s segment costs, made once for the several penalties
+    it is run with."""
     n = med.size
     y = med - float(np.mean(med))
     c1 = np.concatenate([[0.0], np.cumsum(y)])
     c2 = np.concatenate([[0.0], np.cumsum(y * y)])
+    if n > COST_MATRIX_MAX:
+        return c1, c2, None
+    r = np.arange(n + 1, dtype=np.float64)
+    d = c1[:, None] - c1
+    d *= d
+    with np.errstate(divide="ignore", invalid="ignore"):  # s >= t: never read
+        d /= r[:, None] - r
+    cost = c2[:, None] - c2
+    cost -= d
+    return c1, c2, cost
+
+
+def _segment(
+    med: FloatArray,
+    pen: float,
+    min_size: int = MIN_SEGMENT_WINDOWS,
+    costs: tuple[FloatArray, FloatArray, FloatArray | None] | None = None,
+) -> list[int]:
+    """Optimal partitioning (Jackson et al. 2005; what PELT computes, without its pruning):
+    minimise the sum over segments of the squared deviations from the segment mean plus
+    ``pen`` per change point, segments at least ``min_size`` long. O(windows^2), vectorised;
+    the window medians are few (about 200). ``costs``: ``_segment_costs(med)``, when made.
+    Returns the first window of each new segment."""
+    n = med.size
+    c1, c2, matrix = _segment_costs(med) if costs is None else costs
     best = np.full(n + 1, np.inf)
     best[0] = -pen
     last = np.zeros(n + 1, dtype=np.int64)
     for t in range(min_size, n + 1):
-        s = np.arange(0, t - min_size + 1)
-        s = s[np.isfinite(best[s])]
-        if s.size == 0:
-            continue
-        m = t - s
-        cost = (c2[t] - c2[s]) - (c1[t] - c1[s]) ** 2 / m
-        tot = best[s] + cost + pen
-        i = int(np.argmin(tot))
-        best[t], last[t] = tot[i], s[i]
+        # segments from s = 0 .. t - min_size; those from 0 < s < min_size follow no
+        # segmentation (best inf), so they are never the least
+        k = t - min_size + 1
+        if matrix is not None:
+            cost = matrix[t, :k]
+        else:
+            cost = (c2[t] - c2[:k]) - (c1[t] - c1[:k]) ** 2 / (t - np.arange(k))
+        tot = best[:k] + cost
+        tot += pen
+        i = int(tot.argmin())
+        best[t], last[t] = tot[i], i
     out: list[int] = []
     t = n
     while t > 0:
@@ -278,14 +308,15 @@ def _change_points(
         y, fl, unit = np.log(med), floor / overall, overall
     sigma = max(robust_sd(np.diff(y)) / math.sqrt(2.0), fl)
     lrf, pen = 1.0, factor * sigma**2 * math.log(nw)
-    bkps = _segment(y, pen)
+    costs = _segment_costs(y)
+    bkps = _segment(y, pen, costs=costs)
     seen: set[tuple[int, ...]] = set()
     for _ in range(LRV_ITERATIONS):
         res, _ = _segment_fit(y, bkps)
         sigma = max(robust_sd(res), fl)
         lrf = _long_run_factor(res)
         pen = factor * lrf * sigma**2 * math.log(nw)
-        new = _segment(y, pen)
+        new = _segment(y, pen, costs=costs)
         if tuple(new) in seen or new == bkps:
             bkps = new
             break
@@ -398,9 +429,7 @@ def drift(
         meda, xa = med.copy(), xv.copy()
     if found is not None:
         lv, slow = found
-        f = math.exp(
-            float(np.median(np.log(med[slow])) - np.median(np.log(med[~slow & ~in_warmup])))
-        )
+        f = math.exp(median(np.log(med[slow])) - median(np.log(med[~slow & ~in_warmup])))
         for i in np.flatnonzero(slow):
             meda[i] /= f
             xa[starts[i] : ends[i]] /= f

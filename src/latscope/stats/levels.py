@@ -49,6 +49,7 @@ from ._common import (
     IntArray,
     Result,
     mad_sorted,
+    median,
     median_sorted,
     sorted_under,
 )
@@ -104,7 +105,7 @@ def window_medians(x: FloatArray, w: int) -> tuple[IntArray, FloatArray]:
         med[:-1] = np.median(
             x[: (nw - 1) * w].reshape(nw - 1, w).copy(), axis=1, overwrite_input=True
         )
-    med[-1] = np.median(x[(nw - 1) * w :])
+    med[-1] = median(x[(nw - 1) * w :])
     return starts, med
 
 
@@ -116,10 +117,10 @@ def robust_sd(r: FloatArray) -> float:
 def median_and_robust_sd(r: FloatArray) -> tuple[float, float]:
     """The median of ``r`` and `robust_sd` of it (in one array of its own: this runs on a
     whole column)."""
-    mid = float(np.median(r))
+    mid = median(r)
     d = np.subtract(r, mid)
     np.abs(d, out=d)
-    return mid, MAD_SCALE * float(np.median(d, overwrite_input=True))
+    return mid, MAD_SCALE * median(d, overwrite=True)
 
 
 def refine(x: FloatArray, bounds: list[int], w: int, xs: FloatArray | None = None) -> list[int]:
@@ -199,7 +200,7 @@ def levels(
     k = np.arange(k0, nw - k0 + 1)
     within = (c2[k] - c1[k] ** 2 / k) + ((c2[nw] - c2[k]) - (c1[nw] - c1[k]) ** 2 / (nw - k))
     cut = int(k[int(np.argmin(within))])
-    lo, hi = float(np.median(srt[:cut])), float(np.median(srt[cut:]))
+    lo, hi = median(srt[:cut]), median(srt[cut:])
     raw = y >= 0.5 * (srt[cut - 1] + srt[cut])
     res = np.where(raw, y - hi, y - lo)[use]
     sd = robust_sd(res)
@@ -220,12 +221,11 @@ def levels(
     changed = idx[np.flatnonzero(maj[1:] != maj[:-1]) + 1]
     if changed.size < LEVEL_MIN_SWITCHES:
         return None
-    ends = np.append(starts[1:], x.size)
     in_slow = np.zeros(x.size, dtype=bool)
     in_fast = np.zeros(x.size, dtype=bool)
-    for i in idx:
-        (in_slow if slow[i] else in_fast)[starts[i] : ends[i]] = True
-    fast_ns, slow_ns = float(np.median(x[in_fast])), float(np.median(x[in_slow]))
+    window = np.repeat(np.arange(med.size), np.diff(np.append(starts, x.size)))  # per sample
+    in_slow[starts[0] :], in_fast[starts[0] :] = (use & slow)[window], (use & ~slow)[window]
+    fast_ns, slow_ns = median(x[in_fast]), median(x[in_slow])
     return (
         Levels(
             fast_ns=fast_ns,
@@ -272,7 +272,7 @@ def warmup_windows(x: FloatArray, starts: IntArray, med: FloatArray) -> tuple[in
     """Leading windows clearly above the rest (more than ``WARMUP_THRESHOLD`` and 4 robust
     SDs of the window medians' differences): (warm-up iterations, how much slower they are)."""
     nw = med.size
-    rest = float(np.median(med[1:]))
+    rest = median(med[1:])
     sd = robust_sd(np.diff(med[1:])) / math.sqrt(2.0) if nw > 3 else 0.0
     if not (med[0] > rest * (1.0 + WARMUP_THRESHOLD) and med[0] > rest + 4.0 * sd):
         return None
@@ -281,7 +281,7 @@ def warmup_windows(x: FloatArray, starts: IntArray, med: FloatArray) -> tuple[in
     while k < nw - 1 and med[k] > rest * (1.0 + WARMUP_THRESHOLD):
         k += 1
     warm = int(ends[k - 1])
-    return warm, float(np.median(x[:warm])) / rest - 1.0
+    return warm, median(x[:warm]) / rest - 1.0
 
 
 def levels_warning(lv: Levels) -> AnalysisWarning:
@@ -301,7 +301,7 @@ def levels_warning(lv: Levels) -> AnalysisWarning:
 def segment_median(x: FloatArray, a: int, b: int, memo: dict[tuple[int, int], float]) -> float:
     """The median of ``x[a:b]``, kept in ``memo`` (partitioned in a copy of its own)."""
     if (a, b) not in memo:
-        memo[(a, b)] = float(np.median(x[a:b].copy(), overwrite_input=True))
+        memo[(a, b)] = median(x[a:b])
     return memo[(a, b)]
 
 

@@ -61,6 +61,7 @@ from ._common import (
     Result,
     as_prepared,
     mad_sorted,
+    median,
     quantile_sorted,
 )
 from .periodicity import Periodicity, best_period
@@ -165,7 +166,7 @@ def _local_thresholds(prep: Prepared, k: float, iqr: float) -> _Thresholds:
     raw = np.maximum(meds + k * scales, floor)
     spike = _median3(raw)
     strong = _median3(meds + STRONG_FACTOR * (raw - meds))
-    return _Thresholds(edges, spike, strong, float(np.median(scales)), what)
+    return _Thresholds(edges, spike, strong, median(scales), what)
 
 
 def _spike_rule(k: float, step: float | None) -> str:
@@ -211,8 +212,8 @@ def outliers(
     spikes = _exceedances(prep.x, th.edges, th.spike)
     win = np.minimum(np.searchsorted(th.edges, spikes, side="right") - 1, th.spike.size - 1)
     strong_idx = spikes[prep.x[spikes] > th.strong[win]]
-    threshold = float(np.median(th.spike))
-    period = best_period(prep, spikes, threshold, strong_idx, float(np.median(th.strong)))
+    threshold = median(th.spike)
+    period = best_period(prep, spikes, threshold, strong_idx, median(th.strong))
     return Outliers(
         q1=q1,
         q3=q3,

@@ -94,7 +94,7 @@ import numpy.typing as npt
 from scipy import special
 
 from ..units import fmt_ratio
-from ._common import FloatArray, IntArray, Result
+from ._common import FloatArray, IntArray, Result, median
 from .between import combine_workers
 from .compare import verdict as _verdict
 from .dependence import autocorrelation, politis_white_block_length
@@ -342,15 +342,6 @@ def _block_length(d: FloatArray) -> int:
     return max(1, min(int(math.ceil(b)), n // 4 if n >= 4 else 1))
 
 
-def _cbb_indices(n: int, ell: int, reps: int, rng: np.random.Generator) -> IntArray:
-    """Indices of ``reps`` circular block bootstrap resamples of ``n`` items, blocks of
-    ``ell``: shape (reps, n)."""
-    nb = -(-n // ell)
-    starts = rng.integers(0, n, size=(reps, nb, 1))
-    idx = (starts + np.arange(ell)) % n
-    return idx.reshape(reps, nb * ell)[:, :n]
-
-
 def _cbb_variances(
     d: FloatArray,
     first: npt.NDArray[np.bool_],
@@ -361,19 +352,33 @@ def _cbb_variances(
 ) -> tuple[float, float | None]:
     """Circular block bootstrap (blocks of ``ell``) variances of the median of ``d`` and, when
     ``order``, of the order contrast (median over the rounds where ``first`` holds minus
-    median over the others; None when too few resamples hold both kinds)."""
-    n = d.size
+    median over the others; None when too few resamples hold both kinds). A resample is
+    sorted as the ranks of its values in ``d`` (read from the ranks written twice: the circle
+    without a modulo); for the contrast the ranks where ``first`` holds are raised by ``n``,
+    so that one sort puts the other order's rounds before them."""
+    n, nb = d.size, -(-d.size // ell)
+    by_rank = np.argsort(d, kind="stable")
+    srt = d[by_rank]
+    rank = np.empty(n, dtype=np.int32 if 2 * n < 2**31 else np.int64)
+    rank[by_rank] = np.arange(n)
+    rank2 = np.tile(rank, 2)
+    keyed = np.tile((rank + n * first).astype(rank.dtype), 2) if order else rank2
     reps = np.empty(n_boot)
     contrast = np.empty(n_boot) if order else None
     done = 0
     while done < n_boot:
         m = min(_CHUNK, n_boot - done)
-        idx = _cbb_indices(n, ell, m, rng)
-        dd = d[idx]
-        reps[done : done + m] = np.median(dd, axis=1)
+        starts = rng.integers(0, n, size=(m, nb, 1))  # blocks of ell <= n: positions < 2n
+        pos = (starts + np.arange(ell)).reshape(m, nb * ell)[:, :n]
+        r = rank2[pos]
+        r.sort(axis=1)
+        reps[done : done + m] = _sorted_medians(srt, r, 0, n)
         if contrast is not None:
-            ff = first[idx]
-            contrast[done : done + m] = _masked_median(dd, ff) - _masked_median(dd, ~ff)
+            r = keyed[pos]
+            r.sort(axis=1)
+            before = np.count_nonzero(r < n, axis=1)  # rounds where the baseline ran first
+            contrast[done : done + m] = _sorted_medians(srt, r, before, n - before, n)
+            contrast[done : done + m] -= _sorted_medians(srt, r, 0, before)
         done += m
     v_contrast = None
     if contrast is not None:
@@ -381,6 +386,20 @@ def _cbb_variances(
         if contrast.size >= max(10, n_boot // 2):
             v_contrast = float(np.var(contrast, ddof=1))
     return float(np.var(reps, ddof=1)), v_contrast
+
+
+def _sorted_medians(
+    srt: FloatArray, keys: IntArray, start: IntArray | int, count: IntArray | int, less: int = 0
+) -> FloatArray:
+    """The median of each row's ``count`` values from column ``start`` on, sorted as their
+    ranks in ``srt`` plus ``less`` (NaN for none): the mean of its order statistics ``(count -
+    1) // 2`` and ``count // 2``."""
+    at, last = np.arange(keys.shape[0]), keys.shape[1] - 1
+    lo = keys[at, np.minimum(start + np.maximum((count - 1) // 2, 0), last)] - less
+    hi = keys[at, np.minimum(start + np.maximum(count // 2, 0), last)] - less
+    with np.errstate(invalid="ignore"):
+        med = 0.5 * (srt.take(lo, mode="clip") + srt.take(hi, mode="clip"))
+    return np.where(np.asarray(count) > 0, med, np.nan)  # type: ignore[no-any-return]
 
 
 def _boot_worker(
@@ -401,16 +420,6 @@ def _boot_worker(
     v = max(v1, 2.0 * v2 - v1)
     c = None if c1 is None or c2 is None else max(c1, 2.0 * c2 - c1)
     return v, c, ell
-
-
-def _masked_median(a: FloatArray, mask: npt.NDArray[np.bool_]) -> FloatArray:
-    """Median of each row of ``a`` over the entries where ``mask`` holds (NaN for none)."""
-    srt = np.sort(np.where(mask, a, np.inf), axis=1)
-    k = mask.sum(axis=1)
-    lo = np.take_along_axis(srt, np.maximum((k - 1) // 2, 0)[:, None], axis=1)[:, 0]
-    hi = np.take_along_axis(srt, np.maximum(k // 2, 0)[:, None], axis=1)[:, 0]
-    with np.errstate(invalid="ignore"):
-        return np.where(k > 0, 0.5 * (lo + hi), np.nan)
 
 
 # --------------------------------------------------------------------------------- paired
@@ -474,10 +483,10 @@ def paired(
     if rounds == 0:
         raise ValueError(f"arm {arm} and baseline {baseline} never ran in the same round")
     workers = len(ds)
-    per_worker = tuple(float(math.exp(np.median(d))) for d in ds)
+    per_worker = tuple(math.exp(median(d)) for d in ds)
     if rounds < MIN_ROUNDS:
         allr = np.exp(np.concatenate(ds))
-        est = float(math.exp(np.median(np.log(allr))))
+        est = math.exp(median(np.log(allr)))
         return Paired(
             estimate=est,
             low=float(min(allr.min(), est)),
@@ -498,7 +507,7 @@ def paired(
             worker_sd=scale,
         )
     rng = np.random.default_rng(seed)
-    y = np.array([float(np.median(d)) for d in ds])
+    y = np.array([median(d) for d in ds])
     v = np.full(workers, np.nan)
     oy: list[float] = []
     ov: list[float] = []
@@ -510,12 +519,12 @@ def paired(
         v[i] = max(var, MIN_ROUND_SD**2 / d.size)
         ells.append(ell)
         if v_order is not None:
-            oy.append(float(np.median(d[f]) - np.median(d[~f])))
+            oy.append(median(d[f]) - median(d[~f]))
             ov.append(max(v_order, 2 * MIN_ROUND_SD**2 / d.size))
     sizes = np.array([d.size for d in ds], dtype=np.float64)
     own = np.isfinite(v)
     if own.any():
-        per_round = float(np.median(v[own] * sizes[own]))
+        per_round = median(v[own] * sizes[own])
     else:
         # no worker long enough for its own bootstrap: the pooled variance of the round log
         # ratios around their workers' means (not robust, so gross errors make it wider), times

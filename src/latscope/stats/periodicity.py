@@ -168,6 +168,8 @@ BACKGROUND_BINS = 256
 LOW_BLOCKS = 2
 #: Bins on each side of a low-frequency bin left out of its background.
 GUARD_BINS = 2
+#: The Z^2 statistic's phases are made this many (frequency, event) pairs at a time.
+Z2_CHUNK = 2**16
 #: The periodogram's power is made this many bins at a time.
 POWER_CHUNK = 2**16
 
@@ -189,11 +191,11 @@ class Periodicity(Result):
     min_period: float | None = None  # shortest period searched (iterations)
 
 
-Background = Callable[[float], float]
+Background = Callable[[FloatArray], FloatArray]
 
 
-def _flat(_f: float) -> float:
-    return 1.0
+def _flat(f: FloatArray) -> FloatArray:
+    return np.ones(f.shape)
 
 
 def _fold(f: float) -> float:
@@ -209,39 +211,35 @@ def _z2(
     background: Background = _flat,
     integer_times: bool = False,
     min_freq: float = 0.0,
-) -> tuple[FloatArray, FloatArray, int]:
-    """Z^2_m statistic (each harmonic divided by the background at its frequency), the
-    first-harmonic mean resultant length for each trial frequency, and the number of harmonics
-    used at the last frequency. With integer times, a harmonic that aliases to below
-    ``min_freq`` (e.g. the 2nd harmonic of period 2, which is DC) carries no information and is
-    skipped."""
+) -> tuple[FloatArray, FloatArray]:
+    """Z^2_m statistic (each harmonic divided by the background at its frequency) and the
+    first-harmonic mean resultant length for each trial frequency. With integer times, a
+    harmonic that aliases to below ``min_freq`` (e.g. the 2nd harmonic of period 2, which is
+    DC) carries no information and is skipped."""
     m = times.size
-    z2 = np.zeros(freqs.size)
-    r1 = np.zeros(freqs.size)
-    used = 0
-    # Phases modulo 1 (cycles) are computed in float64 from times relative to the first spike
-    # (``v - floor(v)``: ``np.mod(v, 1.0)`` exactly, for a tenth of its time).
+    sums = np.empty((2, harmonics, freqs.size))  # sums of cos(h phi_j), sin(h phi_j)
+    # Phases modulo 1 (cycles) in float64 from times relative to the first spike (``v -
+    # floor(v)``: ``np.mod(v, 1.0)`` exactly, for a tenth of its time), Z2_CHUNK at a time.
     rel = times - times[0]
-    whole = np.empty(rel.size)
-    for i, f in enumerate(freqs):
-        ang = rel * f
-        ang -= np.floor(ang, out=whole)
+    per = max(1, Z2_CHUNK // max(m, 1))
+    for a in range(0, freqs.size, per):
+        ang = freqs[a : a + per, None] * rel
+        ang -= np.floor(ang)
         ang *= 2.0 * math.pi
         cos1, sin1 = np.cos(ang), np.sin(ang)
         ch, sh = cos1, sin1
-        used = 0
-        for h in range(1, harmonics + 1):
-            if h > 1:  # angle addition: cos(h a), sin(h a) from the previous harmonic
+        for h in range(harmonics):
+            if h:  # angle addition: cos(h a), sin(h a) from the previous harmonic
                 ch, sh = ch * cos1 - sh * sin1, sh * cos1 + ch * sin1
-            fh = _fold(h * float(f)) if integer_times else h * float(f)
-            c, s = float(ch.sum()), float(sh.sum())
-            if h == 1:
-                r1[i] = math.sqrt(c * c + s * s) / m
-            if integer_times and fh < min_freq:
-                continue
-            z2[i] += 2.0 * (c * c + s * s) / m / background(fh)
-            used += 1
-    return z2, r1, used
+            sums[0, h, a : a + per], sums[1, h, a : a + per] = ch.sum(axis=1), sh.sum(axis=1)
+    power = sums[0] * sums[0] + sums[1] * sums[1]
+    z2 = np.zeros(freqs.size)
+    for h in range(1, harmonics + 1):
+        fh = h * freqs % 1.0 if integer_times else h * freqs
+        fh = np.where(fh > 0.5, 1.0 - fh, fh) if integer_times else fh  # _fold
+        term = 2.0 * power[h - 1] / m / background(fh)
+        z2 += np.where(fh < min_freq, 0.0, term) if integer_times else term
+    return z2, np.sqrt(power[0]) / m
 
 
 def _refine(
@@ -254,10 +252,11 @@ def _refine(
 ) -> tuple[float, float, float, int]:
     """Best frequency near ``f0`` by Z^2; returns (frequency, Z^2, strength, harmonics used)."""
     freqs = np.linspace(max(f0 - half_width, 1e-12), f0 + half_width, REFINE_POINTS)
-    z2, r1, _ = _z2(times, freqs, Z2_HARMONICS, background, integer_times, min_freq)
+    z2, r1 = _z2(times, freqs, Z2_HARMONICS, background, integer_times, min_freq)
     i = int(np.argmax(z2))
-    _, _, used = _z2(times, freqs[i : i + 1], Z2_HARMONICS, background, integer_times, min_freq)
-    return float(freqs[i]), float(z2[i]), float(r1[i]), used
+    f = float(freqs[i])
+    skip = [integer_times and _fold(h * f) < min_freq for h in range(1, Z2_HARMONICS + 1)]
+    return f, float(z2[i]), float(r1[i]), skip.count(False)
 
 
 def _background_grid(power: FloatArray) -> tuple[FloatArray, FloatArray, int]:
@@ -305,8 +304,8 @@ class _Background:
             out[low] = np.interp(bins[low], np.arange(self.k_end), self.low_levels)
         return out
 
-    def level(self, f: float) -> float:
-        return float(self.levels(np.array([f * self.n]))[0])
+    def level(self, f: FloatArray) -> FloatArray:
+        return self.levels(f * self.n)
 
     def dof(self, f: float) -> int:
         b = f * self.n
@@ -350,7 +349,7 @@ def _fundamental(times: FloatArray, f: float, bg: _Background) -> float:
         if fh < f_min:
             continue
         js = [j for j in range(1, 2 * h) if math.gcd(j, h) == 1]
-        z = sum(float(_z2(times, np.array([j * fh]), 1, bg.level, True, f_min)[0][0]) for j in js)
+        z = sum(_z2(times, np.array(js) * fh, 1, bg.level, True, f_min)[0].tolist())
         dfn = 2 * len(js)
         dof = min(bg.dof(_fold(j * fh)) for j in js)
         if f_sf(z / dfn, dfn, dof) < FUNDAMENTAL_ALPHA / (MAX_HARMONIC - 1):
