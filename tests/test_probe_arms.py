@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -359,6 +360,23 @@ def _alive(pid: int) -> bool:
         return False
 
 
+def _rounds_begun(rfd: int, deadline: float) -> None:
+    """Read the run's progress lines (milliseconds of --time spent in the rounds) until one
+    says the rounds have begun, or the run ends, or the deadline passes; closes ``rfd``."""
+    with os.fdopen(rfd, "rb", buffering=0) as f:
+        buf = b""
+        while time.monotonic() < deadline:
+            if not select.select([f], [], [], 0.5)[0]:
+                continue
+            chunk = f.read(4096)
+            if not chunk:
+                return  # the run ended: the test's own assertion says how
+            buf += chunk
+            *lines, buf = buf.split(b"\n")
+            if any(ln.startswith(b"progress ") and int(ln.split()[1]) > 0 for ln in lines):
+                return
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_stopping_an_arms_run_leaves_nothing(tmp_path: Path, probe: str, sig: int) -> None:
     """Ctrl-C (or SIGTERM) while the arms run: exit 130, one line, and every arm's peers,
@@ -369,9 +387,12 @@ def test_stopping_an_arms_run_leaves_nothing(tmp_path: Path, probe: str, sig: in
     outdir.mkdir()
     before = set(sysv_objects())
     words = ["sysv_sem cpus=0,0", "sysv_mq cpus=0,0 mode=threads", "fifo cpus=0,0"]
+    rfd, wfd = os.pipe()
     args = [probe, *arms_args(*words, out=outdir / "x.lss", time_s="30")]
+    args += ["--progress-fd", str(wfd)]
     env = {**os.environ, "TMPDIR": str(tmpdir), "ASAN_OPTIONS": "detect_leaks=0"}
-    p = subprocess.Popen(args, env=env, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(args, env=env, stderr=subprocess.PIPE, text=True, pass_fds=(wfd,))
+    os.close(wfd)
     seen: set[int] = set()
     deadline = time.monotonic() + 30
     # until the worker has started its responders (two processes: sysv_sem and fifo)
@@ -380,7 +401,7 @@ def test_stopping_an_arms_run_leaves_nothing(tmp_path: Path, probe: str, sig: in
         if len(seen) >= 3:
             break
         time.sleep(0.05)
-    time.sleep(0.5)  # into the rounds
+    _rounds_begun(rfd, deadline)
     seen |= _descendants(p.pid)
     assert p.poll() is None, p.stderr.read() if p.stderr else ""
     p.send_signal(sig)
