@@ -7,13 +7,12 @@ no System V object, no POSIX queue, no /dev/shm entry, no FIFO, socket file or t
 directory, no network namespace or link, and no sample file.
 
 The probe under test: $LATSCOPE_SAN_PROBE (the Makefile's ASan/UBSan build), else
-$LATSCOPE_PROBE, else one built by meson in build/plain (as the wheel builds it).
+$LATSCOPE_PROBE, else the installed one (meson built it with the wheel's options).
 """
 
 from __future__ import annotations
 
 import ctypes
-import fcntl
 import json
 import os
 import re
@@ -21,7 +20,6 @@ import select
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -30,52 +28,27 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import children, probe_error_line, sysv_objects, unexpected_stderr
+from conftest import (
+    _installed_probe,
+    children,
+    probe_error_line,
+    sysv_objects,
+    unexpected_stderr,
+)
 from latscope import samples
 
 REPO = Path(__file__).resolve().parent.parent
 IS_ROOT = os.geteuid() == 0
 TWO_CPUS = len(os.sched_getaffinity(0)) >= 2 and {0, 1} <= os.sched_getaffinity(0)
 
-N = 200
+# A run's round trips: what check_run asserts of the file (every sample, the medians) holds
+# for 50 as for 200, and each costs a peer's wake-up (a message of 1 MB a millisecond each way
+# under AddressSanitizer); the page faults' own test runs 2,000, which cross pages.
+N = 50
 WARMUP = 20
 
 
 # ------------------------------------------------------------------------- the probe under test
-
-
-def meson_probe(builddir: Path, *options: str) -> str:
-    """latscope-probe built by meson in `builddir` (set up once with `options`, rebuilt when a
-    source changed): the one build the wheel and the Makefile use.  meson and ninja come from
-    the environment running the tests (the test extra), else from PATH."""
-    bindir = Path(sys.executable).parent
-    meson = str(bindir / "meson") if (bindir / "meson").exists() else shutil.which("meson")
-    if meson is None:
-        pytest.fail(
-            "meson is needed to build the probe under test: pip install '.[test]', or "
-            "set LATSCOPE_PROBE to a built probe",
-            pytrace=False,
-        )
-    env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}"}
-    builddir.parent.mkdir(parents=True, exist_ok=True)
-
-    def run(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([meson, *args], cwd=REPO, capture_output=True, text=True, env=env)
-
-    with open(builddir.parent / f".{builddir.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # one build at a time in this directory
-        compile_ = ("compile", "-C", str(builddir), "latscope-probe")
-        if (builddir / "build.ninja").exists():
-            r = run(*compile_)
-            if r.returncode != 0:  # e.g. set up by another meson version: set it up again
-                r = run("setup", "--wipe", str(builddir), *options)
-                r = run(*compile_) if r.returncode == 0 else r
-        else:
-            r = run("setup", str(builddir), *options)
-            r = run(*compile_) if r.returncode == 0 else r
-        if r.returncode != 0:
-            pytest.fail(f"meson failed to build the probe:\n{r.stdout}{r.stderr}", pytrace=False)
-    return str(builddir / "latscope-probe")
 
 
 def _probe_under_test() -> str:
@@ -84,7 +57,7 @@ def _probe_under_test() -> str:
         if p:
             assert os.access(p, os.X_OK), f"${var}={p} is not an executable"
             return p
-    return meson_probe(REPO / "build" / "plain")
+    return _installed_probe()
 
 
 def _env(tmpdir: Path | None = None) -> dict[str, str]:
@@ -187,13 +160,16 @@ def _netns_inodes(pids: set[int] | None = None) -> set[str]:
 
 
 def _links() -> set[str]:
-    r = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True)
-    return {line.split(":")[1].strip().split("@")[0] for line in r.stdout.splitlines()}
+    """The network interfaces of this process's namespace, as `ip link` lists them (read from
+    /proc/net/dev: no process started, four of them a test before)."""
+    lines = Path("/proc/net/dev").read_text().splitlines()[2:]
+    return {line.split(":", 1)[0].strip() for line in lines}
 
 
 def _netns_names() -> set[str]:
-    r = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True)
-    return set(r.stdout.split())
+    """The named network namespaces, as `ip netns list` lists them (its directory)."""
+    d = Path("/var/run/netns")
+    return set(os.listdir(d)) if d.is_dir() else set()
 
 
 def _named_for(name: str, pids: set[int]) -> bool:
@@ -218,8 +194,8 @@ class State:
         self.shm = set(os.listdir("/dev/shm")) if Path("/dev/shm").is_dir() else set()
         self.mq = set(os.listdir(mqdir)) if mqdir else set()
         self.sysv = set(sysv_objects())
-        self.net = _netns_names() if shutil.which("ip") else set()
-        self.links = _links() if shutil.which("ip") else set()
+        self.net = _netns_names()
+        self.links = _links()
 
     def _sysv_left(self, pids: set[int]) -> set[tuple[str, str]]:
         return {
@@ -250,11 +226,10 @@ class State:
             time.sleep(0.5)
             sysv &= self._sysv_left(pids)
         assert not sysv, f"System V IPC objects left (ipcs): {sysv}"
-        if shutil.which("ip"):
-            left = new(_netns_names(), self.net)
-            assert not left, f"network namespaces left (ip netns list): {left}"
-            left = new(_links(), self.links)
-            assert not left, f"links left: {left}"
+        left = new(_netns_names(), self.net)
+        assert not left, f"network namespaces left (ip netns list): {left}"
+        left = new(_links(), self.links)
+        assert not left, f"links left: {left}"
 
 
 def no_queue_named(name: str) -> None:
@@ -345,8 +320,16 @@ class Result:
         self.pid, self.returncode, self.stderr = pid, returncode, stderr
 
 
-def run_probe(probe: str, out: Path, tmpdir: Path, bench: str, *params: str, n: int = N) -> Result:
-    args = [probe, bench, "-n", str(n), "--warmup", str(WARMUP), "-o", str(out)]
+def run_probe(
+    probe: str,
+    out: Path,
+    tmpdir: Path,
+    bench: str,
+    *params: str,
+    n: int = N,
+    warmup: int = WARMUP,
+) -> Result:
+    args = [probe, bench, "-n", str(n), "--warmup", str(warmup), "-o", str(out)]
     for p in params:
         args += ["-p", p]
     with subprocess.Popen(
@@ -372,9 +355,15 @@ def check_run(
     line, no file), and the test is skipped with that reason."""
     out = tmp_path / "s.lss"
     before = State(tmpdir, mqdir)
-    # spinning on one CPU: every hand-over waits for the scheduler (milliseconds)
-    n = 50 if bench.startswith("spin") and cpus == "0,0" else N
-    r = run_probe(probe, out, tmpdir, bench, f"mode={mode}", f"cpus={cpus}", *extra, n=n)
+    n, warmup = N, WARMUP
+    if bench.startswith("spin") and cpus == "0,0":
+        # spinning on one CPU: every hand-over waits for the scheduler (milliseconds), and
+        # both spin meanwhile: 8 round trips and 2 to warm up show the file and the checks
+        # below as N would
+        n, warmup = 8, 2
+    r = run_probe(
+        probe, out, tmpdir, bench, f"mode={mode}", f"cpus={cpus}", *extra, n=n, warmup=warmup
+    )
     why = _unavailable(catalogue, bench)
     if why:  # not built with ZeroMQ: said so, exit 3
         assert r.returncode == 3, r.stderr
@@ -390,7 +379,7 @@ def check_run(
     sf = samples.load(out)
     h = sf.header
     assert [c["name"] for c in h["columns"]] == ["t_start", "rtt", "oneway"]
-    assert h["benchmark"] == bench and h["n"] == n and h["warmup"] == WARMUP
+    assert h["benchmark"] == bench and h["n"] == n and h["warmup"] == warmup
     for c in ("t_start", "rtt", "oneway"):
         assert sf.ticks[c].shape == (n,)
     assert (sf.ticks["rtt"] > 0).all()
@@ -559,8 +548,10 @@ def test_netns_needs_privilege(ipc_probe: str, tmp_path: Path) -> None:
 def plain_probe() -> str:
     """A probe built without sanitizers, for counting page faults: AddressSanitizer's shadow
     memory and allocator fault on their own, inside the timed loop, which says nothing about
-    the probe's own page touching."""
-    return meson_probe(REPO / "build" / "plain")
+    the probe's own page touching.  $LATSCOPE_PROBE where given, else the installed one: meson
+    built it from these sources with the wheel's options when the package was installed (a
+    build of its own here cost seconds of compiling for the same binary)."""
+    return _installed_probe()
 
 
 def _fault_matrix() -> list[tuple[str, str]]:
@@ -713,14 +704,24 @@ def test_workers_and_inject_refused(ipc_probe: str, tmp_path: Path) -> None:
 
 
 class Running:
-    """A probe started with a huge N, running its measurement loop."""
+    """A probe started with an N it never reaches before the test stops it, running its
+    measurement loop."""
 
     def __init__(
         self, probe: str, tmp_path: Path, tmpdir: Path, bench: str, mode: str, *extra: str
     ) -> None:
         self.out = tmp_path / "s.lss"
         rfd, wfd = os.pipe()
-        args = [probe, bench, "-n", "2000000", "--warmup", "10", "-o", str(self.out)]
+        # The probe reports its progress 50 ms into its run, then every 250 ms;
+        # the test stops it at the first report past the warm-up.  The probe touches every
+        # page of its sample arrays first: with a short N the first report finds it in its
+        # timed loop (with 2 million it often did not, and the peers handed over for another
+        # quarter of a second).  200,000 blocking hand-offs take seconds here, never less
+        # than a quarter of one (a round trip between two CPUs that sleep and wake takes
+        # microseconds); spinning peers on two CPUs go faster.
+        warmup = 10
+        n = "200000" if MECHS.get(bench, (0, 0, True))[2] else "2000000"
+        args = [probe, bench, "-n", n, "--warmup", str(warmup), "-o", str(self.out)]
         args += ["--progress-fd", str(wfd), "-p", f"mode={mode}", "-p", "cpus=0,1"]
         for e in extra:
             args += ["-p", e]
@@ -734,7 +735,8 @@ class Running:
         )
         os.close(wfd)
         self.rfd = rfd
-        self.wait_progress(2000)
+        # progress counts the warm-up's round trips, then the timed ones
+        self.wait_progress(warmup + 1)
 
     def wait_progress(self, at_least: int) -> None:
         deadline = time.monotonic() + 30

@@ -225,20 +225,17 @@ class Case:
     def label(self) -> str:
         return f"SIG{self.sig} {self.stage} latscope {self.command}"
 
-    def reach_stage(self) -> None:
-        end = time.monotonic() + STAGE_TIMEOUT_S
-        while time.monotonic() < end:
-            if self.p.poll() is not None:
-                raise AssertionError(
-                    f"{self.label}: latscope ended (status {self.p.returncode}) before the "
-                    f"stage: {''.join(self.err)[-2000:]}"
-                )
-            if self.stage in PAUSE and self.paused.is_set():
-                return
-            if self.stage == "during" and max(self.depth.values(), default=0) >= 2:
-                return  # the probe's worker or peer runs: it measures
-            time.sleep(0.02)
-        raise AssertionError(f"{self.label}: the stage was not reached: {''.join(self.err)}")
+    def at_stage(self) -> bool:
+        """Whether latscope has reached the case's stage (an error if it ended before)."""
+        if self.p.poll() is not None:
+            raise AssertionError(
+                f"{self.label}: latscope ended (status {self.p.returncode}) before the "
+                f"stage: {''.join(self.err)[-2000:]}"
+            )
+        if self.stage in PAUSE:
+            return self.paused.is_set()
+        # during: the probe's worker or peer runs, it measures
+        return max(self.depth.values(), default=0) >= 2
 
     def signal(self) -> None:
         os.kill(self.p.pid, self.signum)
@@ -370,10 +367,21 @@ def test_kill_matrix(
     sysv_before = set(sysv_objects())
     cases = [Case(command, stage, sig, tmp_path, probe) for sig in SIGNALS]
     try:
-        for c in cases:
-            c.reach_stage()
-        for c in cases:
-            c.signal()
+        # each signalled as soon as it is at its stage: a probe that measures meanwhile, while
+        # the others catch up, only burns CPU time
+        waiting, end = list(cases), time.monotonic() + STAGE_TIMEOUT_S
+        while True:
+            for c in [c for c in waiting if c.at_stage()]:
+                c.signal()
+                waiting.remove(c)
+            if not waiting:
+                break
+            if time.monotonic() > end:
+                late = waiting[0]
+                raise AssertionError(
+                    f"{late.label}: the stage was not reached: {''.join(late.err)}"
+                )
+            time.sleep(0.02)
         for c in cases:
             c.finish()
         problems = {c.label: c.problems(mqueue_dir) for c in cases}
