@@ -461,6 +461,31 @@ def test_many_scenarios_wrap_into_rows_of_bounded_width() -> None:
             assert lab.get_fontsize() >= 7
 
 
+def _laid_out_by_matplotlib(fig: Figure) -> Figure:
+    """``fig`` (not drawn yet) as matplotlib lays it out: its own Figure with the constrained
+    layout engine, laid out in a draw of its own before it is written."""
+    fig.__class__ = Figure
+    fig.set_layout_engine("constrained")
+    return fig
+
+
+def test_a_figure_laid_out_in_its_draw_is_the_one_matplotlib_lays_out() -> None:
+    """Figures are laid out in the draw that renders them (`common.LaidOutFigure`: savefig's
+    draw with nothing drawn is spared): the same PNG as matplotlib's own constrained layout
+    gives, for a panel with a legend below it and for panels in rows under a title and a
+    legend of the figure's."""
+    x = _data(2000)
+    makers = (
+        lambda: plots.histogram(x, label="x", log_x=True, cut=97),
+        lambda: plots.scenarios(_many_scenarios(x, runs=3, cols=3), title="file"),
+    )
+    for make in makers:
+        fig = make()
+        assert isinstance(fig, plots.common.LaidOutFigure)
+        assert fig.get_layout_engine() is None  # savefig draws it once
+        assert plots.to_bytes(fig) == plots.to_bytes(_laid_out_by_matplotlib(make()))
+
+
 def test_scenario_intervals_stay_inside_the_axes() -> None:
     """Intervals far wider than the samples (three repetitions that disagree), or with no upper
     end: every interval, whisker and the body of the samples (p0.1 to p99.9) lies inside its
