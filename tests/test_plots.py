@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 import matplotlib
 import numpy as np
@@ -96,6 +97,35 @@ KINDS = [
     "scenarios",
     "shift",
 ]
+
+
+class Drawn(NamedTuple):
+    """A kind of figure drawn once for the checks that look at it as drawn (`drawn`)."""
+
+    kind: str
+    screen: Figure  # as the HTML report shows it: written as PNG at 100 dpi, its own dpi
+    png: bytes  # ... those bytes
+    paper: Figure  # drawn for print (`plots.printed`), on its canvas
+
+
+@pytest.fixture(scope="module", params=KINDS)
+def drawn(request: pytest.FixtureRequest, analysed) -> Drawn:
+    """Each kind drawn once on screen and once for print, shared by the checks of tick labels,
+    text sizes and image sizes (each drew the figure again, for the same pixels). A
+    UserWarning while drawing (a layout that collapsed) is an error."""
+    import warnings
+
+    x, t, a = analysed
+    make = _kinds(x, t, a)[request.param]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        screen = make()
+        assert screen.dpi == 100  # to_bytes below draws it as its canvas does
+        png = plots.to_bytes(screen, "png", dpi=100)
+        with plots.printed():
+            paper = make()
+        paper.canvas.draw()
+    return Drawn(request.param, screen, png, paper)
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -237,12 +267,13 @@ def test_histogram_of_quantised_samples_has_no_comb(log_x) -> None:
 # ------------------------------------------------------------------------------- readability
 
 
-def _label_overlaps(fig: Figure) -> list[tuple[str, str, str]]:
+def _label_overlaps(fig: Figure, draw: bool = True) -> list[tuple[str, str, str]]:
     """Pairs of tick labels, major or minor, (axis, text, text) whose boxes overlap, after an
-    Agg draw."""
+    Agg draw (``draw=False``: ``fig`` was just drawn at its own dpi, e.g. written as PNG)."""
     import itertools
 
-    fig.canvas.draw()
+    if draw:
+        fig.canvas.draw()
     renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
     bad = []
     for ax in fig.axes:
@@ -277,23 +308,22 @@ def _log_axes(fig: Figure) -> list:
     ]
 
 
-@pytest.mark.parametrize("kind", KINDS)
-def test_tick_labels_never_overlap(kind: str, analysed) -> None:
+def test_tick_labels_never_overlap(drawn: Drawn) -> None:
     """Every figure kind, alone and as one of two panels in a figure the report's width: no
     two tick labels overlap, and the minor ticks of log axes carry no label."""
-    x, t, a = analysed
-    fig = _kinds(x, t, a)[kind]()
-    assert _label_overlaps(fig) == [], kind
+    kind, fig = drawn.kind, drawn.screen
+    assert _label_overlaps(fig, draw=False) == [], kind
     for axis in _log_axes(fig):
         assert not any(lab.get_text() for lab in axis.get_minorticklabels()), kind
         shown = [lab.get_text() for lab in axis.get_majorticklabels() if lab.get_text()]
         assert len(shown) >= 2, (kind, shown)
 
 
-def _texts(fig: Figure) -> list:
+def _texts(fig: Figure, draw: bool = True) -> list:
     from matplotlib.text import Text
 
-    fig.canvas.draw()
+    if draw:
+        fig.canvas.draw()
     return [
         t
         for t in fig.findobj(Text)
@@ -301,23 +331,19 @@ def _texts(fig: Figure) -> list:
     ]
 
 
-@pytest.mark.filterwarnings("error::UserWarning")  # a layout that collapsed
-@pytest.mark.parametrize("kind", KINDS)
-def test_text_is_readable_on_screen_and_in_print(kind: str, analysed) -> None:
+@pytest.mark.filterwarnings("error::UserWarning")  # a layout that collapsed (also `drawn`)
+def test_text_is_readable_on_screen_and_in_print(drawn: Drawn) -> None:
     """Every text of every figure is at least 9 pt, on screen (shown at its size) and drawn
     for print (at the width of a 10 pt article's text, where LaTeX places it); in print the
     panels of a row are stacked, no tick labels collide, and no legend lies over the axis
     label above it."""
-    x, t, a = analysed
-    make = _kinds(x, t, a)[kind]
-    screen = make()
-    with plots.printed():
-        paper = make()
+    kind, screen, paper = drawn.kind, drawn.screen, drawn.paper
     assert paper.get_figwidth() == pytest.approx(plots.PRINT_WIDTH)
     assert len({round(ax.get_position().x0, 3) for ax in paper.axes if ax.get_visible()}) == 1
-    assert _label_overlaps(paper) == [], kind
+    assert _label_overlaps(paper, draw=False) == [], kind
     for fig in (screen, paper):
-        small = sorted({t.get_fontsize() for t in _texts(fig) if t.get_fontsize() < plots.SMALL})
+        small = {t.get_fontsize() for t in _texts(fig, draw=False)}
+        small = sorted(size for size in small if size < plots.SMALL)
         assert small == [], (kind, small)
         renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
         for ax in fig.axes:
@@ -455,7 +481,7 @@ def test_many_scenarios_wrap_into_rows_of_bounded_width() -> None:
     assert w <= 1000 and 400 <= h <= 1000, (w, h)
     visible = [ax for ax in fig.axes if ax.get_visible()]
     assert len(visible) == 4 and len({round(ax.get_position().x0, 3) for ax in visible}) == 2
-    assert _label_overlaps(fig) == []
+    assert fig.dpi == 100 and _label_overlaps(fig, draw=False) == []  # drawn as the PNG, above
     for ax in visible:
         for lab in ax.get_yticklabels() + ax.get_xticklabels():
             assert lab.get_fontsize() >= 7
@@ -477,7 +503,7 @@ def test_a_figure_laid_out_in_its_draw_is_the_one_matplotlib_lays_out() -> None:
     x = _data(2000)
     makers = (
         lambda: plots.histogram(x, label="x", log_x=True, cut=97),
-        lambda: plots.scenarios(_many_scenarios(x, runs=3, cols=3), title="file"),
+        lambda: plots.scenarios(_many_scenarios(x, runs=1, cols=3), title="file"),  # 2 rows
     )
     for make in makers:
         fig = make()
@@ -538,16 +564,15 @@ def test_a_scenario_panel_holds_the_body_and_counts_what_lies_beyond() -> None:
     assert n_out == int(np.sum(a > hi * 1e3) + np.sum(b > hi * 1e3))
 
 
-@pytest.mark.parametrize("kind", KINDS)
-def test_every_kind_decodes_within_size_bounds(kind: str, analysed) -> None:
+def test_every_kind_decodes_within_size_bounds(drawn: Drawn) -> None:
     """Each figure as the HTML report embeds it (PNG, 100 dpi): at most 1,000 px wide (the
     report's page is 1,180 px), and neither a thin strip nor taller than wide."""
     import io
 
     import matplotlib.image as mpimg
 
-    x, t, a = analysed
-    img = mpimg.imread(io.BytesIO(plots.to_bytes(_kinds(x, t, a)[kind](), "png", dpi=100)))
+    kind = drawn.kind
+    img = mpimg.imread(io.BytesIO(drawn.png))
     h, w = img.shape[:2]
     assert 300 <= w <= 1000, (kind, w, h)
     assert 0.2 <= h / w <= 1.0, (kind, w, h)
