@@ -24,7 +24,9 @@ def _maker(k: int, parent: int, child_does: str = ""):  # noqa: ANN202
             time.sleep(3600)
         from latscope.plots.common import new_figure
 
-        fig = new_figure(1, 1)
+        # a small figure (2 x 1.5 inches, half the CPU of a report's 5 x 3.6): what is
+        # drawn stands in for a report's figure, with a line, ticks, labels and a title
+        fig = new_figure(1, 1, size=(2.0, 1.5))
         ax = fig.axes[0]
         ax.plot(np.arange(100), np.sin(np.arange(100) / (k + 1)))
         ax.set_title(f"figure {k}")

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from conftest import CLI
 from latscope.tables import Column, fit
 from synth import lognormal, make_run, make_suite_run
 
@@ -81,8 +82,12 @@ def test_fit_without_ranks_wraps_rather_than_cuts() -> None:
 # ----------------------------------------------------------------------- the CLI at 80
 
 
-@pytest.fixture()
-def two_runs(store: Path) -> list[str]:
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[CLI, list[str]]:
+    """Two runs of two columns in a store of their own, and the CLI on it: made once for the
+    views below, which only read them (each made them for itself, and summarising the
+    48,000 samples as they are kept was most of what these tests cost)."""
+    store = tmp_path_factory.mktemp("narrow") / "store"
     a = make_run(
         store,
         {"rtt": lognormal(12_000, 6306.0, seed=1), "oneway": lognormal(12_000, 3200.0, seed=2)},
@@ -98,21 +103,23 @@ def two_runs(store: Path) -> list[str]:
         segments=[1200] * 10,
         created_utc="2026-01-01T00:00:02Z",
     )
-    return [a.id, b.id]
+    return CLI(store), [a.id, b.id]
 
 
 @pytest.mark.parametrize(
     "args",
     [("ls",), ("history", "pipe"), ("history", "pipe", "--stat", "p99"), ("show", "last")],
 )
-def test_views_fit_80_columns(cli, two_runs: list[str], args: tuple[str, ...]) -> None:
+def test_views_fit_80_columns(two_runs: tuple[CLI, list[str]], args: tuple[str, ...]) -> None:
+    cli, _ = two_runs
     r = cli(*args, env=NARROW)
     assert r.returncode == 0, r.stderr
     _fits(r.stdout)
     assert "12000" in r.stdout or "12,000" in r.stdout  # n whole (it once read "1200")
 
 
-def test_ls_names_what_it_left_out_and_wide_shows_it(cli, two_runs: list[str]) -> None:
+def test_ls_names_what_it_left_out_and_wide_shows_it(two_runs: tuple[CLI, list[str]]) -> None:
+    cli, _ = two_runs
     r = cli("ls", env=NARROW)
     out = " ".join(r.stdout.split())
     assert "2026-01-01 00:00:02" not in out
@@ -121,8 +128,9 @@ def test_ls_names_what_it_left_out_and_wide_shows_it(cli, two_runs: list[str]) -
     assert "created (UTC)" in wide.stdout and "2026-01-01 00:00:02" in wide.stdout
 
 
-def test_compare_fits_80_columns(cli, two_runs: list[str]) -> None:
-    r = cli("compare", *two_runs, env=NARROW)
+def test_compare_fits_80_columns(two_runs: tuple[CLI, list[str]]) -> None:
+    cli, ids = two_runs
+    r = cli("compare", *ids, env=NARROW)
     assert r.returncode == 0, r.stderr
     _fits(r.stdout)
     assert "left out at this width:" in r.stdout
@@ -133,7 +141,8 @@ def test_compare_fits_80_columns(cli, two_runs: list[str]) -> None:
     assert 2.2 < float(ratio.group(1)) < 2.5
 
 
-def test_show_full_fits_80_columns(cli, two_runs: list[str]) -> None:
+def test_show_full_fits_80_columns(two_runs: tuple[CLI, list[str]]) -> None:
+    cli, _ = two_runs
     r = cli("show", "last", "--full", env=NARROW)
     assert r.returncode == 0, r.stderr
     long = [ln for ln in r.stdout.splitlines() if len(ln.rstrip()) > WIDTH]

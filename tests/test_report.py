@@ -9,6 +9,7 @@ import shutil
 import struct
 import subprocess
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pytest
@@ -191,22 +192,26 @@ def _imported_run(cli, store: Path, tmp_path: Path) -> str:
     return r.stdout.strip()
 
 
-def _page_loads(html: Path, profile: Path) -> str:
+def _page_loads(html: Path, profile: Path, shot: Path | None = None) -> str:
     """The page as it is, in Chromium: it loads with no console messages at all (it has no
-    scripts); returns its DOM."""
-    dom = _chromium(["--dump-dom", html.as_uri()], profile)
-    assert dom.returncode == 0, dom.stderr[-2000:]
-    assert "Uncaught" not in dom.stderr and "CONSOLE" not in dom.stderr, dom.stderr[-2000:]
+    scripts); returns its DOM. With ``shot``, the same Chromium also renders it: a
+    screenshot at 1280 x 2000 (`_rendered`)."""
+    view = ["--hide-scrollbars", "--window-size=1280,2000", f"--screenshot={shot}"] if shot else []
+    dom = _chromium([*view, "--dump-dom", html.as_uri()], profile)
+    _loaded(dom)
+    if shot:
+        _rendered(shot)
     return dom.stdout
 
 
-def _screenshot(html: Path, shot: Path, profile: Path) -> None:
+def _loaded(dom: subprocess.CompletedProcess[str]) -> None:
+    """Chromium loaded the page with no console messages at all."""
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    assert "Uncaught" not in dom.stderr and "CONSOLE" not in dom.stderr, dom.stderr[-2000:]
+
+
+def _rendered(shot: Path) -> None:
     """It renders: a screenshot."""
-    s = _chromium(
-        ["--hide-scrollbars", "--window-size=1280,2000", f"--screenshot={shot}", html.as_uri()],
-        profile,
-    )
-    assert s.returncode == 0, s.stderr[-2000:]
     assert shot.read_bytes().startswith(PNG) and shot.stat().st_size > 20_000
 
 
@@ -224,33 +229,9 @@ def test_report_in_headless_chromium(cli, store: Path, tmp_path: Path, source: s
     r = cli("report", rid, "--html", str(html), "--no-figures")
     assert r.returncode == 0, r.stderr
     assert_self_contained(html.read_text())
-    dom = _page_loads(html, tmp_path / "profile1")
+    dom = _page_loads(html, tmp_path / "profile", tmp_path / f"{source}.png")
     assert dom.count("<table") >= 8, dom.count("<table")
     assert "Summary of" in dom and "Clock" in dom
-    _screenshot(html, tmp_path / f"{source}.png", tmp_path / "profile2")
-
-
-@needs_chromium
-def test_report_figures_in_headless_chromium(figures_report: Path, tmp_path: Path) -> None:
-    """The report drawn with its figures in a real browser: every image decodes."""
-    text = figures_report.read_text()
-    assert_self_contained(text)
-    dom = _page_loads(figures_report, tmp_path / "profile1")
-    n_tables = dom.count("<table")
-    n_images = dom.count("<img")
-    assert n_tables >= 8 and n_images >= 4, (n_tables, n_images)
-    assert "Summary of" in dom and "Clock" in dom
-
-    # every image decodes in the browser: a copy with a small probe script
-    probe = tmp_path / "figures-probe.html"
-    probe.write_text(text.replace("</body>", IMAGE_PROBE, 1))
-    dom2 = _chromium(
-        ["--virtual-time-budget=10000", "--dump-dom", probe.as_uri()], tmp_path / "profile2"
-    )
-    m = re.search(r'data-images="(\d+)/(\d+)"', dom2.stdout)
-    assert m, dom2.stdout[:500]
-    assert m.group(1) == m.group(2) == str(n_images)
-    _screenshot(figures_report, tmp_path / "figures.png", tmp_path / "profile3")
 
 
 LAYOUT_PROBE = """<script>
@@ -267,6 +248,15 @@ window.addEventListener("load", function () {
 </script></body>"""
 
 
+def _layout_of(dom: str) -> tuple[int, int, int, int]:
+    """What `LAYOUT_PROBE` found: the page's height and width, where its first figure starts
+    (px) and how many folds it has."""
+    m = re.search(r'data-layout="(\d+)/(\d+)/(-?\d+)/(\d+)"', dom)
+    assert m, dom[:500]
+    h, w, first, folds = (int(g) for g in m.groups())
+    return h, w, first, folds
+
+
 def layout(html: Path, tmp_path: Path) -> tuple[tuple[int, int, int, int], str]:
     """The page in Chromium at 1280 px wide: its height, its width, where its first figure
     starts (px) and how many folds it has; and its DOM."""
@@ -276,20 +266,64 @@ def layout(html: Path, tmp_path: Path) -> tuple[tuple[int, int, int, int], str]:
         ["--window-size=1280,1000", "--virtual-time-budget=10000", "--dump-dom", probe.as_uri()],
         tmp_path / f"{html.stem}-profile",
     )
-    m = re.search(r'data-layout="(\d+)/(\d+)/(-?\d+)/(\d+)"', dom.stdout)
-    assert m, dom.stdout[:500]
-    h, w, first, folds = (int(g) for g in m.groups())
-    return (h, w, first, folds), dom.stdout
+    return _layout_of(dom.stdout), dom.stdout
+
+
+class Opened(NamedTuple):
+    """A page Chromium loaded: its DOM dumped (with stderr and status), and a screenshot."""
+
+    dom: subprocess.CompletedProcess[str]
+    shot: Path
+
+
+@pytest.fixture(scope="module")
+def figures_in_chromium(figures_report: Path, tmp_path_factory: pytest.TempPathFactory) -> Opened:
+    """The report drawn with its figures, opened once in Chromium for the tests below (each
+    started it for itself, three times in all): a copy with two small scripts that note on
+    load how many of its images decoded (`IMAGE_PROBE`) and its layout at 1280 px wide
+    (`LAYOUT_PROBE`), its DOM dumped and a screenshot taken (``figures.png`` beside it). The
+    scripts only set attributes: a console message of the page as it is shows here too."""
+    if CHROMIUM is None:
+        pytest.skip("chromium is not installed (scripts/system-deps test installs it)")
+    d = tmp_path_factory.mktemp("chromium")
+    probe = d / "figures-probe.html"
+    text = figures_report.read_text().replace("</body>", IMAGE_PROBE, 1)
+    probe.write_text(text.replace("</body>", LAYOUT_PROBE, 1))
+    shot = d / "figures.png"
+    view = ["--window-size=1280,1000", "--virtual-time-budget=10000"]  # as `layout` opens it
+    dom = _chromium([*view, f"--screenshot={shot}", "--dump-dom", probe.as_uri()], d / "profile")
+    return Opened(dom, shot)
+
+
+@needs_chromium
+def test_report_figures_in_headless_chromium(
+    figures_report: Path, figures_in_chromium: Opened
+) -> None:
+    """The report drawn with its figures in a real browser: every image decodes."""
+    assert_self_contained(figures_report.read_text())
+    _loaded(figures_in_chromium.dom)
+    dom = figures_in_chromium.dom.stdout
+    n_tables = dom.count("<table")
+    n_images = dom.count("<img")
+    assert n_tables >= 8 and n_images >= 4, (n_tables, n_images)
+    assert "Summary of" in dom and "Clock" in dom
+    # every image decodes in the browser (the copy's probe script counted them)
+    m = re.search(r'data-images="(\d+)/(\d+)"', dom)
+    assert m, dom[:500]
+    assert m.group(1) == m.group(2) == str(n_images)
+    _rendered(figures_in_chromium.shot)
 
 
 @needs_chromium
 def test_a_comparison_report_is_a_few_screens_its_analysis_folded(
-    figures_report: Path, tmp_path: Path
+    figures_in_chromium: Opened,
 ) -> None:
     """At 1280 px wide, the two-run report opens with its comparison and first figure on the
     first screen, is at most 6,000 px tall with each run's full analysis and the comparison
     in full folded (<details>), and nothing is wider than the page."""
-    (height, width, first, folds), dom = layout(figures_report, tmp_path)
+    _loaded(figures_in_chromium.dom)
+    dom = figures_in_chromium.dom.stdout
+    height, width, first, folds = _layout_of(dom)
     assert height <= 6000, height
     assert width <= 1280, width
     assert 0 < first < 1000, first  # the first figure starts on the first screen

@@ -11,6 +11,7 @@ import subprocess
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -336,7 +337,7 @@ def test_suite_runs_tags_and_compares(cli, store: Path, tmp_path: Path) -> None:
         "--latex",
         str(tex),
         "--paired-time",
-        "1",
+        "0.2",  # the least it takes: the paired run and its verdicts are there at any length
     )
     assert r.returncode == 0, r.stderr
     out = r.stdout
@@ -591,18 +592,26 @@ n = 50
 # ------------------------------------------------------------------------------- comparison
 
 
-def test_suite_ratio_interval_comes_from_the_repetitions(store: Path) -> None:
+@pytest.fixture(scope="module")
+def five_repetitions(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """A suite run of three scenarios of five repetitions each whose medians vary by ~5% run
+    to run: b 4% slower than a, c 25% (its repetitions in another order than a's). Made once
+    for the two tests that compare it (each made it for itself: fifteen runs summarised as
+    they were kept, most of their time)."""
+    spread = [0.95, 1.0, 1.05, 0.97, 1.03]  # run-to-run variation, CV 4%
+    a = [1000.0 * f for f in spread]
+    b = [1040.0 * f for f in spread[::-1]]  # a 4% difference between identical scenarios
+    c = [1250.0 * f for f in spread[1:] + spread[:1]]
+    return make_suite_run(tmp_path_factory.mktemp("five") / "store", {"a": a, "b": b, "c": c})
+
+
+def test_suite_ratio_interval_comes_from_the_repetitions(five_repetitions) -> None:
     """Two identical scenarios whose repetitions vary by ~5% run to run: the pooled samples'
     interval excludes 1, the interval from the repetitions does not, and a 25% shift is
     still called."""
     from latscope.suite import compare_rows
 
-    spread = [0.95, 1.0, 1.05, 0.97, 1.03]  # run-to-run variation, CV 4%
-    a = [1000.0 * f for f in spread]
-    b = [1040.0 * f for f in spread[::-1]]  # a 4% difference between identical scenarios
-    c = [1250.0 * f for f in spread[1:] + spread[:1]]
-    sr = make_suite_run(store, {"a": a, "b": b, "c": c})
-    rows = {r.scenario: r for r in compare_rows(sr)}
+    rows = {r.scenario: r for r in compare_rows(five_repetitions)}
     cmp_b = rows["b"].comparison
     assert cmp_b is not None and cmp_b.levels is not None
     assert cmp_b.levels.segments_a == cmp_b.levels.segments_b == 5  # repetitions, not workers
@@ -699,10 +708,11 @@ def test_paired_groups_put_the_baseline_first_and_chunk_by_arms(store: Path) -> 
     assert all(len(g) <= MAX_ARMS for _, g in got)
 
 
-def test_a_suites_verdicts_come_from_its_paired_run(store: Path) -> None:
+def test_a_suites_verdicts_come_from_its_paired_run(five_repetitions) -> None:
     """The repetitions alone cannot resolve 4% between runs 5% apart; the paired run of the
     same scenarios can: its ratio, interval and verdict are the ones printed, the unpaired
     comparison stays in the record, and a scenario without a paired run is marked."""
+    from dataclasses import replace
     from types import SimpleNamespace
 
     from latscope.suite import compare_rows
@@ -710,20 +720,12 @@ def test_a_suites_verdicts_come_from_its_paired_run(store: Path) -> None:
     from latscope.suite.paired import PairedRun
     from latscope.suite.records import record
 
-    spread = [0.95, 1.0, 1.05, 0.97, 1.03]
-    sr = make_suite_run(
-        store,
-        {
-            "a": [1000.0 * f for f in spread],
-            "b": [1040.0 * f for f in spread[::-1]],
-            "c": [1250.0 * f for f in spread],
-        },
-    )
     fake = SimpleNamespace(
         id="20261128-000000-synthetic-ab",
         meta={"run": {"ab": _paired_facts({"B": (1.041, 1.032, 1.050, "slower")})}},
     )
-    sr.paired = [PairedRun(["a", "b"], "synthetic", run=fake)]  # type: ignore[arg-type]
+    paired = [PairedRun(["a", "b"], "synthetic", run=fake)]  # type: ignore[arg-type]
+    sr = replace(five_repetitions, paired=paired)  # the module's suite run stays unpaired
     rows = {r.scenario: r for r in compare_rows(sr)}
     assert rows["b"].comparison is not None and rows["b"].comparison.verdict != "slower"
     assert rows["b"].paired is not None and rows["b"].paired["run_id"] == fake.id

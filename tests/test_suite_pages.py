@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,19 +18,24 @@ from synth import make_suite_run
 NASTY = ("<script>alert(1)</script>", "<img src=x onerror=alert(2)>", "[x](javascript:alert(3))")
 
 
-def _suite(store: Path) -> object:
-    return make_suite_run(
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, list[Any]]:
+    """A suite run whose scenario names are hostile (`NASTY`), and its comparison rows: made
+    once for the two tests that write its reports (each made both for itself)."""
+    store = tmp_path_factory.mktemp("pages") / "store"
+    sr = make_suite_run(
         store, {NASTY[0]: [1000.0, 1010.0], NASTY[1]: [1200.0, 1190.0], NASTY[2]: [990.0]}
     )
+    return sr, compare_rows(sr)
 
 
-def test_each_scenario_is_a_page_linked_from_the_suite_report(store: Path, tmp_path: Path):
+def test_each_scenario_is_a_page_linked_from_the_suite_report(hostile, tmp_path: Path):
     """The report holds no run's full analysis: it links one page per scenario, in
     ``<report>-runs/`` beside it, each self-contained and holding its run's tables (the
     representative repetition, the others named); a link planted at that folder is never
     followed, and pages that exist are replaced only with force."""
-    sr = _suite(store)
-    doc = document(sr, compare_rows(sr), figures=False, pages_dir="rep-runs")
+    sr, rows = hostile
+    doc = document(sr, rows, figures=False, pages_dir="rep-runs")
     html = tmp_path / "rep.html"
     report.write_html(doc, html)
     text = html.read_text()
@@ -54,19 +60,19 @@ def test_each_scenario_is_a_page_linked_from_the_suite_report(store: Path, tmp_p
     (tmp_path / "b-runs").symlink_to(target)
     with pytest.raises(BadInput, match="symbolic link"):
         report.write_html(
-            document(sr, compare_rows(sr), figures=False, pages_dir="b-runs"), tmp_path / "b.html"
+            document(sr, rows, figures=False, pages_dir="b-runs"), tmp_path / "b.html"
         )
     assert list(target.iterdir()) == [] and not (tmp_path / "b.html").exists()
 
 
-def test_hostile_scenario_names_stay_text(store: Path, tmp_path: Path):
+def test_hostile_scenario_names_stay_text(hostile, tmp_path: Path):
     """Scenario names holding a script, an image with a handler and a javascript: link are
     shown as text in the HTML report and in the Markdown one, also once a CommonMark renderer
     has turned the Markdown into HTML (as a forge or an editor would)."""
     from markdown_it import MarkdownIt
 
-    sr = _suite(store)
-    doc = document(sr, compare_rows(sr), figures=False)
+    sr, rows = hostile
+    doc = document(sr, rows, figures=False)
     html = tmp_path / "r.html"
     report.write_html(doc, html)
     md_dir = tmp_path / "md"
