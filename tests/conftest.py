@@ -257,6 +257,19 @@ def cli(store: Path) -> CLI:
     return CLI(store)
 
 
+@pytest.fixture()
+def short_processes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`latscope ab` run by `cli` (in this process) with arms that alternate as processes:
+    each process times 5 ms of iterations (an arms run's block in one process, --block-ms),
+    not 100 (arms.PROCESS_BLOCK_MS). A run makes its 12 rounds (arms.MIN_ROUNDS) whatever its
+    --time, 26 processes, and two spinning parties spent 0.2 s of CPU time in each; what the
+    tests assert of such a run (one block of one arm in each process, the rounds, the arms
+    and their comparison) does not depend on how long a block is."""
+    from latscope.measure import arms
+
+    monkeypatch.setattr(arms, "PROCESS_BLOCK_MS", 5.0)
+
+
 PREEMPTED = "latscope-probe: warning: the measuring threads were preempted"
 
 
