@@ -4,13 +4,14 @@ x damages), then every store command run on it. The undamaged runs keep working;
 one is one line (skipped by a scan, or one error naming it, exit 2), never a traceback or a
 hang; `rm` removes it, and a link it removes as the link, never what it points to.
 
-The cases of one kind share a store (`Group`): each damages a run of its own (a copy of the
-same samples, kept as the store keeps a run), so a store of that kind holds every damage of
-it at once, beside the two undamaged runs. `ls`, `ls --json`, `history`, the undamaged runs'
-commands and the last `ls` run once on it; each damaged run gets its own commands and `rm`;
-each case then asserts of its run what it asserted when it had a store of its own (one line
-about it, or listed; its commands; removed, the others intact; nothing said after). The
-damages around it make the check stronger: one that spilled onto another run would show.
+The cases of one kind share a store (`Group`): each damages a run of its own (a copy of one
+run's files under an id of its own, in the summary table as `ls` puts a run it finds), so a
+store of that kind holds every damage of it at once, beside the two undamaged runs. `ls`,
+`ls --json`, `history`, the undamaged runs' commands and the last `ls` run once on it; each
+damaged run gets its own commands and `rm`; each case then asserts of its run what it
+asserted when it had a store of its own (one line about it, or listed; its commands;
+removed, the others intact; nothing said after). The damages around it make the check
+stronger: one that spilled onto another run would show.
 
 `test_the_table_of_damages` prints how many cases the table holds (pytest -s)."""
 
@@ -346,23 +347,28 @@ def _target(s: Store, rid: str, case: Case) -> Path:
 
 
 def _copies(root: Path, rid: str, k: int) -> list[str]:
-    """``k`` more runs of ``rid``'s samples in the store at ``root``, kept as `make_run` keeps a
-    run (run.json, summary.parquet, the table's rows), the summary computed once."""
-    from latscope.record import Run
-    from latscope.store import SAMPLES_FILE, summary_frame
+    """``k`` more runs of ``rid``'s files in the store at ``root``, each under an id of its own
+    (run.json's id and summary.parquet's run_id), their rows then written to the summary table
+    as `ls` writes those of runs it finds (`catalog`): a run kept by its commit, one copied in."""
     from latscope.store import Store as Kept
+    from latscope.store.catalog import catalog
+    from latscope.store.index import parquet_bytes
 
-    st = Kept(root)
-    src = st.runs_dir / rid
-    meta = json.loads((src / "run.json").read_text())
-    summary = Run(src / SAMPLES_FILE).summary()
+    runs = root / "runs"
+    meta = json.loads((runs / rid / "run.json").read_text())
+    summary = pl.read_parquet(runs / rid / "summary.parquet")
     out = []
-    for _ in range(k):
-        new, partial = st.begin(meta["benchmark"])
-        shutil.copyfile(src / SAMPLES_FILE, partial / SAMPLES_FILE)
-        m = {**meta, "id": new}
-        st.commit(new, partial, m, summary=summary_frame(m, summary))
+    for i in range(k):
+        new = f"20260101-000000-{meta['benchmark']}-{i:04x}"  # as long as rid: no id holds another
+        d = runs / new
+        d.mkdir()
+        shutil.copyfile(runs / rid / "samples.lss", d / "samples.lss")
+        (d / "summary.parquet").write_bytes(
+            parquet_bytes(summary.with_columns(pl.lit(new, pl.Utf8).alias("run_id")))
+        )
+        (d / "run.json").write_text(json.dumps({**meta, "id": new}, indent=1))
         out.append(new)
+    assert set(out) <= set(catalog(Kept(root)).rows["run_id"].to_list())
     return out
 
 
@@ -398,9 +404,9 @@ class Group:
 
 def _group(kind: str, template: Store, base: Path) -> Group:
     cases = [c for c in CASES if c.kind == kind]
-    # the kind's runs kept in a copy of the template (a damaged run of its own per case; one
-    # intact run beside the partial runs for owner.json), then that store copied: every run's
-    # rows in the copy's table are stale (other inodes), as in a store copied or restored
+    # the kind's runs in a copy of the template (a damaged run of its own per case; one intact
+    # run beside the partial runs for owner.json), then that store copied: every run's rows
+    # in the copy's table are stale (other inodes), as in a store copied or restored
     made = base / "made"
     shutil.copytree(template.root, made, symlinks=True)
     damaged = [template.victim]
