@@ -77,7 +77,8 @@ def _module_consoles() -> list[Any]:
     from rich.console import Console
 
     found: dict[int, Any] = {}
-    for name, mod in list(sys.modules.items()):
+    for name in [n for n in list(sys.modules) if n.startswith("latscope")]:
+        mod = sys.modules.get(name)
         if mod is None or not (name == "latscope" or name.startswith("latscope.")):
             continue
         seen = _CONSOLES_OF.get(name)
