@@ -183,8 +183,13 @@ def test_the_facts_are_json() -> None:
 # ------------------------------------------------------------------------------- end to end
 
 
+# The runs below measure for 0.2 s, the least --time takes: 20 rounds of 5 ms blocks, twice
+# the rounds an interval needs; what they assert (the run's shape, the views, a verdict of a
+# 2 µs wait on a 0.2 µs call, the bound on the samples) holds in every round.
+
+
 def test_ab_keeps_one_run_with_arms_that_every_view_reads(cli, store) -> None:
-    r = cli("ab", "syscall", "syscall inject_ns=200", "--time", "0.6", "--json", "--seed", "3")
+    r = cli("ab", "syscall", "syscall inject_ns=200", "--time", "0.2", "--json", "--seed", "3")
     assert r.returncode == 0, r.stderr
     f = json.loads(r.stdout)
     assert f["schema"] == comparison.AB_SCHEMA and f["baseline"] == "A"
@@ -220,7 +225,7 @@ def test_an_interleaved_sample_file_imported_is_kept_with_its_comparison(
 
     out = tmp_path / "arms.lss"
     args = [probe.probe_path(), "--arm", "syscall", "--arm", "syscall inject_ns=2000"]
-    done = subprocess.run([*args, "--time", "0.5", "-o", str(out)], capture_output=True)
+    done = subprocess.run([*args, "--time", "0.2", "-o", str(out)], capture_output=True)
     assert done.returncode == 0, done.stderr
     r = cli("import", str(out))
     assert r.returncode == 0, r.stderr
@@ -235,10 +240,10 @@ def test_an_interleaved_sample_file_imported_is_kept_with_its_comparison(
 
 
 def test_fail_if_exits_1_only_when_a_verdict_says_so(cli) -> None:
-    r = cli("ab", "syscall", "syscall inject_ns=2000", "--time", "0.6", "--fail-if", "slower")
+    r = cli("ab", "syscall", "syscall inject_ns=2000", "--time", "0.2", "--fail-if", "slower")
     assert r.returncode == 1, r.stderr  # +2 µs on a ~0.2 µs call: slower whatever the host
     assert "--fail-if slower: B call: slower" in r.stderr
-    r = cli("ab", "syscall inject_ns=2000", "syscall", "--time", "0.6", "--fail-if", "slower")
+    r = cli("ab", "syscall inject_ns=2000", "syscall", "--time", "0.2", "--fail-if", "slower")
     assert r.returncode == 0, r.stderr  # B is faster than the baseline: not a failure
 
 
@@ -258,10 +263,10 @@ def test_ab_refusals_are_one_line(cli, args: tuple[str, ...], says: str) -> None
     assert len(lines) == 1 and says in lines[0] and "Traceback" not in r.stderr
 
 
-def test_arms_that_cannot_share_a_process_alternate_as_processes(cli) -> None:
+def test_arms_that_cannot_share_a_process_alternate_as_processes(cli, short_processes) -> None:
     """A spinning mechanism's idle responder would spin while another arm runs: the probe
     refuses it as an arm, and the arms alternate as short processes in shuffled rounds."""
-    r = cli("ab", "spin cpus=0,1", "spin cpus=0,1 inject_ns=300", "--time", "0.5", "--json")
+    r = cli("ab", "spin cpus=0,1", "spin cpus=0,1 inject_ns=300", "--time", "0.2", "--json")
     assert r.returncode == 0, r.stderr
     f = json.loads(r.stdout)
     assert f["mode"] == "processes" and "spin cannot be an arm" in f["apart"]
@@ -281,7 +286,7 @@ def test_arms_that_cannot_share_a_process_alternate_as_processes(cli) -> None:
 
 
 def test_a_report_of_an_interleaved_run_gives_its_comparison(cli, tmp_path) -> None:
-    r = cli("ab", "syscall", "syscall inject_ns=500", "--time", "0.4", "--max-samples", "20000")
+    r = cli("ab", "syscall", "syscall inject_ns=500", "--time", "0.2", "--max-samples", "20000")
     assert r.returncode == 0, r.stderr
     out = tmp_path / "rep"
     r = cli("report", "last", "--md", str(out), "--no-figures")

@@ -114,11 +114,11 @@ def test_run_show_export(cli, store: Path, tmp_path: Path) -> None:
     pq = tmp_path / "s.parquet"
     assert cli("export", rid, "--parquet", str(pq)).returncode == 0
     assert pl.read_parquet(pq).height == 3000
-    # '-': the rows to standard output, nothing else there, no file named '-'
-    p = cli.popen("export", rid, "--csv", "-", stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    out, err = p.communicate(timeout=120)
-    assert p.returncode == 0, err
-    lines = out.splitlines()  # popen here is in text mode
+    # '-': the rows to standard output, nothing else there, no file named '-' (in this
+    # process, run where such a file would be made; the pipe itself is the process below's)
+    d = cli("export", rid, "--csv", "-", cwd=tmp_path)
+    assert d.returncode == 0, d.stderr
+    lines = d.stdout.splitlines()
     assert lines[0] == "iteration,t_start_s,worker,call_ns" and len(lines) == 3001
     assert not (tmp_path / "-").exists()
     # a reader that leaves early (| head -3): status 0, no traceback

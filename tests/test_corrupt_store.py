@@ -4,6 +4,15 @@ x damages), then every store command run on it. The undamaged runs keep working;
 one is one line (skipped by a scan, or one error naming it, exit 2), never a traceback or a
 hang; `rm` removes it, and a link it removes as the link, never what it points to.
 
+The cases of one kind share a store (`Group`): each damages a run of its own (a copy of one
+run's files under an id of its own, in the summary table as `ls` puts a run it finds), so a
+store of that kind holds every damage of it at once, beside the two undamaged runs. `ls`,
+`ls --json`, `history`, the undamaged runs' commands and the last `ls` run once on it; each
+damaged run gets its own commands and `rm`; each case then asserts of its run what it
+asserted when it had a store of its own (one line about it, or listed; its commands;
+removed, the others intact; nothing said after). The damages around it make the check
+stronger: one that spilled onto another run would show.
+
 `test_the_table_of_damages` prints how many cases the table holds (pytest -s)."""
 
 from __future__ import annotations
@@ -11,14 +20,16 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
 import pytest
 
+from conftest import CLI
 from latscope.store.index import SUMMARY_LIMIT
 from latscope.store.meta import OWNER_LIMIT, RUN_LIMIT
 from synth import lognormal, make_run
@@ -30,7 +41,7 @@ from synth import lognormal, make_run
 class Store:
     root: Path
     good: list[str]  # two undamaged runs
-    victim: str  # the run that is damaged
+    victim: str  # the run that is damaged (a kind's store: the first of its damaged runs)
 
     @property
     def runs(self) -> Path:
@@ -172,11 +183,12 @@ def _entry(make: Callable[[Store, Path], None]) -> Damage:
     return f
 
 
-def _owner(data: bytes | str | None, kind: str = "file") -> Callable[[Store], Path]:
-    """A partial run (killed long ago) whose owner.json is damaged; returns its directory."""
+def _owner(data: bytes | str | None, kind: str = "file") -> Callable[[Store, str], Path]:
+    """A partial run (killed long ago, its id ``rid``) whose owner.json is damaged; returns its
+    directory."""
 
-    def f(s: Store) -> Path:
-        d = s.runs / ".partial-20250101-000000-syscall-beef"
+    def f(s: Store, rid: str) -> Path:
+        d = s.runs / f".partial-{rid}"
         d.mkdir()
         o = d / "owner.json"
         if kind == "fifo":
@@ -201,7 +213,7 @@ class Case:
     kind: str  # run.json, summary.parquet, samples.lss, entry, owner.json
     damage: str
     apply: Damage | None = None  # on the victim's file (the run directory for "entry")
-    partial: Callable[[Store], Path] | None = None  # owner.json: makes a partial run
+    partial: Callable[[Store, str], Path] | None = None  # owner.json: makes a partial run
     # skipped: the victim is one skipped line and one error per command that names it;
     # rebuilt: summary.parquet rebuilt from the samples, the victim listed;
     # unlisted: ls and history skip it (summary cannot be rebuilt) but it loads;
@@ -326,9 +338,149 @@ COMMANDS = ("ls", "ls --json", "history", "show", "export", "compare", "report",
 _FIRST_OF_KIND = {c.kind: c.id for c in reversed(CASES)}
 
 
-def _target(s: Store, case: Case) -> Path:
-    d = s.dir(s.victim)
+def _target(s: Store, rid: str, case: Case) -> Path:
+    d = s.dir(rid)
     return d if case.kind == "entry" else d / case.kind
+
+
+# ------------------------------------------------------------------------------- a kind's store
+
+
+def _copies(root: Path, rid: str, k: int) -> list[str]:
+    """``k`` more runs of ``rid``'s files in the store at ``root``, each under an id of its own
+    (run.json's id and summary.parquet's run_id), their rows then written to the summary table
+    as `ls` writes those of runs it finds (`catalog`): a run kept by its commit, one copied in."""
+    from latscope.store import Store as Kept
+    from latscope.store.catalog import catalog
+    from latscope.store.index import parquet_bytes
+
+    runs = root / "runs"
+    meta = json.loads((runs / rid / "run.json").read_text())
+    summary = pl.read_parquet(runs / rid / "summary.parquet")
+    out = []
+    for i in range(k):
+        new = f"20260101-000000-{meta['benchmark']}-{i:04x}"  # as long as rid: no id holds another
+        d = runs / new
+        d.mkdir()
+        shutil.copyfile(runs / rid / "samples.lss", d / "samples.lss")
+        (d / "summary.parquet").write_bytes(
+            parquet_bytes(summary.with_columns(pl.lit(new, pl.Utf8).alias("run_id")))
+        )
+        (d / "run.json").write_text(json.dumps({**meta, "id": new}, indent=1))
+        out.append(new)
+    assert set(out) <= set(catalog(Kept(root)).rows["run_id"].to_list())
+    return out
+
+
+@dataclass
+class Damaged:
+    """One case in its kind's store: the run it damaged (owner.json: the intact run beside
+    the partial run it made), what that run's commands gave, and what its `rm` left."""
+
+    case: Case
+    rid: str
+    partial: Path | None = None
+    out: dict[str, subprocess.CompletedProcess[str]] = field(default_factory=dict)
+    written: dict[str, bool] = field(default_factory=dict)  # a refused command's output made
+    rm: subprocess.CompletedProcess[str] | None = None
+    gone: bool = False  # its entry (or its partial run) no longer there after rm
+    removing: list[str] = field(default_factory=list)  # .removing-* entries after rm
+    intact: bool = False  # the undamaged runs' run.json and samples.lss after rm
+
+
+@dataclass
+class Group:
+    """A kind's store (`Store`: the two undamaged runs), every case of the kind damaged in it,
+    and what the store's commands gave: once for the store, and per case (`Damaged`)."""
+
+    store: Store
+    cases: dict[str, Damaged]
+    ls: subprocess.CompletedProcess[str]
+    ls_json: subprocess.CompletedProcess[str]
+    history: subprocess.CompletedProcess[str]
+    good: dict[str, subprocess.CompletedProcess[str]]
+    after: subprocess.CompletedProcess[str]
+
+
+def _group(kind: str, template: Store, base: Path) -> Group:
+    cases = [c for c in CASES if c.kind == kind]
+    # the kind's runs in a copy of the template (a damaged run of its own per case; one intact
+    # run beside the partial runs for owner.json), then that store copied: every run's rows
+    # in the copy's table are stale (other inodes), as in a store copied or restored
+    made = base / "made"
+    shutil.copytree(template.root, made, symlinks=True)
+    damaged = [template.victim]
+    if kind != "owner.json":
+        damaged += _copies(made, template.victim, len(cases) - 1)
+    root = base / "store"
+    shutil.copytree(made, root, symlinks=True)
+    s = Store(root, template.good, template.victim)
+    cli = CLI(root)
+    g, v0 = s.good, template.victim
+    ds: dict[str, Damaged] = {}
+    for i, case in enumerate(cases):
+        if case.partial is not None:
+            d = Damaged(case, v0, partial=case.partial(s, f"20250101-0000{i:02d}-syscall-beef"))
+        else:
+            assert case.apply is not None
+            d = Damaged(case, damaged[i])
+            case.apply(s, _target(s, d.rid, case))
+        ds[case.id] = d
+    ls, ls_json, history = cli("ls"), cli("ls", "--json"), cli("history", "syscall")
+    # the damaged runs by name: the command works, or one line names what is wrong
+    for i, d in enumerate(ds.values()):
+        if d.partial is not None:
+            continue  # the victim is intact; the partial run is no run to show
+        csv, html = base / f"v{i}.csv", base / f"v{i}.html"
+        for what, args in (
+            ("show", ["show", d.rid]),
+            ("export", ["export", d.rid, "--csv", str(csv)]),
+            ("compare", ["compare", g[0], d.rid]),
+            ("report", ["report", d.rid, "--html", str(html), "--no-figures", "--quiet"]),
+        ):
+            if (
+                _loads(d.case)
+                and what in ("compare", "report")
+                and d.case.id != _FIRST_OF_KIND[kind]
+            ):
+                continue  # these read what the undamaged runs' commands read (below)
+            d.out[what] = cli(*args)
+            d.written[what] = csv.exists() or html.exists()
+    # the undamaged runs: every command
+    good = {
+        "show": cli("show", g[0]),
+        "export": cli("export", g[0], "--csv", str(base / "g.csv")),
+        "compare": cli("compare", g[0], g[1]),
+        "report": cli("report", g[0], "--html", str(base / "g.html"), "--no-figures", "--quiet"),
+    }
+    # rm: each damaged run is removed (a link as the link); the others stay
+    swept = cli("rm", "--partial") if kind == "owner.json" else None
+    for d in ds.values():
+        d.rm = swept if d.partial is not None else cli("rm", d.rid)
+        d.gone = not os.path.lexists(d.partial if d.partial is not None else s.dir(d.rid))
+        d.removing = [p.name for p in s.runs.iterdir() if p.name.startswith(".removing-")]
+        d.intact = all(
+            (s.dir(rid) / "run.json").is_file() and (s.dir(rid) / "samples.lss").is_file()
+            for rid in g
+        )
+    return Group(s, ds, ls, ls_json, history, good, cli("ls"))
+
+
+@pytest.fixture(scope="module")
+def groups(template: Store, tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Group]:
+    """A kind's `Group`, made (and its commands run) once, when a case of the kind asks."""
+    made: dict[str, Group] = {}
+
+    def get(kind: str) -> Group:
+        if kind not in made:
+            made[kind] = _group(kind, template, tmp_path_factory.mktemp("group"))
+        return made[kind]
+
+    return get
+
+
+def _loads(case: Case) -> bool:
+    return case.expect in ("rebuilt", "unlisted") or case.partial is not None
 
 
 # ------------------------------------------------------------------------------- checks
@@ -357,19 +509,15 @@ def _ok(r, what: str) -> None:
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
-def test_every_command_on_a_damaged_store(cli, damaged: Store, tmp_path: Path, case: Case) -> None:
-    s = damaged
-    partial = None
-    if case.partial is not None:
-        partial = case.partial(s)
-    else:
-        assert case.apply is not None
-        case.apply(s, _target(s, case))
-    v, g = s.victim, s.good
+def test_every_command_on_a_damaged_store(groups: Callable[[str], Group], case: Case) -> None:
+    grp = groups(case.kind)
+    d = grp.cases[case.id]
+    partial = d.partial
+    v, g = d.rid, grp.store.good
     listed = case.expect in ("rebuilt", "unloadable") or partial is not None
-    loads = case.expect in ("rebuilt", "unlisted") or partial is not None
+    loads = _loads(case)
 
-    r = cli("ls")
+    r = grp.ls
     _ok(r, "ls")
     for rid in g:
         assert rid in r.stdout
@@ -382,7 +530,7 @@ def test_every_command_on_a_damaged_store(cli, damaged: Store, tmp_path: Path, c
     if partial is not None:
         assert "partial" in r.stdout
 
-    j = cli("ls", "--json")
+    j = grp.ls_json
     _ok(j, "ls --json")
     out = json.loads(j.stdout)
     ids = {x["id"] for x in out["runs"]}
@@ -390,54 +538,39 @@ def test_every_command_on_a_damaged_store(cli, damaged: Store, tmp_path: Path, c
     if not listed:
         assert [x for x in out["skipped"] if v in x["path"]]
 
-    h = cli("history", "syscall")
+    h = grp.history
     _ok(h, "history")
     assert all(rid in h.stdout for rid in g) and (v in h.stdout) == listed
 
     # the damaged run by name: the command works, or one line names what is wrong
-    csv = tmp_path / "v.csv"
-    html = tmp_path / "v.html"
-    for what, args in (
-        ("show", ["show", v]),
-        ("export", ["export", v, "--csv", str(csv)]),
-        ("compare", ["compare", g[0], v]),
-        ("report", ["report", v, "--html", str(html), "--no-figures", "--quiet"]),
-    ):
-        if partial is not None:
-            break  # the victim is intact; the partial run is no run to show
-        if loads and what in ("compare", "report") and case.id != _FIRST_OF_KIND[case.kind]:
-            continue  # these read what the undamaged runs' commands read (below)
-        r = cli(*args)
+    if partial is None:
+        want = ["show", "export"]
+        if not loads or case.id == _FIRST_OF_KIND[case.kind]:
+            want += ["compare", "report"]
+        assert list(d.out) == want
+    for what, r in d.out.items():
         if loads:
             _ok(r, what)
         else:
             _one_error(r, what)
-            assert not csv.exists() and not html.exists()
+            assert not d.written[what], what
 
     # the undamaged runs: every command
-    _ok(cli("show", g[0]), "show good")
-    _ok(cli("export", g[0], "--csv", str(tmp_path / "g.csv")), "export good")
-    if case.id == _FIRST_OF_KIND[case.kind]:  # the slow ones once per kind of file
-        _ok(cli("compare", g[0], g[1]), "compare good")
-        _ok(
-            cli("report", g[0], "--html", str(tmp_path / "g.html"), "--no-figures", "--quiet"),
-            "report good",
-        )
+    for what, r in grp.good.items():
+        _ok(r, f"{what} good")
 
     # rm: the damaged run is removed (a link as the link); the others stay
+    r = d.rm
+    assert r is not None
     if partial is not None:
-        r = cli("rm", "--partial")
         _ok(r, "rm --partial")
-        assert partial.name in r.stdout and not os.path.lexists(partial)
+        assert partial.name in r.stdout and d.gone
     else:
-        r = cli("rm", v)
         _ok(r, "rm")
         assert f"removed {v}" in r.stdout
-        assert not os.path.lexists(s.dir(v))
-    assert not [p for p in s.runs.iterdir() if p.name.startswith(".removing-")]
-    for rid in g:
-        assert (s.dir(rid) / "run.json").is_file() and (s.dir(rid) / "samples.lss").is_file()
-    r = cli("ls")
+        assert d.gone
+    assert not d.removing and d.intact
+    r = grp.after
     _ok(r, "ls after")
     assert not r.stderr.strip() and all(rid in r.stdout for rid in g)
 

@@ -20,6 +20,7 @@ root from following a link it owns, so a write that followed one would show here
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -113,13 +114,21 @@ class Lab:
     b: str
 
 
-@pytest.fixture()
-def lab(cli, store: Path, tmp_path: Path) -> Lab:
+@pytest.fixture(scope="module")
+def made(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
+    """The two runs, made once: each test gets a copy of this store (`lab`)."""
+    store = tmp_path_factory.mktemp("made") / "store"
     a = make_run(store, {"call": lognormal(600, 500.0, seed=1)})
     b = make_run(store, {"call": lognormal(600, 520.0, seed=2)}, created_utc="2026-01-01T00:00:02Z")
+    return store, a.id, b.id
+
+
+@pytest.fixture()
+def lab(cli, store: Path, tmp_path: Path, made: tuple[Path, str, str]) -> Lab:
+    shutil.copytree(made[0], store, symlinks=True)
     out = tmp_path / "shared"
     out.mkdir()
-    return Lab(cli, store, out, Victim(tmp_path), a.id, b.id)
+    return Lab(cli, store, out, Victim(tmp_path), made[1], made[2])
 
 
 def refused(r: object, *words: str) -> None:

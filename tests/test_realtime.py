@@ -171,7 +171,7 @@ def test_an_arm_names_its_real_time_policy_and_bad_ones_are_one_line() -> None:
 
 
 @needs_root
-def test_ab_of_a_real_time_arm_against_a_normal_one(cli, store: Path) -> None:
+def test_ab_of_a_real_time_arm_against_a_normal_one(cli, store: Path, short_processes) -> None:
     """The scheduler's share, measured with `ab`: the real-time arm runs as processes of its
     own under SCHED_FIFO (its pilot's header says so), the normal one as usual, in shuffled
     rounds; the comparison names both."""
@@ -183,7 +183,7 @@ def test_ab_of_a_real_time_arm_against_a_normal_one(cli, store: Path) -> None:
     # left them 5% of it for seconds (a remote test's peer stalled for 2 s)
     cpu = max(os.sched_getaffinity(0))
     pin = f"pipe cpus={cpu},{cpu}"
-    r = cli("ab", pin, f"{pin} sched=fifo:40", "--time", "0.5", "--json")
+    r = cli("ab", pin, f"{pin} sched=fifo:40", "--time", "0.2", "--json")  # 12 rounds at least
     assert r.returncode == 0, r.stderr
     f = json.loads(r.stdout)
     assert f["mode"] == "processes" and "scheduling policy" in f["apart"]

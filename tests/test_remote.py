@@ -538,7 +538,12 @@ def test_the_lab_runs_it(
 
 
 def test_a_remote_host_is_an_arm(
-    probe: str, tmp_path: Path, servers: list[Server], cli, monkeypatch: pytest.MonkeyPatch
+    probe: str,
+    tmp_path: Path,
+    servers: list[Server],
+    cli,
+    monkeypatch: pytest.MonkeyPatch,
+    short_processes: None,
 ) -> None:
     """`latscope ab` with tcp_remote arms: a far side cannot share the probe's process, so the
     arms alternate as short processes in shuffled rounds, one session each, and the verdict
@@ -549,7 +554,7 @@ def test_a_remote_host_is_an_arm(
     # threads land, process by process
     s = serve(servers, probe, tok, "--sessions", "400", "--max-time", "120", "--cpu", "0")
     far = f"tcp_remote host=127.0.0.1 port={s.port} token_file={tok} cpu=0"
-    r = cli("ab", far, f"{far} size=512", "--time", "1", "--json")
+    r = cli("ab", far, f"{far} size=512", "--time", "0.2", "--json")  # 12 rounds at least
     assert r.returncode == 0, r.stderr
     f = json.loads(r.stdout)
     assert f["mode"] == "processes" and "tcp_remote" in f["apart"]

@@ -14,6 +14,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from conftest import CLI
 from latscope.store import Store
 from latscope.store.table import COMPACT_AT, TABLE_DIR
 from synth import lognormal, make_run
@@ -90,16 +91,19 @@ def test_rm_drops_the_runs_rows(store: Path, cli) -> None:
 # ------------------------------------------------------------------------------ hosts
 
 
-@pytest.fixture()
-def hosts(store: Path) -> dict[str, list[str]]:
+@pytest.fixture(scope="module")
+def host_store(tmp_path_factory: pytest.TempPathFactory) -> tuple[CLI, dict[str, list[str]]]:
+    """Four runs of hosts a and b, made once: the tests below only read them."""
+    store = tmp_path_factory.mktemp("hosts") / "store"
     out: dict[str, list[str]] = {"a": [], "b": []}
     for i in range(4):
         host = "a" if i % 2 == 0 else "b"
         out[host].append(_run(store, "syscall", "2026-01", i, host=host))
-    return out
+    return CLI(store), out
 
 
-def test_ls_filters_and_groups_by_host(cli, hosts: dict[str, list[str]]) -> None:
+def test_ls_filters_and_groups_by_host(host_store: tuple[CLI, dict[str, list[str]]]) -> None:
+    cli, hosts = host_store
     r = cli("ls", "--host", "b")
     assert r.returncode == 0, r.stderr
     assert all(rid in r.stdout for rid in hosts["b"])
@@ -118,7 +122,8 @@ def test_ls_filters_and_groups_by_host(cli, hosts: dict[str, list[str]]) -> None
     assert r.returncode == 0 and "0 runs" in r.stdout and "hosts: a, b" in r.stdout
 
 
-def test_history_filters_and_groups_by_host(cli, hosts: dict[str, list[str]]) -> None:
+def test_history_filters_and_groups_by_host(host_store: tuple[CLI, dict[str, list[str]]]) -> None:
+    cli, hosts = host_store
     r = cli("history", "syscall", "--host", "a")
     assert r.returncode == 0, r.stderr
     assert all(rid in r.stdout for rid in hosts["a"])
@@ -131,7 +136,8 @@ def test_history_filters_and_groups_by_host(cli, hosts: dict[str, list[str]]) ->
     assert r.returncode == 2 and "from: a, b" in r.stderr
 
 
-def test_show_and_compare_across_hosts(cli, hosts: dict[str, list[str]]) -> None:
+def test_show_and_compare_across_hosts(host_store: tuple[CLI, dict[str, list[str]]]) -> None:
+    cli, hosts = host_store
     r = cli("show", "last", "--host", "a")
     assert r.returncode == 0, r.stderr
     assert hosts["a"][-1] in r.stdout and "host a" in r.stdout

@@ -160,8 +160,10 @@ def fit(
             if _fits(console, t, console.width):
                 return t, left
             best = _grouped(kc, kr, **table_kw)
-        if not ranks or _fits(console, _layout(best), console.width):
-            if not _fits(console, _layout(best), console.width, text_min=4):
+        fits = bool(ranks) and _fits(console, _layout(best), console.width)
+        if not ranks or fits:
+            # what fits with text columns at 12 characters fits at 4 (asked only without ranks)
+            if not fits and not _fits(console, _layout(best), console.width, text_min=4):
                 # nothing more to leave out, and text folded to 4 characters is not enough:
                 # every column may wrap (at spaces, or folded), rather than text columns
                 # squeezed to nothing or numbers cut

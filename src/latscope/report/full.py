@@ -99,7 +99,6 @@ def comparison_section(
 ) -> list[Block]:
     """The comparison with the baseline: ``compared`` is what `compare.compare_runs` gave
     (common columns and rows), or why it could not compare."""
-    from .. import plots
     from . import compare
 
     runs = [a.run for a in analyses]
@@ -114,6 +113,8 @@ def comparison_section(
     out += compare.comparison_blocks(runs, rows, labels)
     if not figures:
         return out
+    from .. import plots  # matplotlib: only for the figures
+
     if any(r.result is not None for r in rows):
         out.append(
             Image(

@@ -91,8 +91,6 @@ def glance_blocks(
     figures: bool = True,
 ) -> list[Block]:
     """The report's opening section (module docs)."""
-    from .. import plots
-
     out: list[Block] = [Heading("At a glance", 2, "glance")]
     out.extend(Text(v) for v in verdicts)  # with several runs, the answer is the comparison
     several = len(analyses) > 1
@@ -145,13 +143,13 @@ def glance_blocks(
         ca = ra.columns[col]
 
         def hist() -> Figure:
-            from .run import HIST_CUT
+            from .. import plots  # matplotlib: when the figure is drawn
 
             return plots.histogram(
                 plots.sorted_samples(ra.run.values(col)),
                 label=f"{col} — {ra.label}",
                 fit=ca.distribution.lognormal,
-                cut=HIST_CUT,
+                cut=plots.HIST_CUT,
                 step=ra.run.column_step_ns(col),
             )
 

@@ -12,7 +12,6 @@ from .. import heap
 from ..env import emulation_caveat
 from ..facts import said_codes, warnings_of
 from ..measure.trace import load_explained
-from ..plots import HIST_CUT
 from .document import (
     Alert,
     Block,
@@ -41,7 +40,7 @@ from .parts import (
     _summary_table,
 )
 
-# HIST_CUT (plots): the report's linear histograms are cut there; the log-x one shows everything
+# plots.HIST_CUT: the report's linear histograms are cut there; the log-x one shows everything
 
 
 @dataclass
@@ -138,7 +137,7 @@ def _column_figures(ra: RunAnalysis, col: str, ca: ColumnAnalysis) -> list[Block
         x = plots.sorted_samples(values())  # once for both panels (plots.sorted)
         step = run.column_step_ns(col)
         return _two(
-            lambda ax: plots.histogram(x, fit=fit, cut=HIST_CUT, step=step, ax=ax),
+            lambda ax: plots.histogram(x, fit=fit, cut=plots.HIST_CUT, step=step, ax=ax),
             lambda ax: _every_sample(x, fit, step, ax=ax),
             title,
         )
@@ -171,7 +170,7 @@ def _column_figures(ra: RunAnalysis, col: str, ca: ColumnAnalysis) -> list[Block
     return [
         Image(
             f"{key}-hist",
-            f"{col}: histogram up to p{HIST_CUT:g} (left) and of every sample on a log axis, "
+            f"{col}: histogram up to p{plots.HIST_CUT:g} (left) and of every sample on a log axis, "
             "counts on a log axis too (right), with the fitted shifted log-normal — " + label,
             hist,
         ),
@@ -223,8 +222,6 @@ def summary_rows(run: Run, level: float) -> dict[str, dict[str, Any]]:
 
 def run_blocks(ra: RunAnalysis, *, figures: bool = True, anchor: str | None = None) -> list[Block]:
     """Everything about one run."""
-    from .. import plots
-
     run = ra.run
     anchor = anchor or f"run-{slug(run.id)}"
     out: list[Block] = [
@@ -287,6 +284,8 @@ def run_blocks(ra: RunAnalysis, *, figures: bool = True, anchor: str | None = No
     if figures and len(run.columns) > 0:
 
         def boxes() -> Figure:  # each column read when the box needs it (one at a time)
+            from .. import plots  # matplotlib: when the figure is drawn
+
             groups = _Columns(run)
             return _two(
                 lambda ax: plots.box(groups, ax=ax),

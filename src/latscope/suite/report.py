@@ -46,7 +46,7 @@ def document(
     runs were made in; with ``details``, per scenario a link to a page of its own (in the
     folder ``pages_dir`` beside the report: `Document.pages`) with the full analysis
     (report/run.py, tables) of its representative repetition."""
-    from .. import plots, report
+    from .. import report
     from ..report.document import (
         Alert,
         Cell,
@@ -202,6 +202,8 @@ def document(
             )  # fmt: skip
         )
     if figures:
+        from .. import plots  # matplotlib: only for the figures
+
         by_bench: dict[str, list[Row]] = {}
         for r in rows:
             by_bench.setdefault(r.benchmark, []).append(r)
