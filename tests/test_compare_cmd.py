@@ -4,6 +4,8 @@ different environments are warned about (not refused)."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -176,3 +178,29 @@ def test_captured_environments_use_env_compatible(store: Path) -> None:
     assert env_differences(a, b) == ["Different CPU: A vs B."]
     c = make_run(store, {"call": lognormal(100, 1000.0)}, run_env=env_a)
     assert env_differences(a, c) == []
+
+
+def test_a_comparison_and_a_report_without_figures_draw_in_nothing(tmp_path: Path) -> None:
+    """`compare` without --plot and `report --no-figures` import neither matplotlib nor
+    scipy.stats (a second each to import, for nothing drawn and one Mann-Whitney p-value)."""
+    store = tmp_path / "store"
+    a = make_run(store, {"call": lognormal(3000, 300.0, seed=1)}).id
+    b = make_run(
+        store, {"call": lognormal(3000, 330.0, seed=2)}, created_utc="2026-01-01T00:00:02Z"
+    ).id
+    code = (
+        "import sys; from latscope.cli import main; rc = main(sys.argv[1:]); "
+        "print(sorted(m for m in ('matplotlib', 'scipy.stats') if m in sys.modules))"
+    )
+    for args in (
+        ["compare", a, b],
+        ["report", a, b, "--md", str(tmp_path / "r"), "--no-figures", "--quiet"],
+    ):
+        r = subprocess.run(
+            [sys.executable, "-c", code, *args, "--store", str(store)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.splitlines()[-1] == "[]", (args, r.stdout[-300:])

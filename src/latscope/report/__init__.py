@@ -16,7 +16,6 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..plots import HIST_CUT
     from .full import (
         analyse_runs,
         build,
@@ -31,7 +30,6 @@ if TYPE_CHECKING:
 #: Where each name lives. Imported on first use, not with the package: `latscope ab` and
 #: `show` import report.ab and report.text, and an eager import of `full` here brought
 #: matplotlib with it (0.6 s of every such command, measured with python -X importtime).
-#: A name from outside the package is given with its module (HIST_CUT: plots, matplotlib).
 _HOME = {
     "analyse_runs": "full",
     "build": "full",
@@ -42,7 +40,6 @@ _HOME = {
     "report_fragments": "latex",
     "suite_fragment": "latex",
     "write_latex": "latex",
-    "HIST_CUT": "latscope.plots",
     "RunAnalysis": "run",
     "analyse": "run",
     "run_blocks": "run",
@@ -54,12 +51,10 @@ def __getattr__(name: str) -> Any:
     home = _HOME.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module = home if home.startswith("latscope.") else f".{home}"
-    return getattr(importlib.import_module(module, __name__), name)
+    return getattr(importlib.import_module(f".{home}", __name__), name)
 
 
 __all__ = [
-    "HIST_CUT",
     "RunAnalysis",
     "analyse",
     "analyse_runs",

@@ -57,17 +57,18 @@ MARKDOWN_FILE = "report.md"
 
 
 def scenarios_image(analyses: Sequence[RunAnalysis], common: Sequence[str]) -> Image:
-    """The runs side by side, grouped by column (the figure a comparison opens with)."""
-    from .. import plots
-
-    series = []
-    for a in analyses:
-        for c in common:
-            ca = a.columns.get(c)
-            ci = (ca.intervals.median.low, ca.intervals.median.high) if ca else None
-            series.append(plots.Series(a.label, c, a.run.values(c), ci))
+    """The runs side by side, grouped by column (the figure a comparison opens with); its
+    columns are read, and matplotlib imported, when it is drawn."""
 
     def scen() -> Figure:
+        from .. import plots
+
+        series = []
+        for a in analyses:
+            for c in common:
+                ca = a.columns.get(c)
+                ci = (ca.intervals.median.low, ca.intervals.median.high) if ca else None
+                series.append(plots.Series(a.label, c, a.run.values(c), ci))
         return plots.scenarios(series)
 
     return Image(
